@@ -1,0 +1,53 @@
+# Aether — every set-up step lives here, so a fresh Debian machine needs only `make demo` or `make test`.
+SHELL := /bin/bash
+SWIFT ?= swift
+LIBRARIES := AetherIO AetherIntegrity AetherCoding AetherScheduling AetherSecurity AetherTransport AetherUploader
+
+.PHONY: all deps venv build release test lint format layering unsafe-check phases bench demo fuzz clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+venv: deps
+	@scripts/setup-venv.sh
+
+build: deps
+	$(SWIFT) build --explicit-target-dependency-import-check error
+
+release: deps
+	$(SWIFT) build -c release
+
+layering: deps
+	@python3 scripts/check-layering.py
+
+unsafe-check:
+	@scripts/check-unsafe.sh
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
+	@echo "format: swift format lint --strict is clean"
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests
+
+# Each library alone, in layer order: proves no module needs a higher one to build.
+phases: deps
+	@for t in $(LIBRARIES); do echo "== $$t"; $(SWIFT) build --target $$t || exit 1; done
+
+test: deps venv build layering unsafe-check lint
+	$(SWIFT) test --explicit-target-dependency-import-check error
+	@scripts/run-fuzz-corpora.sh
+
+bench: release
+	$(SWIFT) run -c release aether-bench $(BENCH)
+
+demo: deps release
+	@scripts/demo.sh
+
+fuzz: deps
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+clean:
+	rm -rf .build .build-fuzz

@@ -1,0 +1,126 @@
+// swift-tools-version:6.2
+// Aether: resumable, verified, adaptive large-file upload for Linux.
+// Layers (see docs/ARCHITECTURE in the README): a module imports only modules of a lower layer and C wrappers.
+
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .strictMemorySafety(),
+    .unsafeFlags(["-warnings-as-errors"]),
+]
+
+let cSettings: [CSetting] = [.unsafeFlags(["-O3", "-Werror", "-Wall", "-Wextra"])]
+
+let package = Package(
+    name: "Aether",
+    products: [
+        .library(name: "AetherIO", targets: ["AetherIO"]),
+        .library(name: "AetherIntegrity", targets: ["AetherIntegrity"]),
+        .library(name: "AetherCoding", targets: ["AetherCoding"]),
+        .library(name: "AetherScheduling", targets: ["AetherScheduling"]),
+        .library(name: "AetherSecurity", targets: ["AetherSecurity"]),
+        .library(name: "AetherTransport", targets: ["AetherTransport"]),
+        .library(name: "AetherUploader", targets: ["AetherUploader"]),
+        .executable(name: "aether", targets: ["aether"]),
+        .executable(name: "aether-bench", targets: ["aether-bench"]),
+    ],
+    targets: [
+        // MARK: C wrappers of Debian libraries
+        .systemLibrary(
+            name: "CAetherOpenSSL", path: "Sources/C/CAetherOpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CAetherSodium", path: "Sources/C/CAetherSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CAetherZlib", path: "Sources/C/CAetherZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CAetherCurl", path: "Sources/C/CAetherCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CAetherISAL", path: "Sources/C/CAetherISAL", pkgConfig: "libisal",
+            providers: [.apt(["libisal-dev"])]),
+        // liburing's header redefines feature macros; it is only ever included from uring.c.
+        .target(
+            name: "CAetherURing", path: "Sources/C/CAetherURing", cSettings: cSettings,
+            linkerSettings: [.linkedLibrary("uring")]),
+        // Hand-written SIMD kernels (CRC32C, GF(2^8) multiply) that must beat the Swift versions in aether-bench.
+        .target(name: "CAetherKernels", path: "Sources/C/CAetherKernels", cSettings: cSettings),
+
+        // MARK: Layers
+        .target(
+            name: "AetherIO",
+            dependencies: ["CAetherOpenSSL", "CAetherSodium", "CAetherURing", "CAetherKernels", "CAetherZlib"],
+            path: "Sources/IO", swiftSettings: swiftSettings),
+        .target(
+            name: "AetherIntegrity", dependencies: ["AetherIO"],
+            path: "Sources/Integrity", swiftSettings: swiftSettings),
+        .target(
+            name: "AetherCoding", dependencies: ["AetherIO", "CAetherKernels"],
+            path: "Sources/Coding", swiftSettings: swiftSettings),
+        .target(
+            name: "AetherScheduling", dependencies: ["AetherIO"],
+            path: "Sources/Scheduling", swiftSettings: swiftSettings),
+        .target(
+            name: "AetherSecurity", dependencies: ["AetherIO", "AetherIntegrity", "CAetherOpenSSL", "CAetherSodium"],
+            path: "Sources/Security", swiftSettings: swiftSettings),
+        .target(
+            name: "AetherTransport",
+            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity"],
+            path: "Sources/Transport", swiftSettings: swiftSettings),
+        .target(
+            name: "AetherUploader",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+            ],
+            path: "Sources/Uploader", swiftSettings: swiftSettings),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "aether",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "AetherUploader",
+            ],
+            path: "Sources/CLI", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "aether-bench",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
+            ],
+            path: "Sources/Bench", swiftSettings: swiftSettings),
+
+        // MARK: Tests
+        .testTarget(
+            name: "AetherIOTests", dependencies: ["AetherIO"], path: "Tests/IOTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherIntegrityTests", dependencies: ["AetherIO", "AetherIntegrity"], path: "Tests/IntegrityTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherCodingTests", dependencies: ["AetherIO", "AetherCoding"], path: "Tests/CodingTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherSchedulingTests", dependencies: ["AetherScheduling"], path: "Tests/SchedulingTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherSecurityTests", dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity"],
+            path: "Tests/SecurityTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherTransportTests", dependencies: ["AetherTransport"], path: "Tests/TransportTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherUploaderTests", dependencies: ["AetherUploader"], path: "Tests/UploaderTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherInteropTests",
+            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport"],
+            path: "Tests/Interop", exclude: ["peers", "requirements.txt"], swiftSettings: swiftSettings),
+    ]
+)

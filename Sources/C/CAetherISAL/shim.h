@@ -1,0 +1,2 @@
+#include <isa-l/erasure_code.h>
+#include <isa-l/crc.h>

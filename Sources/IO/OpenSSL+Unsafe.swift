@@ -1,0 +1,97 @@
+internal import CAetherOpenSSL
+
+/// Every call into OpenSSL's libcrypto made by AetherIO. Nothing else in this module imports it.
+///
+/// SHA-256 uses the low-level `SHA256_CTX` (a plain C struct, so `SHA256` is a true value type with
+/// no allocation); OpenSSL 3 routes it to the same SHA-NI assembly as EVP without EVP's per-call
+/// dispatch, which matters for the 37- and 65-byte Merkle messages.
+enum OpenSSL {
+    typealias SHA256Context = SHA256_CTX
+
+    /// SHA256_Init
+    static func sha256Init() -> SHA256Context {
+        var context = SHA256Context()
+        _ = unsafe SHA256_Init(&context)
+        return context
+    }
+
+    /// SHA256_Update
+    static func sha256Update(_ context: inout SHA256Context, _ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, unsafe !bytes.isEmpty else { return }
+        _ = unsafe SHA256_Update(&context, base, bytes.count)
+    }
+
+    /// SHA256_Final on a copy, so the running context stays usable.
+    static func sha256Final(_ context: SHA256Context) -> Digest32 {
+        var copy = context
+        var digest = Digest32.zero
+        unsafe digest.withUnsafeMutableBytes { out in
+            _ = unsafe SHA256_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &copy)
+        }
+        Sodium.wipe(&copy)
+        return digest
+    }
+
+    /// SHA256 (one shot)
+    static func sha256(_ bytes: UnsafeRawBufferPointer) -> Digest32 {
+        var digest = Digest32.zero
+        unsafe digest.withUnsafeMutableBytes { out in
+            _ = unsafe CAetherOpenSSL.SHA256(
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
+                out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return digest
+    }
+
+    /// An HMAC-SHA-256 context (HMAC_CTX) owned by one `HMACSHA256` value.
+    @safe final class HMACContext {
+        let pointer: OpaquePointer
+
+        /// HMAC_CTX_new + HMAC_Init_ex
+        init(key: UnsafeRawBufferPointer) throws(IOError) {
+            guard let pointer = unsafe HMAC_CTX_new() else {
+                throw IOError(.cryptoFailure, "HMAC_CTX_new failed")
+            }
+            unsafe self.pointer = pointer
+            // HMAC_Init_ex accepts a NULL key pointer only with a zero length; use a 1-byte dummy instead.
+            var empty: UInt8 = 0
+            let ok = unsafe withUnsafeMutablePointer(to: &empty) { dummy in
+                unsafe HMAC_Init_ex(
+                    pointer, key.baseAddress ?? UnsafeRawPointer(dummy), Int32(key.count), EVP_sha256(), nil)
+            }
+            guard ok == 1 else { throw IOError(.cryptoFailure, "HMAC_Init_ex failed") }
+        }
+
+        /// HMAC_CTX_copy
+        init(copying other: HMACContext) throws(IOError) {
+            guard let pointer = unsafe HMAC_CTX_new() else {
+                throw IOError(.cryptoFailure, "HMAC_CTX_new failed")
+            }
+            unsafe self.pointer = pointer
+            guard unsafe HMAC_CTX_copy(pointer, other.pointer) == 1 else {
+                throw IOError(.cryptoFailure, "HMAC_CTX_copy failed")
+            }
+        }
+
+        /// HMAC_Update
+        func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, unsafe !bytes.isEmpty else { return }
+            _ = unsafe HMAC_Update(pointer, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        }
+
+        /// HMAC_Final (on a copy: the context stays usable).
+        func finalize() throws(IOError) -> Digest32 {
+            let copy = try HMACContext(copying: self)
+            var digest = Digest32.zero
+            var length: UInt32 = 32
+            let ok = unsafe digest.withUnsafeMutableBytes { out in
+                unsafe HMAC_Final(copy.pointer, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length)
+            }
+            guard ok == 1, length == 32 else { throw IOError(.cryptoFailure, "HMAC_Final failed") }
+            return digest
+        }
+
+        /// HMAC_CTX_free (which cleanses the key schedule)
+        deinit { unsafe HMAC_CTX_free(pointer) }
+    }
+}

@@ -1,0 +1,16 @@
+import Testing
+
+@testable import AetherTransport
+
+@Suite struct TransportErrorTests {
+    @Test func descriptionNamesTheCodeAndMessage() {
+        let error = TransportError(.timedOut, "detail")
+        #expect(error.description == "TransportError(timedOut): detail")
+        #expect(error.location.hasPrefix("AetherTransportTests/"))
+    }
+
+    @Test func codesAreDistinct() {
+        let codes: [TransportError.Code] = [.timedOut, .refused, .protocolViolation, .systemCall, .invalidArgument]
+        #expect(Set(codes).count == codes.count)
+    }
+}
