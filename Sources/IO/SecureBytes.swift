@@ -31,7 +31,7 @@
     }
 
     /// Fills fresh secret storage through `body`, which must write all `count` bytes.
-    public init(count: Int, fill body: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+    public init<E: Error>(count: Int, fill body: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         let visible = unsafe UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
         unsafe visible.initializeMemory(as: UInt8.self, repeating: 0)

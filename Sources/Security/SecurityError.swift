@@ -51,3 +51,11 @@ public struct SecurityError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "SecurityError(\(code)): \(message)" }
 }
+
+extension SecurityError {
+    /// The one error for anything that fails to authenticate, verify or decrypt: a fixed message that
+    /// tells an attacker nothing about which check failed.
+    public static func authenticationFailedError(file: StaticString = #fileID, line: UInt = #line) -> SecurityError {
+        SecurityError(.authenticationFailed, "authentication failed", file: file, line: line)
+    }
+}
