@@ -1,4 +1,4 @@
-public import AetherIO
+import AetherIO
 
 /// The public name of a paired device key (K_dev): 16 random bytes, chosen when the key is created.
 ///
