@@ -1,0 +1,17 @@
+public import FoundationEssentials
+
+/// Wall-clock time, injected so that pin rotation windows and challenge expiry are tested with a manual
+/// clock instead of sleeps.
+public protocol WallClock: Sendable {
+    /// The current time.
+    func now() -> Date
+}
+
+/// The system's wall clock.
+public struct SystemWallClock: WallClock {
+    /// The system clock.
+    public init() {}
+
+    /// `Date()`.
+    public func now() -> Date { Date() }
+}
