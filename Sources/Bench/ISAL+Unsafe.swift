@@ -5,7 +5,9 @@ enum ISAL {
     /// gf_gen_cauchy1_matrix: the (k + m) x k encoding matrix.
     static func cauchyMatrix(k: Int, m: Int) -> [UInt8] {
         var matrix = [UInt8](repeating: 0, count: (k + m) * k)
-        unsafe matrix.withUnsafeMutableBufferPointer { unsafe gf_gen_cauchy1_matrix($0.baseAddress, Int32(k + m), Int32(k)) }
+        unsafe matrix.withUnsafeMutableBufferPointer {
+            unsafe gf_gen_cauchy1_matrix($0.baseAddress, Int32(k + m), Int32(k))
+        }
         return matrix
     }
 

@@ -14,7 +14,8 @@ enum GFKernels {
     static func buildTables(rows: Int, sources: Int, coefficients: [UInt8], into tables: UnsafeMutableRawPointer) {
         precondition(coefficients.count == rows * sources, "coefficient matrix has the wrong shape")
         unsafe coefficients.withUnsafeBufferPointer { buffer in
-            unsafe caether_gf_build_tables(rows, sources, buffer.baseAddress, tables.assumingMemoryBound(to: UInt8.self))
+            unsafe caether_gf_build_tables(
+                rows, sources, buffer.baseAddress, tables.assumingMemoryBound(to: UInt8.self))
         }
     }
 

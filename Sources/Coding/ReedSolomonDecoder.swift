@@ -75,7 +75,9 @@ public final class ReedSolomonDecoder: Sendable {
         for (slot, index) in inputShards.enumerated() {
             unsafe stripe.inputPointers[slot] = UnsafePointer(stripe.pointer(index))
         }
-        for (slot, index) in missingDataShards.enumerated() { unsafe stripe.outputPointers[slot] = stripe.pointer(index) }
+        for (slot, index) in missingDataShards.enumerated() {
+            unsafe stripe.outputPointers[slot] = stripe.pointer(index)
+        }
         unsafe dataTransform.apply(length: shardLength, inputs: stripe.inputPointers, outputs: stripe.outputPointers)
         guard includingParity else { return }
         for (slot, index) in missingParityShards.enumerated() {

@@ -49,7 +49,9 @@ import Testing
         #expect(try AdaptiveRedundancy.decide(dataShards: 10, lossRate: 0, ultrafastLink: false) == .none)
     }
 
-    @Test(arguments: [(0, 0.1, 1e-6), (10, -0.1, 1e-6), (10, 1.5, 1e-6), (10, .nan, 1e-6), (10, 0.1, 0.0), (10, 0.1, 1)])
+    @Test(arguments: [
+        (0, 0.1, 1e-6), (10, -0.1, 1e-6), (10, 1.5, 1e-6), (10, .nan, 1e-6), (10, 0.1, 0.0), (10, 0.1, 1),
+    ])
     func badInputsAreTypedErrors(k: Int, p: Double, target: Double) {
         #expect {
             try AdaptiveRedundancy.parityShards(dataShards: k, lossRate: p, targetFailureProbability: target)
@@ -108,10 +110,12 @@ import Testing
     @Test func linkPolicyOverridesPriority() throws {
         for priority in DataPriority.allCases {
             #expect(
-                try UnequalErrorProtection.decide(priority: priority, dataShards: 10, lossRate: 0.02, ultrafastLink: true)
+                try UnequalErrorProtection.decide(
+                    priority: priority, dataShards: 10, lossRate: 0.02, ultrafastLink: true)
                     == .none)
             #expect(
-                try UnequalErrorProtection.decide(priority: priority, dataShards: 10, lossRate: 0.09, ultrafastLink: false)
+                try UnequalErrorProtection.decide(
+                    priority: priority, dataShards: 10, lossRate: 0.09, ultrafastLink: false)
                     == .fountain)
         }
     }

@@ -66,7 +66,8 @@ import Testing
         let all = data + (try code.encode(data))
         var generator = SplitMix64(seed: UInt64(m))
         for _ in 0..<6 {
-            let erased = Array((0..<(k + m)).shuffled(using: &generator).prefix(Int.random(in: 1...m, using: &generator)))
+            let erased = Array(
+                (0..<(k + m)).shuffled(using: &generator).prefix(Int.random(in: 1...m, using: &generator)))
             var shards: [[UInt8]?] = all
             for index in erased { shards[index] = nil }
             try code.reconstruct(&shards, includingParity: true)

@@ -34,7 +34,8 @@ import Testing
         #expect(encoder.usesSIMD == ReedSolomonKernel.simdAvailable)
         let ours = try encoder.encode(data)
         let portable = try ReedSolomonEncoder(code: code, kernel: .portable).encode(data)
-        let isal = try PythonPeer.run("ec_isal.py", ["encode", "\(k)", "\(m)", "\(Self.length)"], input: Data(data.joined()))
+        let isal = try PythonPeer.run(
+            "ec_isal.py", ["encode", "\(k)", "\(m)", "\(Self.length)"], input: Data(data.joined()))
         #expect(isal.count == m * Self.length)
         #expect(Array(isal) == Array(ours.joined()), "SIMD parity differs from ISA-L")
         #expect(Array(isal) == Array(portable.joined()), "portable parity differs from ISA-L")
@@ -53,7 +54,8 @@ import Testing
             }
             let rebuilt = try PythonPeer.run(
                 "ec_isal.py", ["decode", "\(k)", "\(m)", "\(Self.length)", eraseList], input: sent)
-            #expect(Array(rebuilt) == Array(data.joined()), "ISA-L could not decode Aether's shards, erased \(eraseList)")
+            #expect(
+                Array(rebuilt) == Array(data.joined()), "ISA-L could not decode Aether's shards, erased \(eraseList)")
 
             // Aether decodes ISA-L's shards.
             var isalShards: [[UInt8]?] = data

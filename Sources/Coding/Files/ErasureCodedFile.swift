@@ -55,7 +55,8 @@ public enum ErasureCodedFile {
                 let start = shard * shardSize + offset
                 let available = max(0, min(length, fileSize - start))
                 try unsafe stripe.withUnsafeMutableBytes(ofShard: shard) { (raw) throws(CodingError) in
-                    let got = try unsafe input.read(at: start, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<available]))
+                    let got = try unsafe input.read(
+                        at: start, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<available]))
                     guard got == available else {
                         throw CodingError(.fileSystem, "\(path) shrank while it was encoded")
                     }
@@ -73,7 +74,9 @@ public enum ErasureCodedFile {
             }
             offset += length
         }
-        guard try input.size() == fileSize else { throw CodingError(.fileSystem, "\(path) changed while it was encoded") }
+        guard try input.size() == fileSize else {
+            throw CodingError(.fileSystem, "\(path) changed while it was encoded")
+        }
         for output in outputs { try output.sync() }
         let index = try ShardIndex(code: code, fileSize: fileSize, shardDigests: hashers.map { $0.finalize() })
         try writeAtomically(try index.encoded(), to: directory + "/" + ShardIndex.fileName)
@@ -193,7 +196,8 @@ public enum ErasureCodedFile {
             for (slot, shard) in decoder.inputShards.enumerated() {
                 guard let file = files[shard] else { continue }
                 try unsafe stripe.withUnsafeMutableBytes(ofShard: shard) { (raw) throws(CodingError) in
-                    let got = try unsafe file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]))
+                    let got = try unsafe file.read(
+                        at: offset, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]))
                     if got != length { shortInputs.insert(shard) }
                     unsafe inputHashers[slot].update(UnsafeRawBufferPointer(rebasing: raw[0..<got]))
                 }

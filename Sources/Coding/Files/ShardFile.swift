@@ -137,6 +137,7 @@ final class ShardFile {
 
     private static func failure(_ action: String, _ path: String) -> CodingError {
         let code = errno
-        return CodingError(.fileSystem, "cannot \(action) \(path): \(unsafe String(cString: strerror(code))) (errno \(code))")
+        return CodingError(
+            .fileSystem, "cannot \(action) \(path): \(unsafe String(cString: strerror(code))) (errno \(code))")
     }
 }

@@ -1,9 +1,10 @@
+public import AetherIO
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-public import AetherIO
 
 /// The JSON index `aether ec encode` writes beside the shards: the code, the sizes, and the SHA-256 of
 /// every shard file, so `aether ec decode` can tell good shards from damaged ones.
