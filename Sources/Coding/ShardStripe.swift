@@ -88,10 +88,16 @@
             throw CodingError(.shardSizeMismatch, "\(bytes.count) bytes do not fit a \(shardCapacity)-byte shard")
         }
         let start = unsafe pointer(index)
-        var offset = 0
-        for byte in bytes {
-            unsafe start[offset] = byte
-            offset += 1
+        let copied: Int? = bytes.withContiguousStorageIfAvailable { buffer in
+            if let base = buffer.baseAddress { unsafe start.update(from: base, count: buffer.count) }
+            return buffer.count
+        }
+        var offset = copied ?? 0
+        if copied == nil {
+            for byte in bytes {
+                unsafe start[offset] = byte
+                offset += 1
+            }
         }
         unsafe (start + offset).initialize(repeating: 0, count: shardCapacity - offset)
     }

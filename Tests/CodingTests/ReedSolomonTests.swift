@@ -229,4 +229,19 @@ import Testing
         #expect(Array(stripe.bytes(ofShard: 3).prefix(40)) == full[0])
         #expect(stripe.bytes(ofShard: 3).suffix(24).allSatisfy { $0 == 0xEE })
     }
+
+    @Test func setShardCopiesContiguousAndOtherCollectionsAndZeroFillsTheRest() throws {
+        let stripe = try ShardStripe(shardCount: 2, shardCapacity: 8)
+        try stripe.setShard(0, to: [UInt8](repeating: 0xFF, count: 8))
+        try stripe.setShard(0, to: [1, 2, 3])
+        try stripe.setShard(1, to: [UInt8](repeating: 0xFF, count: 8))
+        try stripe.setShard(1, to: repeatElement(UInt8(9), count: 5))
+        #expect(stripe.bytes(ofShard: 0) == [1, 2, 3, 0, 0, 0, 0, 0])
+        #expect(stripe.bytes(ofShard: 1) == [9, 9, 9, 9, 9, 0, 0, 0])
+        #expect {
+            try stripe.setShard(0, to: [UInt8](repeating: 1, count: 9))
+        } throws: { error in
+            (error as? CodingError)?.code == .shardSizeMismatch
+        }
+    }
 }
