@@ -164,7 +164,7 @@ public struct FileKeyStore: KeyStore {
         let status: Posix.FileStatus
         do {
             status = try Posix.statNoFollow(directory: dir, name)
-        } catch where error == .noEntry {
+        } catch  where error == .noEntry {
             return .absent
         } catch {
             throw Self.failure("stat the item", error)
@@ -174,9 +174,9 @@ public struct FileKeyStore: KeyStore {
         let fd: Int32
         do {
             fd = try Posix.openForReading(directory: dir, name)
-        } catch where error == .noEntry {
+        } catch  where error == .noEntry {
             return .absent
-        } catch where error == .symbolicLink {
+        } catch  where error == .symbolicLink {
             return .damaged(.notARegularFile)
         } catch {
             throw Self.failure("open the item", error)
@@ -224,7 +224,7 @@ public struct FileKeyStore: KeyStore {
     private func openExistingDirectory() throws(SecurityError) -> Int32? {
         do {
             _ = try Posix.statNoFollow(directory)
-        } catch where error == .noEntry {
+        } catch  where error == .noEntry {
             return nil
         } catch {
             throw Self.failure("stat the key store directory", error)
@@ -266,7 +266,7 @@ public struct FileKeyStore: KeyStore {
             path += "/" + part
             do {
                 try Posix.makeDirectory(path, mode: Self.directoryMode)
-            } catch where error == .exists {
+            } catch  where error == .exists {
                 continue
             } catch {
                 throw Self.failure("create the key store directory", error)

@@ -31,7 +31,7 @@ public final class KeyManager: Sendable {
         for hostID in try store.hostIDs() {
             do {
                 if let item = try store.load(hostID: hostID) { items.append(item) }
-            } catch where error.code == .keyStoreDamaged {
+            } catch  where error.code == .keyStoreDamaged {
                 unreadable[hostID] = error
             }
         }
