@@ -79,10 +79,15 @@ public struct MerkleProof: Sendable, Hashable, Codable {
         return accumulator
     }
 
-    /// Whether the chunk with SHA-256 `chunkHash` is leaf `leafIndex` of the tree with `root`
-    /// (constant-time comparison; fails closed).
-    public func verify(chunkHash: Digest32, root: Digest32) -> Bool {
-        self.root(forChunkHash: chunkHash) == root
+    /// Whether the chunk with SHA-256 `chunkHash` is leaf `leafIndex` of the tree of `leafCount`
+    /// leaves with `root` (constant-time comparison; fails closed).
+    ///
+    /// The verifier supplies the leaf count from what it trusts (the manifest's chunk count): a
+    /// root does not commit to its leaf count, and two counts can share a path shape, so a count
+    /// read from the proof alone would be unauthenticated.
+    public func verify(chunkHash: Digest32, root: Digest32, leafCount trustedCount: UInt64) -> Bool {
+        let rootMatches = self.root(forChunkHash: chunkHash) == root
+        return rootMatches && leafCount == trustedCount
     }
 
     /// The binary encoding (see the type's documentation).

@@ -35,8 +35,13 @@ import Testing
             let fromVector = try MerkleProof(
                 leafIndex: UInt64(expected.leafIndex), leafCount: UInt64(vector.leafCount),
                 siblings: expected.siblings.map { try Digest32(hex: $0) })
-            #expect(fromVector.verify(chunkHash: IntegrityVectors.chunkHash(expected.leafIndex), root: root))
-            #expect(!fromVector.verify(chunkHash: IntegrityVectors.chunkHash(expected.leafIndex + 1), root: root))
+            #expect(
+                fromVector.verify(
+                    chunkHash: IntegrityVectors.chunkHash(expected.leafIndex), root: root, leafCount: UInt64(vector.leafCount)))
+            #expect(
+                !fromVector.verify(
+                    chunkHash: IntegrityVectors.chunkHash(expected.leafIndex + 1), root: root,
+                    leafCount: UInt64(vector.leafCount)))
         }
     }
 }

@@ -81,16 +81,28 @@ import Testing
             #expect(builder.root == tree.root)
             for index in 0..<count {
                 let proof = try builder.proof(forLeaf: index)
-                #expect(proof.verify(chunkHash: hashes[index], root: tree.root))
+                #expect(proof.verify(chunkHash: hashes[index], root: tree.root, leafCount: UInt64(count)))
                 // The same siblings claimed for a neighbouring leaf must not verify.
                 if let moved = try? MerkleProof(
                     leafIndex: UInt64((index + 1) % count), leafCount: UInt64(count), siblings: proof.siblings),
                     count > 1
                 {
-                    #expect(!moved.verify(chunkHash: hashes[index], root: tree.root))
+                    #expect(!moved.verify(chunkHash: hashes[index], root: tree.root, leafCount: UInt64(count)))
                 }
             }
         }
+    }
+
+    /// Leaf 157 has the same path shape in trees of 300 and 452 leaves, so the root alone cannot
+    /// tell the counts apart: verification takes the count from the verifier, not the proof.
+    @Test func aProofClaimingAnotherLeafCountWithTheSamePathIsRejected() throws {
+        let hashes = IntegrityVectors.chunkHashes(300)
+        let builder = try MerkleProofBuilder(chunkHashes: hashes)
+        let proof = try builder.proof(forLeaf: 157)
+        let relabelled = try MerkleProof(leafIndex: 157, leafCount: 452, siblings: proof.siblings)
+        #expect(relabelled.root(forChunkHash: hashes[157]) == builder.root)
+        #expect(!relabelled.verify(chunkHash: hashes[157], root: builder.root, leafCount: 300))
+        #expect(proof.verify(chunkHash: hashes[157], root: builder.root, leafCount: 300))
     }
 
     @Test func proofsRoundTripThroughBothEncodings() throws {
