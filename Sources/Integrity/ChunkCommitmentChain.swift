@@ -77,10 +77,12 @@ public struct ChunkCommitmentChain: Sendable {
     /// `SHA-256("CCv1\0" || chunkHash || previous)`, hashed from a stack buffer.
     public static func link(chunkHash: Digest32, previous: Digest32) -> Digest32 {
         unsafe withUnsafeTemporaryAllocation(byteCount: 69, alignment: 8) { buffer in
-            for (offset, byte) in linkDomain.enumerated() { unsafe buffer[offset] = byte }
-            unsafe chunkHash.withUnsafeBytes { unsafe UnsafeMutableRawBufferPointer(rebasing: buffer[5..<37]).copyMemory(from: $0) }
-            unsafe previous.withUnsafeBytes { unsafe UnsafeMutableRawBufferPointer(rebasing: buffer[37..<69]).copyMemory(from: $0) }
-            return unsafe SHA256.hash(UnsafeRawBufferPointer(buffer))
+            // "CCv1" then NUL: the bytes of `linkDomain`, written as constants on the hot path.
+            unsafe buffer.storeBytes(of: UInt32(0x3176_4343).littleEndian, toByteOffset: 0, as: UInt32.self)
+            unsafe buffer.storeBytes(of: UInt8(0), toByteOffset: 4, as: UInt8.self)
+            unsafe buffer.storeBytes(of: chunkHash, toByteOffset: 5, as: Digest32.self)
+            unsafe buffer.storeBytes(of: previous, toByteOffset: 37, as: Digest32.self)
+            return unsafe MerkleHash.hash(UnsafeRawBufferPointer(buffer))
         }
     }
 
