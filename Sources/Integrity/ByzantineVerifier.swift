@@ -45,7 +45,9 @@ public final class ByzantineVerifier: Sendable {
         let challenge = try ByzantineChallenge.fresh(chunkIndex: chunk)
         let expected = try unsafe challenge.response(chunk: contents)
         let now = clock.nowMilliseconds()
-        try state.withLock { (machine) throws(IntegrityError) in try machine.issue(chunk: chunk, expected: expected, now: now) }
+        try state.withLock { (machine) throws(IntegrityError) in
+            try machine.issue(chunk: chunk, expected: expected, now: now)
+        }
         return challenge
     }
 
@@ -55,7 +57,9 @@ public final class ByzantineVerifier: Sendable {
         let challenge = try ByzantineChallenge.fresh(chunkIndex: chunk)
         let expected = try challenge.response(chunk: bytes)
         let now = clock.nowMilliseconds()
-        try state.withLock { (machine) throws(IntegrityError) in try machine.issue(chunk: chunk, expected: expected, now: now) }
+        try state.withLock { (machine) throws(IntegrityError) in
+            try machine.issue(chunk: chunk, expected: expected, now: now)
+        }
         return challenge
     }
 

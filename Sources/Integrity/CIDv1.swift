@@ -32,7 +32,8 @@ public struct CIDv1: Sendable, Hashable, CustomStringConvertible {
         guard let prefix = text.utf8.first else { throw IntegrityError(.malformedIdentifier, "empty CID") }
         guard prefix == UInt8(ascii: "b") else {
             throw IntegrityError(
-                .malformedIdentifier, "CID multibase must be \"b\" (base32 lowercase), got \"\(Character(Unicode.Scalar(prefix)))\"")
+                .malformedIdentifier,
+                "CID multibase must be \"b\" (base32 lowercase), got \"\(Character(Unicode.Scalar(prefix)))\"")
         }
         try self.init(bytes: try Base32.decode(text.dropFirst()))
     }
@@ -44,17 +45,20 @@ public struct CIDv1: Sendable, Hashable, CustomStringConvertible {
             throw IntegrityError(.malformedIdentifier, "not a CIDv1 (version byte \(bytes[0]))")
         }
         guard bytes[1] == Self.rawCodec else {
-            throw IntegrityError(.malformedIdentifier, "CID codec must be raw (0x55), got 0x\(String(bytes[1], radix: 16))")
+            throw IntegrityError(
+                .malformedIdentifier, "CID codec must be raw (0x55), got 0x\(String(bytes[1], radix: 16))")
         }
         guard bytes[2] == Self.sha256Code else {
-            throw IntegrityError(.malformedIdentifier, "CID hash must be sha2-256 (0x12), got 0x\(String(bytes[2], radix: 16))")
+            throw IntegrityError(
+                .malformedIdentifier, "CID hash must be sha2-256 (0x12), got 0x\(String(bytes[2], radix: 16))")
         }
         guard bytes[3] == 0x20 else {
             throw IntegrityError(.malformedIdentifier, "sha2-256 multihash length must be 32, got \(bytes[3])")
         }
         guard bytes.count == 36 else {
             throw IntegrityError(
-                .malformedIdentifier, bytes.count < 36 ? "CID digest is truncated" : "CID has \(bytes.count - 36) trailing bytes")
+                .malformedIdentifier,
+                bytes.count < 36 ? "CID digest is truncated" : "CID has \(bytes.count - 36) trailing bytes")
         }
         do { self.digest = try Digest32(bytes: bytes[4...]) } catch {
             throw IntegrityError(.malformedIdentifier, "CID digest is not 32 bytes")

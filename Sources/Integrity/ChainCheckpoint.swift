@@ -17,7 +17,8 @@ public struct ChainCheckpoint: Sendable, Hashable, Codable {
     public let jumpLinks: [Digest32]
 
     /// Creates a checkpoint, checking its shape.
-    public init(sessionID: String, stride: Int, count: Int, head: Digest32, jumpLinks: [Digest32]) throws(IntegrityError)
+    public init(sessionID: String, stride: Int, count: Int, head: Digest32, jumpLinks: [Digest32])
+        throws(IntegrityError)
     {
         guard !sessionID.isEmpty, stride >= 1, count >= 0, jumpLinks.count == count / stride else {
             throw IntegrityError(.malformedProof, "chain checkpoint has an impossible shape")
@@ -48,7 +49,8 @@ public struct ChainCheckpoint: Sendable, Hashable, Codable {
         for hex in try container.decode([String].self, forKey: .jumpLinks) { jumps.append(try DigestHex.parse(hex)) }
         try self.init(
             sessionID: try container.decode(String.self, forKey: .sessionID),
-            stride: try container.decode(Int.self, forKey: .stride), count: try container.decode(Int.self, forKey: .count),
+            stride: try container.decode(Int.self, forKey: .stride),
+            count: try container.decode(Int.self, forKey: .count),
             head: try DigestHex.parse(try container.decode(String.self, forKey: .head)), jumpLinks: jumps)
     }
 

@@ -36,7 +36,9 @@ public final class ChunkIntegrityLedger: Sendable {
             throw IntegrityError(.malformedProof, "checkpoint tree and chain cover different chunk counts")
         }
         state = Mutex(
-            State(tree: StreamingMerkleTree(restoring: checkpoint.merkle), chain: ChunkCommitmentChain(restoring: checkpoint.chain)))
+            State(
+                tree: StreamingMerkleTree(restoring: checkpoint.merkle),
+                chain: ChunkCommitmentChain(restoring: checkpoint.chain)))
     }
 
     /// Adds the next chunk's Merkle leaf and chain link atomically.

@@ -40,9 +40,9 @@ public final class ChunkIntegrityValidator: Sendable {
     private let state: Mutex<ChunkIntegrityValidatorStateMachine>
 
     /// A validator reading time (Unix milliseconds) from `clock`.
-    public init(configuration: Configuration = .standard, clock: any IntegrityClock = SystemWallClock()) throws(
-        IntegrityError
-    ) {
+    public init(configuration: Configuration = .standard, clock: any IntegrityClock = SystemWallClock())
+        throws(IntegrityError)
+    {
         guard configuration.skewWindowMilliseconds > 0, configuration.bucketWidthMilliseconds > 0,
             configuration.maximumNonces > 0, configuration.maximumSessions > 0
         else { throw IntegrityError(.invalidArgument, "validator limits must be positive") }
@@ -62,7 +62,8 @@ public final class ChunkIntegrityValidator: Sendable {
         let now = clock.nowMilliseconds()
         try state.withLock { (machine) throws(IntegrityError) in
             try machine.validate(
-                sessionID: sessionID, counter: counter, timestampMilliseconds: timestampMilliseconds, nonce: key, now: now)
+                sessionID: sessionID, counter: counter, timestampMilliseconds: timestampMilliseconds, nonce: key,
+                now: now)
         }
     }
 

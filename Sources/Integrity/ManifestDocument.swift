@@ -34,7 +34,8 @@ struct ManifestDocument: Codable, Sendable {
     var merkleRoot: String
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case chainHead, chainSessionID, chunkSize, chunking, chunks, cid, fileSHA256, fileSize, formatVersion, merkleRoot
+        case chainHead, chainSessionID, chunkSize, chunking, chunks, cid, fileSHA256, fileSize, formatVersion,
+            merkleRoot
     }
 
     init(

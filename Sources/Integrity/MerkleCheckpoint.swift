@@ -38,7 +38,8 @@ public struct MerkleCheckpoint: Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let count = try container.decode(UInt64.self, forKey: .leafCount)
         let hexes = try container.decode([String].self, forKey: .nodes)
-        try self.init(leafCount: count, nodes: try hexes.map { (hex) throws(IntegrityError) in try DigestHex.parse(hex) })
+        try self.init(
+            leafCount: count, nodes: try hexes.map { (hex) throws(IntegrityError) in try DigestHex.parse(hex) })
     }
 
     /// Encodes digests as lowercase hex.

@@ -51,7 +51,8 @@ public struct MerkleProofBuilder: Sendable {
         let leftSize = Int(MerkleProof.largestPowerOfTwo(below: UInt64(range.count)))
         let split = range.lowerBound + leftSize
         return MerkleHash.node(
-            level: UInt8(truncatingIfNeeded: leftSize.trailingZeroBitCount + 1), left: subtreeRoot(range.lowerBound..<split),
+            level: UInt8(truncatingIfNeeded: leftSize.trailingZeroBitCount + 1),
+            left: subtreeRoot(range.lowerBound..<split),
             right: subtreeRoot(split..<range.upperBound))
     }
 }

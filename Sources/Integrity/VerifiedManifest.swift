@@ -93,7 +93,8 @@ public struct VerifiedManifest: Sendable, Hashable {
             throw IntegrityError(.malformedManifest, "manifest is too small (\(data.count) bytes, minimum 64)")
         }
         let document: ManifestDocument
-        do { document = try JSONDecoder().decode(ManifestDocument.self, from: data) } catch let error as IntegrityError {
+        do { document = try JSONDecoder().decode(ManifestDocument.self, from: data) } catch let error as IntegrityError
+        {
             throw error
         } catch {
             throw IntegrityError(.malformedManifest, "manifest is not valid JSON of the expected shape: \(error)")
@@ -123,7 +124,9 @@ public struct VerifiedManifest: Sendable, Hashable {
                     .malformedManifest, "chunk \(index) length \(entry.length) does not match the expected \(expected)")
             }
             chunks.append(
-                ManifestChunk(length: entry.length, sha256: try field(entry.sha256, "chunk \(index) sha256"), crc32c: try crc(entry.crc32c, index)))
+                ManifestChunk(
+                    length: entry.length, sha256: try field(entry.sha256, "chunk \(index) sha256"),
+                    crc32c: try crc(entry.crc32c, index)))
         }
         let fileSHA256 = try field(document.fileSHA256, "fileSHA256")
         let cid = try CIDv1(string: document.cid)
@@ -145,7 +148,8 @@ public struct VerifiedManifest: Sendable, Hashable {
     }
 
     /// The Merkle root and chain head over `chunks`.
-    static func commitments(_ chunks: [ManifestChunk], sessionID: String) throws(IntegrityError) -> (Digest32, Digest32) {
+    static func commitments(_ chunks: [ManifestChunk], sessionID: String) throws(IntegrityError) -> (Digest32, Digest32)
+    {
         var tree = StreamingMerkleTree()
         var chain = try ChunkCommitmentChain(sessionID: sessionID, plannedChunkCount: chunks.count)
         for chunk in chunks {

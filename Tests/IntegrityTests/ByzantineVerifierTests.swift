@@ -95,7 +95,8 @@ import Testing
             verifier.receive(chunk: 0, response: try c0.response(chunk: chunk))
                 == .strike(chunk: 0, reason: .timeout, strikes: 1))
         _ = c1
-        #expect(verifier.receive(chunk: 9, response: .zero) == .strike(chunk: 9, reason: .unexpectedResponse, strikes: 2))
+        #expect(
+            verifier.receive(chunk: 9, response: .zero) == .strike(chunk: 9, reason: .unexpectedResponse, strikes: 2))
         #expect(!verifier.isUntrusted)
         #expect(verifier.acknowledged(chunk: 2))
         #expect(verifier.acknowledged(chunk: 3))

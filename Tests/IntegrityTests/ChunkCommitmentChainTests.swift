@@ -41,13 +41,15 @@ import Testing
             tampered[bad] = IntegrityVectors.chunkHash(999)
             #expect(
                 try ChunkCommitmentChain.verifyForward(
-                    sessionID: "s1", stride: chain.stride, chunkHashes: hashes, links: tampered, jumpLinks: chain.jumpLinks)
+                    sessionID: "s1", stride: chain.stride, chunkHashes: hashes, links: tampered,
+                    jumpLinks: chain.jumpLinks)
                     == .broken(atChunk: bad))
             var wrongChunk = hashes
             wrongChunk[bad] = IntegrityVectors.chunkHash(999)
             #expect(
                 try ChunkCommitmentChain.verifyForward(
-                    sessionID: "s1", stride: chain.stride, chunkHashes: wrongChunk, links: links, jumpLinks: chain.jumpLinks)
+                    sessionID: "s1", stride: chain.stride, chunkHashes: wrongChunk, links: links,
+                    jumpLinks: chain.jumpLinks)
                     == .broken(atChunk: bad))
         }
         #expect(
@@ -64,7 +66,8 @@ import Testing
         jumps[2] = IntegrityVectors.chunkHash(5)
         #expect(
             try ChunkCommitmentChain.verifyForward(
-                sessionID: "s1", stride: 8, chunkHashes: hashes, links: links, jumpLinks: jumps) == .broken(atChunk: 23))
+                sessionID: "s1", stride: 8, chunkHashes: hashes, links: links, jumpLinks: jumps) == .broken(atChunk: 23)
+        )
     }
 
     @Test func backwardVerificationChecksTheOpenSegmentAndTheJumpChain() throws {
@@ -126,7 +129,8 @@ import Testing
             try ChainCheckpoint(sessionID: "s1", stride: 3, count: 7, head: genesis, jumpLinks: [])
         }
         #expect(throws: IntegrityError.self) {
-            try ChainCheckpoint(sessionID: "s1", stride: 3, count: 0, head: IntegrityVectors.chunkHash(0), jumpLinks: [])
+            try ChainCheckpoint(
+                sessionID: "s1", stride: 3, count: 0, head: IntegrityVectors.chunkHash(0), jumpLinks: [])
         }
         #expect(throws: IntegrityError.self) {
             try ChainCheckpoint(sessionID: "", stride: 3, count: 0, head: genesis, jumpLinks: [])

@@ -62,7 +62,8 @@ import Testing
         let partial = try ChunkIntegrityLedger(sessionID: "r", plannedChunkCount: 45)
         for hash in hashes[..<29] { _ = try partial.append(chunkHash: hash) }
         let data = try JSONEncoder().encode(partial.checkpoint())
-        let resumed = try ChunkIntegrityLedger(restoring: try JSONDecoder().decode(IntegrityCheckpoint.self, from: data))
+        let resumed = try ChunkIntegrityLedger(
+            restoring: try JSONDecoder().decode(IntegrityCheckpoint.self, from: data))
         #expect(resumed.count == 29)
         for hash in hashes[29...] { _ = try resumed.append(chunkHash: hash) }
         #expect(resumed.merkleRoot == full.merkleRoot)

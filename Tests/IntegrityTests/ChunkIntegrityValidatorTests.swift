@@ -57,7 +57,8 @@ import Testing
         for (session, timestamp) in [("a", Int64(100_500)), ("b", Int64(80_000)), ("c", Int64(129_000))] {
             #expect(
                 code { () throws(IntegrityError) in
-                    try validator.validate(sessionID: session, counter: 9, timestampMilliseconds: timestamp, nonce: nonce(7))
+                    try validator.validate(
+                        sessionID: session, counter: 9, timestampMilliseconds: timestamp, nonce: nonce(7))
                 } == .replayDetected)
         }
     }
@@ -86,7 +87,8 @@ import Testing
             counter += 1
             clock.set(Int64(n))  // 5 s of traffic, all within the window
             do {
-                try validator.validate(sessionID: "a", counter: counter, timestampMilliseconds: Int64(n), nonce: nonce(n))
+                try validator.validate(
+                    sessionID: "a", counter: counter, timestampMilliseconds: Int64(n), nonce: nonce(n))
             } catch {
                 #expect(error.code == .capacityExceeded)
                 refused += 1
@@ -102,7 +104,9 @@ import Testing
 
     @Test func sessionsAreBoundedAndCanBeEnded() throws {
         let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: ManualClock(0))
-        for s in 0..<4 { try validator.validate(sessionID: "s\(s)", counter: 1, timestampMilliseconds: 0, nonce: nonce(s)) }
+        for s in 0..<4 {
+            try validator.validate(sessionID: "s\(s)", counter: 1, timestampMilliseconds: 0, nonce: nonce(s))
+        }
         #expect(
             code { () throws(IntegrityError) in
                 try validator.validate(sessionID: "s4", counter: 1, timestampMilliseconds: 0, nonce: nonce(10))

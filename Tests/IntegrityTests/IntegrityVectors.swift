@@ -37,8 +37,10 @@ enum IntegrityVectors {
         .deletingLastPathComponent().appendingPathComponent("Vectors")
 
     static func loadMerkle() throws -> [MerkleFile.Case] {
-        try JSONDecoder().decode(MerkleFile.self, from: Data(contentsOf: directory.appendingPathComponent("merkle.json")))
-            .cases
+        try JSONDecoder().decode(
+            MerkleFile.self, from: Data(contentsOf: directory.appendingPathComponent("merkle.json"))
+        )
+        .cases
     }
 
     static func loadChain() throws -> [ChainFile.Case] {

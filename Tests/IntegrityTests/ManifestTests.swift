@@ -57,11 +57,14 @@ struct SampleFile {
     }
 
     @Test func canonicalJSONHasSortedKeysAndNoWhitespace() throws {
-        let text = String(decoding: try SampleFile(size: 40, chunkSize: 16, seed: 1).manifest().canonicalJSON(), as: UTF8.self)
+        let text = String(
+            decoding: try SampleFile(size: 40, chunkSize: 16, seed: 1).manifest().canonicalJSON(), as: UTF8.self)
         #expect(text.hasPrefix(#"{"chainHead":""#))
         #expect(!text.contains(" ") && !text.contains("\n"))
-        let order = ["chainHead", "chainSessionID", "chunkSize", "chunking", "chunks", "cid", "fileSHA256", "fileSize",
-            "formatVersion", "merkleRoot"].compactMap { text.range(of: "\"\($0)\"")?.lowerBound }
+        let order = [
+            "chainHead", "chainSessionID", "chunkSize", "chunking", "chunks", "cid", "fileSHA256", "fileSize",
+            "formatVersion", "merkleRoot",
+        ].compactMap { text.range(of: "\"\($0)\"")?.lowerBound }
         #expect(order.count == 10 && order == order.sorted())
         #expect(text.contains(#"{"crc32c":""#))
     }

@@ -37,7 +37,8 @@ import Testing
                 siblings: expected.siblings.map { try Digest32(hex: $0) })
             #expect(
                 fromVector.verify(
-                    chunkHash: IntegrityVectors.chunkHash(expected.leafIndex), root: root, leafCount: UInt64(vector.leafCount)))
+                    chunkHash: IntegrityVectors.chunkHash(expected.leafIndex), root: root,
+                    leafCount: UInt64(vector.leafCount)))
             #expect(
                 !fromVector.verify(
                     chunkHash: IntegrityVectors.chunkHash(expected.leafIndex + 1), root: root,

@@ -18,7 +18,9 @@ import Testing
         let leafMessage: [UInt8] = [0x00, 0x05, 0x01, 0x00, 0x00] + chunk.bytes
         #expect(MerkleHash.leaf(index: 0x105, chunkHash: chunk) == SHA256.hash(leafMessage))
         let other = IntegrityVectors.chunkHash(8)
-        #expect(MerkleHash.node(level: 3, left: chunk, right: other) == SHA256.hash([0x01, 0x03] + chunk.bytes + other.bytes))
+        #expect(
+            MerkleHash.node(level: 3, left: chunk, right: other)
+                == SHA256.hash([0x01, 0x03] + chunk.bytes + other.bytes))
     }
 
     @Test func restoringAnyCheckpointGivesTheUninterruptedRoot() throws {

@@ -24,7 +24,9 @@ import Testing
             let bytes = try builder.proof(forLeaf: index).serialized()
             let (tampered, position) = Self.tamper(bytes, using: &generator)
             if let proof = try? MerkleProof(serialized: tampered) {
-                #expect(!proof.verify(chunkHash: hashes[index], root: root, leafCount: 300), "byte \(position) of leaf \(index)'s proof")
+                #expect(
+                    !proof.verify(chunkHash: hashes[index], root: root, leafCount: 300),
+                    "byte \(position) of leaf \(index)'s proof")
             }
         }
     }
@@ -37,7 +39,9 @@ import Testing
             let index = Int.random(in: 0..<77, using: &generator)
             let (tampered, position) = Self.tamper(hashes[index].bytes, using: &generator)
             let proof = try builder.proof(forLeaf: index)
-            #expect(!proof.verify(chunkHash: try Digest32(bytes: tampered), root: builder.root, leafCount: 77), "byte \(position)")
+            #expect(
+                !proof.verify(chunkHash: try Digest32(bytes: tampered), root: builder.root, leafCount: 77),
+                "byte \(position)")
         }
     }
 
@@ -59,7 +63,8 @@ import Testing
             tamperedJumps[jump] = try Digest32(bytes: Self.tamper(tamperedJumps[jump].bytes, using: &generator).0)
             #expect(
                 try ChunkCommitmentChain.verifyBackward(
-                    sessionID: "tamper", stride: chain.stride, chunkHashes: hashes, links: links, jumpLinks: tamperedJumps)
+                    sessionID: "tamper", stride: chain.stride, chunkHashes: hashes, links: links,
+                    jumpLinks: tamperedJumps)
                     != .intact(count: 60))
         }
     }

@@ -6,7 +6,8 @@ import Testing
 @Suite struct IntegrityInteropTests {
     /// The checked-in vectors are exactly what the independent Python generator writes today.
     @Test func theVectorGeneratorReproducesTheCheckedInFiles() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aether-vectors-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "aether-vectors-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         _ = try PythonPeer.run("gen_integrity_vectors.py", [directory.path])
@@ -21,7 +22,8 @@ import Testing
     /// CIDs of random files computed through a manifest equal those of the PyPI `multiformats`
     /// package; the same file's CIDs with another codec, multibase or hash are refused.
     @Test func fileCIDsMatchMultiformatsAndOtherFormsAreRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aether-cids-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "aether-cids-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         var generator = SecureRandom()
@@ -34,7 +36,8 @@ import Testing
             try Data(bytes).write(to: url)
             let contents = [UInt8](try Data(contentsOf: url))
             let chunkSize = 65_536
-            var builder = try ManifestBuilder(fileSize: UInt64(contents.count), chunkSize: chunkSize, sessionID: "interop")
+            var builder = try ManifestBuilder(
+                fileSize: UInt64(contents.count), chunkSize: chunkSize, sessionID: "interop")
             for start in stride(from: 0, to: contents.count, by: chunkSize) {
                 let chunk = Array(contents[start..<min(start + chunkSize, contents.count)])
                 try builder.append(
