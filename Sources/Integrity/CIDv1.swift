@@ -25,6 +25,7 @@ public struct CIDv1: Sendable, Hashable, CustomStringConvertible {
     /// The multibase text form (`b` + base32).
     public var string: String { "b" + Base32.encode(bytes) }
 
+    /// The multibase text form.
     public var description: String { string }
 
     /// Parses the text form strictly.

@@ -37,6 +37,7 @@ public struct IntegrityError: Error, Sendable, CustomStringConvertible {
         public static let challengeWindowMissed = Code(.challengeWindowMissed)
         /// The server has used its three strikes and is no longer trusted.
         public static let untrustedServer = Code(.untrustedServer)
+        /// The code's name.
         public var description: String { "\(base)" }
     }
 
@@ -54,5 +55,6 @@ public struct IntegrityError: Error, Sendable, CustomStringConvertible {
         self.location = "\(file):\(line)"
     }
 
+    /// The code and the message.
     public var description: String { "IntegrityError(\(code)): \(message)" }
 }

@@ -62,4 +62,37 @@ import Testing
             }
         }
     }
+
+    /// A Python "server" answering with the standard library's hmac passes the verifier's check.
+    @Test func pythonHMACAnswersPassTheByzantineCheck() throws {
+        let clock = ByzantineTestClock()
+        let sampled = [0, 1, 2, 3]
+        let verifier = ByzantineVerifier(sampledChunks: sampled, clock: clock)
+        var generator = SecureRandom()
+        let chunks = [0, 1, 4096, 100_000].map { size in
+            (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        }
+        var input = Data()
+        var challenges: [ByzantineChallenge] = []
+        for (index, chunk) in chunks.enumerated() {
+            #expect(verifier.acknowledged(chunk: index))
+            let challenge = try verifier.challenge(chunk: index, contents: chunk)
+            challenges.append(challenge)
+            let frame = challenge.nonce + chunk
+            unsafe withUnsafeBytes(of: UInt64(frame.count).littleEndian) { unsafe input.append(contentsOf: $0) }
+            input.append(contentsOf: frame)
+        }
+        let lines = String(decoding: try PythonPeer.run("byzantine_server.py", input: input), as: UTF8.self)
+            .split(separator: "\n")
+        #expect(lines.count == chunks.count)
+        for (index, line) in lines.enumerated() {
+            #expect(verifier.receive(chunk: index, response: try Digest32(hex: line)) == .verified(chunk: index))
+        }
+        #expect(verifier.verifiedCount == 4)
+    }
+}
+
+/// A clock that stays at zero: the interop test checks the answers, not the timing rules.
+private struct ByzantineTestClock: IntegrityClock {
+    func nowMilliseconds() -> Int64 { 0 }
 }
