@@ -8,7 +8,8 @@
 struct BenchMain {
     /// Every suite, by name.
     static let suites: [any BenchSuite.Type] = [
-        CodingBench.self
+        CodingBench.self,
+        IntegrityBench.self,
     ]
 
     static func main() async {
