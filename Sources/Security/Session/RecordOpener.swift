@@ -2,7 +2,7 @@
 /// window, verifies the AEAD with the header as associated data, and only then marks the window.
 /// A record that fails any step changes nothing.
 public struct RecordOpener: Sendable {
-    private let key: SymmetricKey
+    let key: SymmetricKey
     /// The direction this opener receives.
     public let direction: RecordDirection
     /// The session id every header must carry.

@@ -1,7 +1,7 @@
 /// Seals the records of one direction of a session: header as associated data, nonce from the counter,
 /// counters 0, 1, 2 ... and never 2^32.
 public struct RecordSealer: Sendable {
-    private let key: SymmetricKey
+    let key: SymmetricKey
     /// The direction this sealer writes.
     public let direction: RecordDirection
     /// The session id written in every header.
