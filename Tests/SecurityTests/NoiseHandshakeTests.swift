@@ -31,7 +31,9 @@ import Testing
                 responderEphemeral: try X25519.PrivateKey(
                     secureBytes: SecureBytes(copying: try VectorFile.hex(vector["resp_ephemeral"]))),
                 handshakeHash: try VectorFile.hex(vector["handshake_hash"]),
-                messages: try rawMessages.map { (try VectorFile.hex($0["payload"]), try VectorFile.hex($0["ciphertext"])) })
+                messages: try rawMessages.map {
+                    (try VectorFile.hex($0["payload"]), try VectorFile.hex($0["ciphertext"]))
+                })
         }
     }
 

@@ -95,7 +95,8 @@ import Testing
         let clearKey = KeyID()
         let hello = try Hello(intent: .connect, timestamp: 5, keyID: KeyID(), previousSessionID: 0)
         var noise = try NoiseInitiator(psk: psk, prologue: Message1.prologue(attemptID: 3, keyID: clearKey))
-        let datagram = Message1.header(attemptID: 3, keyID: clearKey) + (try noise.writeMessage1(payload: hello.encoded()))
+        let datagram =
+            Message1.header(attemptID: 3, keyID: clearKey) + (try noise.writeMessage1(payload: hello.encoded()))
         let error = #expect(throws: SecurityError.self) {
             try SessionResponder(message1: Message1.parse(datagram), psk: psk)
         }
@@ -118,9 +119,15 @@ import Testing
     }
 
     @Test func helloIntentRulesAreEnforced() throws {
-        #expect(throws: SecurityError.self) { try Hello(intent: .connect, timestamp: 1, keyID: KeyID(), previousSessionID: 9) }
-        #expect(throws: SecurityError.self) { try Hello(intent: .reconnect, timestamp: 1, keyID: KeyID(), previousSessionID: 0) }
-        #expect(throws: SecurityError.self) { try Hello(intent: .promote, timestamp: 0, keyID: KeyID(), previousSessionID: 0) }
+        #expect(throws: SecurityError.self) {
+            try Hello(intent: .connect, timestamp: 1, keyID: KeyID(), previousSessionID: 9)
+        }
+        #expect(throws: SecurityError.self) {
+            try Hello(intent: .reconnect, timestamp: 1, keyID: KeyID(), previousSessionID: 0)
+        }
+        #expect(throws: SecurityError.self) {
+            try Hello(intent: .promote, timestamp: 0, keyID: KeyID(), previousSessionID: 0)
+        }
         let promote = try Hello(intent: .promote, timestamp: 1, keyID: KeyID(), previousSessionID: 9)
         #expect(try Hello.parse(promote.encoded()) == promote)
     }
