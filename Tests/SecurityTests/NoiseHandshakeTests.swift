@@ -121,3 +121,28 @@ import Testing
         #expect(throws: SecurityError.self) { try otherPrologue.readMessage1(message1) }
     }
 }
+
+@Suite struct NoiseCipherStateTests {
+    @Test func aFailedDecryptNeverAdvancesTheNonce() throws {
+        let key = SymmetricKey(size: .bits256)
+        var sender = NoiseCipherState()
+        var receiver = NoiseCipherState()
+        sender.initializeKey(key)
+        receiver.initializeKey(key)
+        let first = try sender.encrypt([1, 2, 3], associatedData: [9])
+        var forged = first
+        forged[0] ^= 1
+        #expect(throws: SecurityError.self) { try receiver.decrypt(forged, associatedData: [9]) }
+        #expect(throws: SecurityError.self) { try receiver.decrypt(first, associatedData: [8]) }
+        #expect(receiver.nonce == 0)
+        #expect(try receiver.decrypt(first, associatedData: [9]) == [1, 2, 3])
+        #expect(receiver.nonce == 1)
+        #expect(sender.nonce == 1)
+    }
+
+    @Test func withoutAKeyTheCipherStatePassesBytesThrough() throws {
+        var state = NoiseCipherState()
+        #expect(try state.encrypt([4, 5], associatedData: []) == [4, 5])
+        #expect(state.nonce == 0)
+    }
+}

@@ -132,3 +132,14 @@ import Testing
         #expect(try Hello.parse(promote.encoded()) == promote)
     }
 }
+
+@Suite struct ControlMessageTests {
+    @Test func theSingleArgumentParserReadsTheTypeByteThenTheBody() throws {
+        #expect(try ControlMessage.parse([0x41, 0x02]) == .bye(.limitReached))
+        #expect(try ControlMessage.parse([0x45]) == .keepAlive)
+        #expect(ControlMessage.bye(.closed).encoded() == [0x41, 0x00])
+        for bad: [UInt8] in [[], [0x46], [0x3f], [0x40, 0x00], [0x42, 0, 0, 0]] {
+            #expect(throws: SecurityError.self) { try ControlMessage.parse(bad) }
+        }
+    }
+}
