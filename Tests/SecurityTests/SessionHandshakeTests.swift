@@ -36,8 +36,14 @@ import Testing
         #expect(confirm == .control(.confirm) && confirm.provesCommit)
         let reply = try client.opener.open(try host.sealer.seal(innerType: 0x01, plaintext: [1, 2]))
         #expect(reply == .application(type: 1, bytes: [1, 2]))
-        // The host's opener enforces the Accept's max record plaintext.
-        let tooLong = try client.sealer.seal(innerType: 0, plaintext: [UInt8](repeating: 0, count: 1_201))
+        // Both sides enforce the Accept's max record plaintext toward the host.
+        let limit = #expect(throws: SecurityError.self) {
+            try client.sealer.seal(innerType: 0, plaintext: [UInt8](repeating: 0, count: 1_201))
+        }
+        #expect(limit?.code == .limitExceeded)
+        var unlimited = try RecordSealer(
+            key: client.sealer.key, direction: .clientToHost, sessionID: client.sessionID, nextCounter: 1)
+        let tooLong = try unlimited.seal(innerType: 0, plaintext: [UInt8](repeating: 0, count: 1_201))
         #expect(throws: SecurityError.self) { try host.opener.open(tooLong) }
     }
 
