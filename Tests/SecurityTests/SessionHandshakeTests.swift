@@ -149,3 +149,23 @@ import Testing
         }
     }
 }
+
+@Suite struct SessionWireTests {
+    @Test func theLimitsAddUpAsTheDocumentStates() throws {
+        #expect(SessionWire.message1Size == SessionWire.message1HeaderSize + 32 + SessionWire.helloSize + 16)
+        #expect(SessionWire.message2MinSize == SessionWire.message2HeaderSize + 32 + 16)
+        #expect(SessionWire.message2MaxSize == SessionWire.message2MinSize + SessionWire.message2MaxPayload)
+        #expect(SessionWire.maxRecordSize == SessionWire.recordHeaderSize + SessionWire.maxRecordPlaintext + 16)
+        #expect(SessionWire.maxRecordSize == 65_507)
+        let slots = try SlotStatus(
+            entries: (0..<16).map { _ in SlotStatus.Entry(keyID: KeyID(), state: .active) })
+        let largest = try Accept(
+            sessionID: 1, hostTime: 1, livenessTimeoutMilliseconds: 1_000, maxSessionAgeSeconds: 60,
+            maxCounter: 4_095, maxRecordPlaintext: 1_200, slots: slots,
+            hostName: String(repeating: "x", count: 100))
+        #expect(largest.encoded().count == SessionWire.message2MaxPayload)
+        #expect(throws: SecurityError.self) {
+            try SlotStatus(entries: (0..<17).map { _ in SlotStatus.Entry(keyID: KeyID(), state: .active) })
+        }
+    }
+}
