@@ -10,6 +10,7 @@ struct BenchMain {
     static let suites: [any BenchSuite.Type] = [
         CodingBench.self,
         IntegrityBench.self,
+        SessionBench.self,
     ]
 
     static func main() async {
