@@ -6,6 +6,7 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case invalidParameters, tooFewShards, shardSizeMismatch, singularMatrix, malformedIndex, verificationFailed
+            case fileSystem
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -21,6 +22,8 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
         public static let malformedIndex = Code(.malformedIndex)
         /// A rebuilt file or shard does not match its digest.
         public static let verificationFailed = Code(.verificationFailed)
+        /// A file operation failed (the message names the path and errno).
+        public static let fileSystem = Code(.fileSystem)
         public var description: String { "\(base)" }
     }
 

@@ -6,7 +6,8 @@ public struct IntegrityError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case digestMismatch, malformedProof, chainBroken, malformedManifest, malformedIdentifier, replayDetected,
-                invalidArgument
+                invalidArgument, timestampOutOfWindow, capacityExceeded, unsupported, serializationFailed,
+                challengeWindowMissed, untrustedServer
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -24,6 +25,19 @@ public struct IntegrityError: Error, Sendable, CustomStringConvertible {
         public static let replayDetected = Code(.replayDetected)
         /// An argument is outside its documented range.
         public static let invalidArgument = Code(.invalidArgument)
+        /// A message timestamp is further from the clock than the allowed skew (either direction).
+        public static let timestampOutOfWindow = Code(.timestampOutOfWindow)
+        /// A bounded cache is full; the input is refused rather than evicting live entries (fail closed).
+        public static let capacityExceeded = Code(.capacityExceeded)
+        /// A well-formed value names something reserved but not implemented (e.g. the fastcdc chunking).
+        public static let unsupported = Code(.unsupported)
+        /// Encoding a manifest or checkpoint failed (BUG-19: never an empty result).
+        public static let serializationFailed = Code(.serializationFailed)
+        /// A Byzantine challenge was not issued within 100 ms of the chunk's acknowledgement.
+        public static let challengeWindowMissed = Code(.challengeWindowMissed)
+        /// The server has used its three strikes and is no longer trusted.
+        public static let untrustedServer = Code(.untrustedServer)
+        /// The code's name.
         public var description: String { "\(base)" }
     }
 
@@ -41,5 +55,6 @@ public struct IntegrityError: Error, Sendable, CustomStringConvertible {
         self.location = "\(file):\(line)"
     }
 
+    /// The code and the message.
     public var description: String { "IntegrityError(\(code)): \(message)" }
 }

@@ -12,7 +12,7 @@ import Testing
     @Test func codesAreDistinct() {
         let codes: [CodingError.Code] = [
             .invalidParameters, .tooFewShards, .shardSizeMismatch, .singularMatrix, .malformedIndex,
-            .verificationFailed,
+            .verificationFailed, .fileSystem,
         ]
         #expect(Set(codes).count == codes.count)
     }
