@@ -61,7 +61,7 @@ final class TLSTestServer {
             caPins: Set(ca.map { try pki.pin($0) }), emergencyLeafPins: Set(leaf.map { try pki.pin($0) }),
             issuedAt: Self.start)
         return CertificatePinManager(
-            configuration: configuration, trustedKeys: [], clock: ManualWallClock(Self.start))
+            configuration: configuration, trustedKeys: [], clock: ManualSecurityClock(Self.start))
     }
 
     @Test func connectsWhenTheIntermediatePinMatchesAndIsRefusedWhenNoPinDoes() throws {

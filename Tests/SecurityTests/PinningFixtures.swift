@@ -6,7 +6,7 @@ import Testing
 @testable import AetherSecurity
 
 /// A wall clock the test moves by hand.
-final class ManualWallClock: WallClock {
+final class ManualSecurityClock: SecurityClock {
     private let current: Mutex<Date>
 
     init(_ start: Date) { current = Mutex(start) }

@@ -11,17 +11,17 @@ import Synchronization
 public final class CertificatePinManager: Sendable {
     private let state: Mutex<PinSetStateMachine>
     private let trustedKeys: [String: PinSigningKey]
-    private let clock: any WallClock
+    private let clock: any SecurityClock
 
     /// A manager whose updates must be signed by the embedded key (`EmbeddedPinSigningKey`).
-    public convenience init(configuration: PinConfiguration, clock: any WallClock = SystemWallClock())
+    public convenience init(configuration: PinConfiguration, clock: any SecurityClock = SystemSecurityClock())
         throws(SecurityError)
     {
         try self.init(configuration: configuration, trustedKeys: [EmbeddedPinSigningKey.load()], clock: clock)
     }
 
     /// A manager trusting `trustedKeys` for updates. Internal: tests inject keys they generate at test time.
-    init(configuration: PinConfiguration, trustedKeys: [PinSigningKey], clock: any WallClock) {
+    init(configuration: PinConfiguration, trustedKeys: [PinSigningKey], clock: any SecurityClock) {
         state = Mutex(PinSetStateMachine(configuration: configuration))
         var keys: [String: PinSigningKey] = [:]
         for key in trustedKeys { keys[key.id] = key }
