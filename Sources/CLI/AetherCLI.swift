@@ -9,6 +9,7 @@ struct AetherCLI {
     static let commands: [any CLICommand.Type] = [
         HelpCommand.self,
         ECCommand.self,
+        PinCommand.self,
     ]
 
     static func main() async {

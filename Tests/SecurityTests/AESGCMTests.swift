@@ -104,7 +104,8 @@ import Testing
         #expect(code == (try HMACSHA256.authenticate(message, key: key.secret)))
         #expect(try HMAC.isValidAuthenticationCode(code, authenticating: message, using: key))
         #expect(!(try HMAC.isValidAuthenticationCode(code, authenticating: message + [0], using: key)))
-        #expect(!(try HMAC.isValidAuthenticationCode(code, authenticating: message, using: SymmetricKey(size: .bits256))))
+        #expect(
+            !(try HMAC.isValidAuthenticationCode(code, authenticating: message, using: SymmetricKey(size: .bits256))))
         #expect(code != SHA256.hash(message))
     }
 }

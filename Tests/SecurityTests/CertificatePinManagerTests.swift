@@ -97,7 +97,8 @@ import Testing
         rejected.append(try pki.update(pins: newPins, effective: effective, expiry: expiry, keyFile: "small.key"))
         // Named after a key nobody trusts (validly signed by the trusted key, but with another id).
         rejected.append(
-            try pki.update(pins: newPins, effective: effective, expiry: expiry, keyID: String(repeating: "ab", count: 32)))
+            try pki.update(
+                pins: newPins, effective: effective, expiry: expiry, keyID: String(repeating: "ab", count: 32)))
         // A valid signature over other pins, transplanted.
         rejected.append(
             try PinUpdatePayload(

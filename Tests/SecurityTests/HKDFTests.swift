@@ -11,7 +11,8 @@ import Testing
         for vector in vectors {
             let length = try #require(vector["length"] as? Int)
             let okm = try HKDF.deriveSecureBytes(
-                inputKeyMaterial: SecureBytes(copying: VectorFile.hex(vector["ikm"])), salt: VectorFile.hex(vector["salt"]),
+                inputKeyMaterial: SecureBytes(copying: VectorFile.hex(vector["ikm"])),
+                salt: VectorFile.hex(vector["salt"]),
                 info: VectorFile.hex(vector["info"]), outputByteCount: length)
             let expected = try VectorFile.hex(vector["okm"])
             #expect(unsafe okm.withUnsafeBytes { unsafe Array($0) } == expected)

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
+@testable import AetherSecurity
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import AetherSecurity
 
 /// An `openssl s_server` on 127.0.0.1 with a random free port, serving a chain made at test time.
 /// Stopped by `stop()`, which every test calls in a `defer`, so it ends even when an expectation fails.

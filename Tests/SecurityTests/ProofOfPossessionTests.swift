@@ -39,7 +39,8 @@ struct PartialSource: PossessionSource {
         }
 
         func prover(_ source: any PossessionSource) throws -> ProofOfPossessionProver {
-            try ProofOfPossessionProver(source: source, chunkSize: ProofOfPossessionTests.chunkSize, chunkHashes: hashes)
+            try ProofOfPossessionProver(
+                source: source, chunkSize: ProofOfPossessionTests.chunkSize, chunkHashes: hashes)
         }
     }
 
@@ -161,7 +162,8 @@ struct PartialSource: PossessionSource {
             sealed[index] ^= 0x20
             let fresh = try setup.verifier.issueChallenge(items: challenge.items)
             let honest = try prover.respond(to: fresh)
-            let tampered = try PossessionResponse(nonce: fresh.nonce, proverKey: honest.proverKey, sealedAnswers: sealed)
+            let tampered = try PossessionResponse(
+                nonce: fresh.nonce, proverKey: honest.proverKey, sealedAnswers: sealed)
             let error = #expect(throws: SecurityError.self) { try setup.verifier.verify(tampered) }
             #expect(error?.code == .authenticationFailed)
         }
@@ -189,7 +191,9 @@ struct PartialSource: PossessionSource {
         }
         let response = try setup.prover(setup.source).respond(to: challenge)
         #expect(try PossessionResponse(serialized: response.serialized) == response)
-        #expect(throws: SecurityError.self) { try PossessionResponse(serialized: Array(response.serialized.prefix(60))) }
+        #expect(throws: SecurityError.self) {
+            try PossessionResponse(serialized: Array(response.serialized.prefix(60)))
+        }
         // A challenge naming a chunk or range outside the content is refused by the prover.
         let outside = try PossessionChallenge(
             nonce: challenge.nonce, verifierKey: challenge.verifierKey, items: [.merkleChunk(index: 7)])

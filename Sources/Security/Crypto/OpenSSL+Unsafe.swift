@@ -425,7 +425,8 @@ enum OpenSSL {
         guard unsafe SSL_set1_host(ssl, serverName) == 1 else { return .failed(reason: "SSL_set1_host") }
         let sni = unsafe serverName.withCString { name in
             unsafe SSL_ctrl(
-                ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: name))
+                ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name),
+                UnsafeMutableRawPointer(mutating: name))
         }
         guard sni == 1 else { return .failed(reason: "cannot set the server name") }
         guard unsafe SSL_connect(ssl) == 1 else {

@@ -29,7 +29,9 @@ public enum EmbeddedPinSigningKey {
     /// The embedded key, loaded and checked (RSA, 4096 bits, expected id).
     public static func load() throws(SecurityError) -> PinSigningKey {
         let key = try PinSigningKey(pem: pem)
-        guard key.id == id else { throw SecurityError(.invalidKey, "the embedded pin signing key does not match its id") }
+        guard key.id == id else {
+            throw SecurityError(.invalidKey, "the embedded pin signing key does not match its id")
+        }
         return key
     }
 }

@@ -10,7 +10,9 @@ public struct PossessionPolicy: Sendable, Hashable {
     public var merkleChunkCount: Int
 
     /// A policy.
-    public init(includeFullHash: Bool = true, rangeCount: Int = 3, rangeLength: UInt32 = 4096, merkleChunkCount: Int = 3) {
+    public init(
+        includeFullHash: Bool = true, rangeCount: Int = 3, rangeLength: UInt32 = 4096, merkleChunkCount: Int = 3
+    ) {
         self.includeFullHash = includeFullHash
         self.rangeCount = rangeCount
         self.rangeLength = rangeLength

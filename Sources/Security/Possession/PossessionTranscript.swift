@@ -32,7 +32,8 @@ enum PossessionTranscript {
     }
 
     /// The byte range of chunk `index`.
-    static func chunkRange(index: UInt32, claim: PossessionClaim) throws(SecurityError) -> (offset: UInt64, count: Int) {
+    static func chunkRange(index: UInt32, claim: PossessionClaim) throws(SecurityError) -> (offset: UInt64, count: Int)
+    {
         guard UInt64(index) < claim.chunkCount else {
             throw SecurityError(.malformedMessage, "chunk \(index) is outside \(claim.chunkCount) chunks")
         }
