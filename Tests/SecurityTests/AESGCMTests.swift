@@ -54,6 +54,24 @@ import Testing
         #expect(try AESGCM.open(sealed, authenticating: aad, nonce: nonce, key: key) == plaintext)
     }
 
+    @Test func aFailedOpenLeavesTheOutputBufferZeroed() throws {
+        let key = SymmetricKey(size: .bits256)
+        let nonce = AESGCM.Nonce()
+        var sealed = try AESGCM.seal([UInt8](repeating: 0x5A, count: 64), nonce: nonce, key: key)
+        sealed[3] ^= 0x01
+        var output = [UInt8](repeating: 0xAA, count: 64)
+        let error = #expect(throws: SecurityError.self) {
+            try unsafe sealed.withUnsafeBytes { input in
+                try unsafe output.withUnsafeMutableBytes { out in
+                    try unsafe AESGCM.open(input, authenticating: UnsafeRawBufferPointer(start: nil, count: 0),
+                        nonce: nonce, key: key, into: out)
+                }
+            }
+        }
+        #expect(error?.code == .authenticationFailed)
+        #expect(output == [UInt8](repeating: 0, count: 64))
+    }
+
     @Test func combinedFormRoundTripsWithFreshNonces() throws {
         let key = SymmetricKey(size: .bits256)
         let first = try AESGCM.sealCombined(Array("same".utf8), key: key)
@@ -92,7 +110,7 @@ import Testing
 }
 
 @Suite struct HMACTests {
-    @Test func matchesRFC4231TestCase2ThroughASymmetricKeyOfAnySize() throws {
+    @Test func macsUnderASymmetricKeyAreAetherIOsHMACAndVerifyOnlyTheExactMessageAndKey() throws {
         // RFC 4231 test case 2 uses a 4-byte key, which no SymmetricKey holds; check the primitive under it
         // directly, then check that the wrapper agrees with AetherIO for a 256-bit key.
         let mac = try HMACSHA256.authenticate(

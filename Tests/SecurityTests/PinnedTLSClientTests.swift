@@ -107,4 +107,17 @@ final class TLSTestServer {
         }
         #expect(wrongName?.code == .authenticationFailed)
     }
+
+    @Test func installingPinningRaisesButNeverLowersTheMinimumVersionAndForcesPeerVerification() throws {
+        let pki = try TestPKI.get()
+        var pins = try manager(ca: ["intA"], pki: pki)
+        // 0 means "the lowest the library supports"; 0x0301 is TLS 1.0, 0x0303 TLS 1.2, 0x0304 TLS 1.3.
+        for (initial, expected) in [(0, 0x0303), (0x0301, 0x0303), (0x0303, 0x0303), (0x0304, 0x0304)] {
+            let result = try #require(OpenSSL.installProbe(minimumVersion: initial, verifyMode: 0, manager: pins))
+            #expect(result.minimumVersion == expected)
+            #expect(result.verifyMode & 0x01 == 0x01)  // SSL_VERIFY_PEER
+        }
+        // Each freed SSL_CTX released the reference it held.
+        #expect(isKnownUniquelyReferenced(&pins))
+    }
 }

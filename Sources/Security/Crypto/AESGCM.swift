@@ -28,6 +28,53 @@ public enum AESGCM {
         }
     }
 
+    /// Seals `plaintext` into `output` (exactly `plaintext.count + 16` bytes: ciphertext then tag), with no
+    /// allocation. On failure `output` is zeroed.
+    public static func seal(
+        _ plaintext: UnsafeRawBufferPointer, authenticating aad: UnsafeRawBufferPointer, nonce: Nonce,
+        key: SymmetricKey, into output: UnsafeMutableRawBufferPointer
+    ) throws(SecurityError) {
+        guard output.count == plaintext.count + tagByteCount else {
+            throw SecurityError(.invalidKey, "output must be plaintext length + 16")
+        }
+        let ok = unsafe nonce.bytes.withUnsafeBytes { n in
+            unsafe key.withUnsafeBytes { k in
+                unsafe OpenSSL.aesGCMSeal(
+                    ciphertext: UnsafeMutableRawBufferPointer(rebasing: output[0..<plaintext.count]),
+                    tag: UnsafeMutableRawBufferPointer(rebasing: output[plaintext.count...]), plaintext: plaintext,
+                    aad: aad, nonce: n, key: k)
+            }
+        }
+        guard ok else {
+            unsafe wipe(output)
+            throw SecurityError(.systemCall, "AES-GCM seal failed")
+        }
+    }
+
+    /// Opens `sealed` (ciphertext then tag) into `output` (exactly `sealed.count - 16` bytes). On any failure
+    /// `output` is zeroed and the one `.authenticationFailed` is thrown.
+    public static func open(
+        _ sealed: UnsafeRawBufferPointer, authenticating aad: UnsafeRawBufferPointer, nonce: Nonce,
+        key: SymmetricKey, into output: UnsafeMutableRawBufferPointer
+    ) throws(SecurityError) {
+        guard sealed.count >= tagByteCount, output.count == sealed.count - tagByteCount else {
+            unsafe wipe(output)
+            throw SecurityError.authenticationFailedError()
+        }
+        let bodyCount = sealed.count - tagByteCount
+        let ok = unsafe nonce.bytes.withUnsafeBytes { n in
+            unsafe key.withUnsafeBytes { k in
+                unsafe OpenSSL.aesGCMOpen(
+                    plaintext: output, ciphertext: UnsafeRawBufferPointer(rebasing: sealed[0..<bodyCount]),
+                    tag: UnsafeRawBufferPointer(rebasing: sealed[bodyCount...]), aad: aad, nonce: n, key: k)
+            }
+        }
+        guard ok else {
+            unsafe wipe(output)
+            throw SecurityError.authenticationFailedError()
+        }
+    }
+
     /// Seals `plaintext` and returns ciphertext || tag.
     public static func seal(
         _ plaintext: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8](), nonce: Nonce,
@@ -36,24 +83,20 @@ public enum AESGCM {
         let input = Array(plaintext)
         let extra = Array(aad)
         var output = [UInt8](repeating: 0, count: input.count + tagByteCount)
-        let ok = unsafe output.withUnsafeMutableBytes { out in
-            unsafe input.withUnsafeBytes { p in
-                unsafe extra.withUnsafeBytes { a in
-                    unsafe nonce.bytes.withUnsafeBytes { n in
-                        unsafe key.withUnsafeBytes { k in
-                            unsafe OpenSSL.aesGCMSeal(
-                                ciphertext: UnsafeMutableRawBufferPointer(rebasing: out[0..<input.count]),
-                                tag: UnsafeMutableRawBufferPointer(rebasing: out[input.count...]), plaintext: p,
-                                aad: a, nonce: n, key: k)
-                        }
+        // Array's pointer methods rethrow untyped errors, so the typed error is carried out as a value.
+        let failure: SecurityError? = unsafe output.withUnsafeMutableBytes { out -> SecurityError? in
+            unsafe input.withUnsafeBytes { p -> SecurityError? in
+                unsafe extra.withUnsafeBytes { a -> SecurityError? in
+                    do throws(SecurityError) {
+                        try unsafe seal(p, authenticating: a, nonce: nonce, key: key, into: out)
+                        return nil
+                    } catch {
+                        return error
                     }
                 }
             }
         }
-        guard ok else {
-            wipe(&output)
-            throw SecurityError(.systemCall, "AES-GCM seal failed")
-        }
+        if let failure { throw failure }
         return output
     }
 
@@ -65,25 +108,20 @@ public enum AESGCM {
         let input = Array(sealed)
         let extra = Array(aad)
         guard input.count >= tagByteCount else { throw SecurityError.authenticationFailedError() }
-        let bodyCount = input.count - tagByteCount
-        var output = [UInt8](repeating: 0, count: bodyCount)
-        let ok = unsafe output.withUnsafeMutableBytes { out in
-            unsafe input.withUnsafeBytes { c in
-                unsafe extra.withUnsafeBytes { a in
-                    unsafe nonce.bytes.withUnsafeBytes { n in
-                        unsafe key.withUnsafeBytes { k in
-                            unsafe OpenSSL.aesGCMOpen(
-                                plaintext: out, ciphertext: UnsafeRawBufferPointer(rebasing: c[0..<bodyCount]),
-                                tag: UnsafeRawBufferPointer(rebasing: c[bodyCount...]), aad: a, nonce: n, key: k)
-                        }
+        var output = [UInt8](repeating: 0, count: input.count - tagByteCount)
+        let failure: SecurityError? = unsafe output.withUnsafeMutableBytes { out -> SecurityError? in
+            unsafe input.withUnsafeBytes { c -> SecurityError? in
+                unsafe extra.withUnsafeBytes { a -> SecurityError? in
+                    do throws(SecurityError) {
+                        try unsafe open(c, authenticating: a, nonce: nonce, key: key, into: out)
+                        return nil
+                    } catch {
+                        return error
                     }
                 }
             }
         }
-        guard ok else {
-            wipe(&output)
-            throw SecurityError.authenticationFailedError()
-        }
+        if let failure { throw failure }
         return output
     }
 
@@ -107,7 +145,5 @@ public enum AESGCM {
         return try open(bytes[nonceByteCount...], authenticating: aad, nonce: nonce, key: key)
     }
 
-    private static func wipe(_ bytes: inout [UInt8]) {
-        for index in bytes.indices { bytes[index] = 0 }
-    }
+    private static func wipe(_ buffer: UnsafeMutableRawBufferPointer) { unsafe Sodium.wipe(buffer) }
 }

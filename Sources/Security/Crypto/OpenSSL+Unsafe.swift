@@ -384,6 +384,24 @@ enum OpenSSL {
         return true
     }
 
+    /// For tests of the "never lower, never skip" rules: SSL_CTX_new(TLS_client_method), SSL_CTX_ctrl
+    /// (SSL_CTRL_SET_MIN_PROTO_VERSION), SSL_CTX_set_verify with `verifyMode`, installPinning, then reads back
+    /// the minimum version and the verify mode (SSL_CTX_ctrl(SSL_CTRL_GET_MIN_PROTO_VERSION),
+    /// SSL_CTX_get_verify_mode) and frees the context (SSL_CTX_free, which releases the manager).
+    static func installProbe(
+        minimumVersion: Int, verifyMode: Int32, manager: CertificatePinManager
+    ) -> (minimumVersion: Int, verifyMode: Int32)? {
+        defer { clearErrors() }
+        guard let context = unsafe SSL_CTX_new(TLS_client_method()) else { return nil }
+        defer { unsafe SSL_CTX_free(context) }
+        guard unsafe SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, minimumVersion, nil) == 1 else { return nil }
+        unsafe SSL_CTX_set_verify(context, verifyMode, nil)
+        guard unsafe installPinning(sslContext: context, manager: manager) else { return nil }
+        return unsafe (
+            SSL_CTX_ctrl(context, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, nil), SSL_CTX_get_verify_mode(context)
+        )
+    }
+
     /// What a pinned handshake came to.
     enum HandshakeOutcome {
         case connected(version: String)
