@@ -63,7 +63,8 @@ import Testing
         let error = #expect(throws: SecurityError.self) {
             try unsafe sealed.withUnsafeBytes { input in
                 try unsafe output.withUnsafeMutableBytes { out in
-                    try unsafe AESGCM.open(input, authenticating: UnsafeRawBufferPointer(start: nil, count: 0),
+                    try unsafe AESGCM.open(
+                        input, authenticating: UnsafeRawBufferPointer(start: nil, count: 0),
                         nonce: nonce, key: key, into: out)
                 }
             }

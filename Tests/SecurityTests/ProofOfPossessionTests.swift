@@ -95,6 +95,56 @@ struct PartialSource: PossessionSource {
         #expect(error?.code == .authenticationFailed)
     }
 
+    /// Seals hand-made answers for `challenge` as a prover would.
+    func respond(
+        to challenge: PossessionChallenge, claim: PossessionClaim,
+        answers: (PossessionTranscript.Keys) throws -> [UInt8]
+    ) throws -> PossessionResponse {
+        let ephemeral = X25519.PrivateKey()
+        let keys = try PossessionTranscript.keys(
+            shared: ephemeral.sharedSecret(with: challenge.verifierKey), nonce: challenge.nonce, claim: claim,
+            verifierKey: challenge.verifierKey, proverKey: ephemeral.publicKey)
+        let aad = PossessionResponse.associatedData(
+            nonce: challenge.nonce, proverKey: ephemeral.publicKey, verifierKey: challenge.verifierKey)
+        return try PossessionResponse(
+            nonce: challenge.nonce, proverKey: ephemeral.publicKey,
+            sealedAnswers: AESGCM.sealCombined(answers(keys), authenticating: aad, key: keys.encryption))
+    }
+
+    @Test func aChunkAnswerNeedsTheRightChunkHashAndInclusionProof() throws {
+        let setup = try Setup()
+        let builder = try MerkleProofBuilder(chunkHashes: setup.hashes)
+        // Correct MAC over the chunk's bytes each time; only the hash or the proof is wrong.
+        for (hash, proof) in [
+            (setup.hashes[2], try builder.proof(forLeaf: 3)),  // another leaf's proof
+            (setup.hashes[3], try builder.proof(forLeaf: 2)),  // another leaf's hash with its own proof
+            (SHA256.hash([1, 2, 3]), try builder.proof(forLeaf: 2)),
+        ] {
+            let challenge = try setup.verifier.issueChallenge(items: [.merkleChunk(index: 2)])
+            let response = try respond(to: challenge, claim: setup.verifier.claim) { keys in
+                let mac = try PossessionTranscript.answer(
+                    .merkleChunk(index: 2), nonce: challenge.nonce, key: keys.mac, source: setup.source,
+                    claim: setup.verifier.claim)
+                let encoded = proof.serialized()
+                return PossessionTranscript.answersMagic + [1] + hash.bytes
+                    + [UInt8(encoded.count >> 8), UInt8(encoded.count & 0xFF)] + encoded + mac.bytes
+            }
+            let error = #expect(throws: SecurityError.self) { try setup.verifier.verify(response) }
+            #expect(error?.code == .authenticationFailed)
+        }
+        // The same construction with the right hash and proof passes, so the rejections above are about them.
+        let challenge = try setup.verifier.issueChallenge(items: [.merkleChunk(index: 2)])
+        let response = try respond(to: challenge, claim: setup.verifier.claim) { keys in
+            let mac = try PossessionTranscript.answer(
+                .merkleChunk(index: 2), nonce: challenge.nonce, key: keys.mac, source: setup.source,
+                claim: setup.verifier.claim)
+            let encoded = try builder.proof(forLeaf: 2).serialized()
+            return PossessionTranscript.answersMagic + [1] + setup.hashes[2].bytes
+                + [UInt8(encoded.count >> 8), UInt8(encoded.count & 0xFF)] + encoded + mac.bytes
+        }
+        try setup.verifier.verify(response)
+    }
+
     @Test func aProverHoldingPartOfTheFileFailsWhereItLacksBytes() throws {
         let setup = try Setup()
         let half = try setup.prover(PartialSource(real: setup.source, known: 0..<50_000))
