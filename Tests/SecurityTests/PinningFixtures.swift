@@ -5,6 +5,10 @@ import Testing
 
 @testable import AetherSecurity
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A wall clock the test moves by hand.
 final class ManualSecurityClock: SecurityClock {
     private let current: Mutex<Date>
@@ -56,12 +60,21 @@ enum OpenSSLTool {
 final class TestPKI: Sendable {
     let directory: URL
 
-    static let shared: Result<TestPKI, any Error> = Result { try TestPKI() }
+    static let shared: Result<TestPKI, any Error> = Result {
+        let pki = try TestPKI()
+        // The keys are throwaway, but they should not outlive the test process.
+        atexit { try? FileManager.default.removeItem(at: TestPKI.cleanupDirectory) }
+        return pki
+    }
+
+    /// Where the PKI lives, for the exit handler (a C function pointer cannot capture it).
+    static let cleanupDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "aether-pki-\(getpid())-\(UUID().uuidString)")
 
     static func get() throws -> TestPKI { try shared.get() }
 
     private init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("aether-pki-\(UUID().uuidString)")
+        directory = Self.cleanupDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let caExtensions = "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
         let leafExtensions =

@@ -5,7 +5,8 @@ public enum PinnedTLSClient {
     /// Connects to `host:port`, checks the chain against the system trust store (or `trustAnchorsFile`, a PEM
     /// bundle), the host name `serverName`, and then `manager`'s pins. Returns the negotiated protocol version.
     /// Throws `.pinMismatch` when the chain is valid but no pin matches, `.authenticationFailed` when the chain
-    /// itself is rejected, `.systemCall` when no handshake happens.
+    /// itself is rejected, `.systemCall` when no handshake happens. Blocking and without a timeout: meant for
+    /// tests and probes, not for the upload path (which runs libcurl with the same verification).
     public static func handshake(
         host: String, port: UInt16, serverName: String, trustAnchorsFile: String? = nil,
         manager: CertificatePinManager
