@@ -11,6 +11,7 @@ struct BenchMain {
         CodingBench.self,
         IntegrityBench.self,
         SessionBench.self,
+        UploadSecurityBench.self,
     ]
 
     static func main() async {
