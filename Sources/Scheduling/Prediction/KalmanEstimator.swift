@@ -38,10 +38,14 @@ public struct KalmanEstimator: BandwidthEstimator {
         public var conditionLimit: Double
         /// Coefficient of variation below which a sample counts as low-variance.
         public var lowVarianceThreshold: Double
+        /// Exponent of the R inflation for downward anomalies (2 = as for spikes; smaller follows drops faster).
+        public var dropAnomalyExponent: Double = 1
+        /// An estimate below this fraction of the long-run mean marks an outage; rises from it are not anomalies.
+        public var recoveryFraction: Double = 0.5
 
         /// The defaults used by the scheduler (tuned on the tuning half of the traces; see docs/SCHEDULING.md).
         public static let `default` = Parameters(
-            levelNoise: 0.35, jerkNoise: 0.02, minimumMeasurementNoise: 0.02, initialMeasurementNoise: 0.2,
+            levelNoise: 1.0, jerkNoise: 0.02, minimumMeasurementNoise: 0.02, initialMeasurementNoise: 0.2,
             trendDamping: 0.2, anomalyThreshold: 2.5, conditionLimit: 1e6,
             lowVarianceThreshold: UploadConstants.transportStabilityThreshold)
 
@@ -145,14 +149,17 @@ public struct KalmanEstimator: BandwidthEstimator {
         var r = measurementNoise
         let distance = abs(innovation) / max(priorVariance + r, 1e-300).squareRoot()
         let sign: Double = innovation >= 0 ? 1 : -1
-        if distance > parameters.anomalyThreshold {
+        // Coming back from an outage (estimate far below the long-run level) is recovery, not a spike.
+        let recovering = sign > 0 && state[0] < parameters.recoveryFraction * slowMean
+        if distance > parameters.anomalyThreshold && !recovering {
             if lastOutlierSign == sign {
                 // A second outlier on the same side: the level moved; accept it and widen the level's variance.
                 covariance[0] += innovation * innovation / 4
                 lastOutlierSign = 0
             } else {
                 let ratio = distance / parameters.anomalyThreshold
-                r *= ratio * ratio
+                // Drops are down-weighted less than spikes: overestimating a falling link costs stalls.
+                r *= sign > 0 ? ratio * ratio : pow(ratio, parameters.dropAnomalyExponent)
                 downWeightedCount += 1
                 lastOutlierSign = sign
             }
