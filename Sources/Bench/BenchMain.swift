@@ -8,7 +8,8 @@
 struct BenchMain {
     /// Every suite, by name.
     static let suites: [any BenchSuite.Type] = [
-        PredictBench.self
+        PredictBench.self,
+        ScheduleBench.self,
     ]
 
     static func main() async {

@@ -111,12 +111,10 @@ public struct KalmanEstimator: BandwidthEstimator {
         let h = max(0, horizon)
         let slope = state[1] * h + (usesReducedModel ? 0 : state[2] * h * h / 2)
         let mean = state[0] + parameters.trendDamping * slope
-        let f = transition(h)
-        let predicted = multiply(multiply(f, covariance), transpose(f))
-        let scale = self.scale
-        let q = processNoise(h, scale: scale)
-        let variance = max(0, predicted[0] + q[0] + measurementNoise)
-        return BandwidthPrediction(bitsPerSecond: mean, standardDeviation: variance.squareRoot(), sampleCount: sampleCount)
+        // The forecast's deviation is the empirical one (running relative innovation × scale, grown with √h):
+        // with a high level noise the model's own P overstates what the one-step errors actually are.
+        let deviation = relativeNoise.squareRoot() * scale * max(1, h / max(typicalInterval, 1e-3)).squareRoot()
+        return BandwidthPrediction(bitsPerSecond: mean, standardDeviation: deviation, sampleCount: sampleCount)
     }
 
     /// Folds in one measurement: predict to its timestamp, then correct.
