@@ -2,15 +2,15 @@
     import Glibc
 #endif
 
-/// The fusion scheduler as a plain value: four controllers propose a chunk size, a weighted trimmed mean fuses
-/// them, a Lyapunov drift-plus-penalty check guards the in-flight queue, and anti-fighting mode defers to a stable
+/// The fusion scheduler as a plain value: four controllers propose a chunk size, a weighted trimmed (winsorized) mean
+/// fuses them, a Lyapunov drift-plus-penalty check guards the in-flight queue, and anti-fighting mode defers to a stable
 /// transport by taking the largest proposal.
 ///
 /// Controllers (all see the same fused bandwidth forecast and context):
-/// - MPC: receding horizon over (chunk size × parallelism): for each pair, the goodput over the next `horizon`
-///   forecast steps, `c·S·P / (o·c + S·P) · (1 − p)` with request overhead o (one RTT) and failure probability p,
-///   minus a penalty for bytes in flight beyond `maxQueueSeconds` of the pessimistic (−1σ) rate; the first step of
-///   the best plan is applied.
+/// - MPC: receding horizon over (chunk size × parallelism): a plan's score is its mean goodput over the next
+///   `horizon` forecast steps, `c·S·P / (o·c + S·P) · (1 − p)` with request overhead o (one RTT) and failure
+///   probability p, less a penalty for bytes in flight beyond `maxQueueSeconds` of the pessimistic (−1σ) rate,
+///   a retry cost and a small per-stream cost; the first step of the best plan is applied.
 /// - ABR (throughput ladder): the largest rung of 256 KiB·2ᵏ whose transfer at 80 % of the forecast, sharing the
 ///   link with the MPC's parallelism, takes at most `targetChunkSeconds`.
 /// - EWMA: the EWMA rate × `targetChunkSeconds` / parallelism.
@@ -26,8 +26,8 @@ public struct FusionSchedulerStateMachine: Sendable {
         public var maxQueueSeconds: Double = 12
         /// Controller weights (MPC, ABR, EWMA, Kalman).
         public var weights: [Double] = [0.35, 0.25, 0.15, 0.25]
-        /// Fraction of weight trimmed from each end of the fusion.
-        public var trim: Double = 0.2
+        /// Candidates clamped at each end of the fusion (the winsorized trimmed mean keeps the result monotone).
+        public var trimCount: Int = 1
         /// Lyapunov trade-off V between queue stability and chunk-size utility.
         public var lyapunovV: Double = 2
         /// Creates the defaults.
@@ -83,21 +83,34 @@ public struct FusionSchedulerStateMachine: Sendable {
             let ahead = bandwidth.kalman.predict(horizon: Double(step)).bitsPerSecond / 8
             return max(pessimistic * 0.5, min(rate * 2, ahead > 0 ? (ahead + rate) / 2 : rate))
         }
-        var best = (score: -Double.infinity, size: bounds.lowerBound, parallel: 1)
+        // The chunk size is planned with every stream the tier allows (goodput depends on the bytes in flight,
+        // S·P, so planning S at full P keeps the proposal growing with the forecast); the parallelism is then the
+        // fewest streams that reach 99 % of that plan's score (fewer streams contend less).
+        var best = (score: -Double.infinity, size: bounds.lowerBound, parallel: maxParallel)
         for size in ladder {
-            for parallel in 1...maxParallel {
-                let score = mpcScore(size: size, parallel: parallel, trajectory: trajectory,
-                    pessimistic: pessimistic, context: context)
-                if score > best.score { best = (score, size, parallel) }
+            let score = mpcScore(
+                size: size, parallel: maxParallel, trajectory: trajectory, pessimistic: pessimistic, context: context)
+            if score > best.score { best = (score, size, maxParallel) }
+        }
+        for parallel in 1..<maxParallel {
+            let score = mpcScore(
+                size: best.size, parallel: parallel, trajectory: trajectory, pessimistic: pessimistic, context: context)
+            if score >= 0.99 * best.score {
+                best.parallel = parallel
+                break
             }
         }
         let parallel = transportStable ? maxParallel : best.parallel
+        // The rate-based controllers size a chunk for one stream's share of a fixed reference stream count, so
+        // their proposals grow with the forecast (dividing by the chosen or tier parallelism would make them jump
+        // down when a stream is added or the tier changes).
+        let streams = Double(UploadConstants.maxParallelChunkUploads)
         // ABR ladder.
-        let share = 0.8 * rate / Double(parallel)
+        let share = 0.8 * rate / streams
         let abr = ladder.last { Double($0) / share <= configuration.targetChunkSeconds } ?? bounds.lowerBound
         // EWMA and Kalman.
-        let ewma = ewmaRate / 8 * configuration.targetChunkSeconds / Double(parallel)
-        let kalmanSize = max(0, kalman.bitsPerSecond / 8 - sigma) * configuration.targetChunkSeconds / Double(parallel)
+        let ewma = ewmaRate / 8 * configuration.targetChunkSeconds / streams
+        let kalmanSize = max(0, kalman.bitsPerSecond / 8 - sigma) * configuration.targetChunkSeconds / streams
         let candidates = [Double(best.size), Double(abr), ewma, kalmanSize].map { Self.align(Int(min($0, 1e15)), bounds) }
 
         var chosen: Int
@@ -105,7 +118,7 @@ public struct FusionSchedulerStateMachine: Sendable {
             chosen = candidates.max() ?? bounds.lowerBound
         } else {
             let pairs = zip(candidates, configuration.weights).map { (value: Double($0), weight: $1) }
-            chosen = Self.align(Int(WeightedTrimmedMean.of(pairs, trim: configuration.trim) ?? 0), bounds)
+            chosen = Self.align(Int(WeightedTrimmedMean.winsorized(pairs, trimCount: configuration.trimCount) ?? 0), bounds)
         }
 
         // Lyapunov drift-plus-penalty on the in-flight queue: pick among the fused size and its halvings the one

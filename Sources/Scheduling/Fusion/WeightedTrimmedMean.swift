@@ -25,4 +25,18 @@ public enum WeightedTrimmedMean {
         }
         return kept > 0 ? sum / kept : usable[usable.count / 2].value
     }
+
+    /// The weighted mean after clamping every candidate into [k-th smallest, k-th largest] value (a winsorized
+    /// trimmed mean). Unlike cutting weight mass, this keeps each controller's weight fixed, so when every
+    /// candidate grows with some input the result grows too. Returns nil when no candidate carries weight.
+    public static func winsorized(_ candidates: [(value: Double, weight: Double)], trimCount k: Int) -> Double? {
+        let usable = candidates.filter { $0.weight > 0 && $0.weight.isFinite && $0.value.isFinite }
+        guard !usable.isEmpty else { return nil }
+        let sorted = usable.map(\.value).sorted()
+        let cut = min(max(0, k), (sorted.count - 1) / 2)
+        let low = sorted[cut]
+        let high = sorted[sorted.count - 1 - cut]
+        let total = usable.reduce(0) { $0 + $1.weight }
+        return usable.reduce(0) { $0 + min(high, max(low, $1.value)) * $1.weight } / total
+    }
 }
