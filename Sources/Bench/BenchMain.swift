@@ -20,7 +20,8 @@ struct BenchMain {
             let arguments = Array(CommandLine.arguments.dropFirst())
             let names = arguments.prefix { !$0.hasPrefix("--") }
             let options = Array(arguments.dropFirst(names.count))
-            let selected = names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
+            let selected =
+                names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
             let unknown = names.filter { name in !suites.contains { $0.name == name } }
             guard unknown.isEmpty else {
                 print(

@@ -44,7 +44,8 @@ enum PredictBench: BenchSuite {
     static func makePredictors() -> [any BandwidthPredictor] {
         [
             KalmanBandwidthPredictor(KalmanEstimator()), EWMABandwidthPredictor(EWMAEstimator()),
-            LastSampleBandwidthPredictor(LastSampleEstimator()), HarmonicMeanBandwidthPredictor(HarmonicMeanEstimator()),
+            LastSampleBandwidthPredictor(LastSampleEstimator()),
+            HarmonicMeanBandwidthPredictor(HarmonicMeanEstimator()),
             SharedBandwidthPredictor(FusedBandwidthEstimator()),
         ]
     }
@@ -98,7 +99,8 @@ enum PredictBench: BenchSuite {
                 printLine(family, name, all[i], holdout: members.count > 1 ? holdout[i] : nil)
             }
             if family == "nr5g_throughput_prediction" { try printReferences(directory + "/" + family, members) }
-            verdicts.append(verdict(family, members.count > 1 ? holdout : all, set: members.count > 1 ? "holdout" : "all"))
+            verdicts.append(
+                verdict(family, members.count > 1 ? holdout : all, set: members.count > 1 ? "holdout" : "all"))
         }
         for (i, name) in predictorNames.enumerated() {
             printLine("overall", name, overall.all[i], holdout: overall.holdout[i])
@@ -113,7 +115,8 @@ enum PredictBench: BenchSuite {
     }
 
     static func printLine(_ family: String, _ name: String, _ score: Score, holdout: Score?) {
-        var text = Measure.pad(family, 26) + Measure.pad(name, 8) + "mape=\(f(score.mape))  vol_err=\(f(score.volumeError))"
+        var text =
+            Measure.pad(family, 26) + Measure.pad(name, 8) + "mape=\(f(score.mape))  vol_err=\(f(score.volumeError))"
         if let holdout { text += "  holdout_mape=\(f(holdout.mape))  holdout_vol_err=\(f(holdout.volumeError))" }
         print(text)
     }
@@ -163,7 +166,9 @@ enum BenchOptions {
 
     /// The value following `name`.
     static func value(_ name: String, in options: [String]) throws -> String {
-        guard let index = options.firstIndex(of: name), index + 1 < options.count else { throw MissingOption(name: name) }
+        guard let index = options.firstIndex(of: name), index + 1 < options.count else {
+            throw MissingOption(name: name)
+        }
         return options[index + 1]
     }
 }

@@ -41,7 +41,7 @@ enum ScheduleBench: BenchSuite {
         var times = [
             UploadSimulator.idealTime(trace: trace, totalBytes: totalBytes),
             UploadSimulator.completionTime(
-                trace: trace, policy: &fusion, totalBytes: totalBytes, link: link, seed: seed)
+                trace: trace, policy: &fusion, totalBytes: totalBytes, link: link, seed: seed),
         ]
         for i in fixed.indices {
             times.append(
@@ -80,7 +80,9 @@ enum ScheduleBench: BenchSuite {
             let bestFixed = times.dropFirst(2).min() ?? .infinity
             let bestName = policyNames[times.dropFirst(2).firstIndex(of: bestFixed) ?? 2]
             var line = Measure.pad(key, 14)
-            for (i, name) in policyNames.enumerated() { line += "\(name)=\(Measure.formatted(times[i], decimals: 0))s  " }
+            for (i, name) in policyNames.enumerated() {
+                line += "\(name)=\(Measure.formatted(times[i], decimals: 0))s  "
+            }
             line += "ratio_vs_best_fixed(\(bestName))=\(Measure.formatted(times[1] / bestFixed, decimals: 3))"
             print(line)
         }
@@ -90,8 +92,9 @@ enum ScheduleBench: BenchSuite {
             let isStable = key.hasPrefix("stable")
             let target = isStable ? "<=1.03" : (key.hasPrefix("3G") || key.hasPrefix("LTE") ? "<=0.85" : "(no target)")
             let met = isStable ? ratio <= 1.03 : (target == "<=0.85" ? ratio <= 0.85 : true)
-            print("target \(key): fusion/best_fixed=\(Measure.formatted(ratio, decimals: 3)) \(target) -> "
-                + (target == "(no target)" ? "reported" : (met ? "met" : "MISSED")))
+            print(
+                "target \(key): fusion/best_fixed=\(Measure.formatted(ratio, decimals: 3)) \(target) -> "
+                    + (target == "(no target)" ? "reported" : (met ? "met" : "MISSED")))
         }
     }
 }

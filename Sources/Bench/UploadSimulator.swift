@@ -109,7 +109,8 @@ struct UploadSimulator {
                 let fails = Double.random(in: 0..<1, using: &random) < link.failureProbability
                 let failBelow = fails ? Double(size) * Double.random(in: 0..<1, using: &random) : -1
                 active.append(
-                    Request(size: size, overheadLeft: link.roundTripTime, remaining: Double(size), failBelow: failBelow))
+                    Request(size: size, overheadLeft: link.roundTripTime, remaining: Double(size), failBelow: failBelow)
+                )
             }
             // Capacity now.
             while time - phaseStart >= samples[sampleIndex].duration {
@@ -152,7 +153,8 @@ struct UploadSimulator {
             if time - windowStart >= 1 {
                 if windowBusy > 0 {
                     policy.observe(
-                        BandwidthMeasurement(bitsPerSecond: windowBytes * 8 / windowBusy, duration: windowBusy, timestamp: time))
+                        BandwidthMeasurement(
+                            bitsPerSecond: windowBytes * 8 / windowBusy, duration: windowBusy, timestamp: time))
                 }
                 windowBytes = 0
                 windowBusy = 0

@@ -45,7 +45,8 @@ import Testing
     @Test func sharedPredictorsConformToTheProtocol() async {
         let predictors: [any BandwidthPredictor] = [
             KalmanBandwidthPredictor(KalmanEstimator()), EWMABandwidthPredictor(EWMAEstimator()),
-            LastSampleBandwidthPredictor(LastSampleEstimator()), HarmonicMeanBandwidthPredictor(HarmonicMeanEstimator()),
+            LastSampleBandwidthPredictor(LastSampleEstimator()),
+            HarmonicMeanBandwidthPredictor(HarmonicMeanEstimator()),
             SharedBandwidthPredictor(FusedBandwidthEstimator()),
         ]
         for predictor in predictors {

@@ -5,11 +5,13 @@ import Testing
 @Suite struct FusionSchedulerTests {
     static let mib = 1024 * 1024
 
-    static func scheduler(steadyAt mbps: Double, samples: Int = 30, jitter: Double = 0.2) -> FusionSchedulerStateMachine {
+    static func scheduler(steadyAt mbps: Double, samples: Int = 30, jitter: Double = 0.2) -> FusionSchedulerStateMachine
+    {
         var machine = FusionSchedulerStateMachine()
         for t in 0..<samples {
             let wobble = jitter == 0 ? 1 : (t % 2 == 0 ? 1 + jitter : 1 - jitter)
-            machine.record(BandwidthMeasurement(bitsPerSecond: mbps * 1e6 * wobble, duration: 1, timestamp: Double(t + 1)))
+            machine.record(
+                BandwidthMeasurement(bitsPerSecond: mbps * 1e6 * wobble, duration: 1, timestamp: Double(t + 1)))
         }
         return machine
     }
@@ -128,7 +130,9 @@ import Testing
 
     @Test func pathChangeThroughTheSchedulerResetsStability() {
         let scheduler = FusionScheduler()
-        for t in 0..<40 { scheduler.record(BandwidthMeasurement(bitsPerSecond: 40e6, duration: 1, timestamp: Double(t))) }
+        for t in 0..<40 {
+            scheduler.record(BandwidthMeasurement(bitsPerSecond: 40e6, duration: 1, timestamp: Double(t)))
+        }
         #expect(scheduler.transportStable)
         scheduler.pathDidChange()
         #expect(!scheduler.transportStable)

@@ -68,7 +68,9 @@ import Testing
     static func hot(_ celsius: Double) -> ResourceSnapshot { ResourceSnapshot(temperatureCelsius: celsius) }
 
     /// Feeds the same reading until the debounce has passed; returns the applied level.
-    static func settle(_ machine: inout ResourceStateMachine, _ snapshot: ResourceSnapshot, from time: Double) -> DegradationLevel {
+    static func settle(_ machine: inout ResourceStateMachine, _ snapshot: ResourceSnapshot, from time: Double)
+        -> DegradationLevel
+    {
         machine.update(snapshot, at: time)
         return machine.update(snapshot, at: time + 5)
     }
@@ -101,7 +103,9 @@ import Testing
         #expect(machine.update(Self.hot(30), at: 13) == .normal)
     }
 
-    @Test(arguments: [(40.0, DegradationLevel.normal), (50, .light), (60, .moderate), (70, .heavy), (80, .severe), (95, .paused)])
+    @Test(arguments: [
+        (40.0, DegradationLevel.normal), (50, .light), (60, .moderate), (70, .heavy), (80, .severe), (95, .paused),
+    ])
     func temperatureMapsToSixLevels(celsius: Double, level: DegradationLevel) {
         var machine = ResourceStateMachine()
         #expect(Self.settle(&machine, Self.hot(celsius), from: 0) == level)

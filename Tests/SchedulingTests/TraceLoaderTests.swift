@@ -82,7 +82,8 @@ struct TraceLoaderTests {
         }
         #expect(throws: SchedulingError.self) { try TraceLoader.parseTimeSeries("", family: "f", name: "n", path: "p") }
         #expect(throws: SchedulingError.self) {
-            try TraceLoader.parseSabre("[{\"duration_ms\": 0, \"bandwidth_kbps\": 5}]", family: "f", name: "n", path: "p")
+            try TraceLoader.parseSabre(
+                "[{\"duration_ms\": 0, \"bandwidth_kbps\": 5}]", family: "f", name: "n", path: "p")
         }
         #expect(throws: SchedulingError.self) {
             try TraceLoader.parseGophers("seq_num,throughput_mbps\n1,2,3\n", family: "f", path: "p")

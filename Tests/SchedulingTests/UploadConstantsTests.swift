@@ -47,7 +47,10 @@ import Testing
         }
     }
 
-    @Test(arguments: [(0.5, NetworkSpeedTier.slow), (3, .normal), (19.9, .normal), (20, .fast), (99.9, .fast), (100, .ultrafast), (900, .ultrafast)])
+    @Test(arguments: [
+        (0.5, NetworkSpeedTier.slow), (3, .normal), (19.9, .normal), (20, .fast), (99.9, .fast), (100, .ultrafast),
+        (900, .ultrafast),
+    ])
     func tiersFollowTheThresholds(mbps: Double, tier: NetworkSpeedTier) {
         #expect(NetworkSpeedTier(megabitsPerSecond: mbps) == tier)
     }

@@ -111,14 +111,17 @@ public struct FusionSchedulerStateMachine: Sendable {
         // EWMA and Kalman.
         let ewma = ewmaRate / 8 * configuration.targetChunkSeconds / streams
         let kalmanSize = max(0, kalman.bitsPerSecond / 8 - sigma) * configuration.targetChunkSeconds / streams
-        let candidates = [Double(best.size), Double(abr), ewma, kalmanSize].map { Self.align(Int(min($0, 1e15)), bounds) }
+        let candidates = [Double(best.size), Double(abr), ewma, kalmanSize].map {
+            Self.align(Int(min($0, 1e15)), bounds)
+        }
 
         var chosen: Int
         if transportStable {
             chosen = candidates.max() ?? bounds.lowerBound
         } else {
             let pairs = zip(candidates, configuration.weights).map { (value: Double($0), weight: $1) }
-            chosen = Self.align(Int(WeightedTrimmedMean.winsorized(pairs, trimCount: configuration.trimCount) ?? 0), bounds)
+            chosen = Self.align(
+                Int(WeightedTrimmedMean.winsorized(pairs, trimCount: configuration.trimCount) ?? 0), bounds)
         }
 
         // Lyapunov drift-plus-penalty on the in-flight queue: pick among the fused size and its halvings the one

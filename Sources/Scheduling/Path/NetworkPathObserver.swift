@@ -71,7 +71,9 @@ public final class NetworkPathObserver: Sendable {
     /// Stops the receive thread and waits for it.
     public func stop() {
         stopRequested.store(true, ordering: .sequentiallyConsistent)
-        if let handle = thread.withLock({ h in defer { h = nil }; return h }) {
+        if let handle = thread.withLock({ h in
+            defer { h = nil }; return h
+        }) {
             Netlink.join(handle)
         }
         state.withLock { $0.running = false }

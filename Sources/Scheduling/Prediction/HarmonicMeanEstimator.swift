@@ -14,7 +14,9 @@ public struct HarmonicMeanEstimator: BandwidthEstimator {
 
     /// The harmonic mean of the recent samples.
     public func predict() -> BandwidthPrediction {
-        guard !recent.isEmpty else { return BandwidthPrediction(bitsPerSecond: 0, standardDeviation: 0, sampleCount: 0) }
+        guard !recent.isEmpty else {
+            return BandwidthPrediction(bitsPerSecond: 0, standardDeviation: 0, sampleCount: 0)
+        }
         var reciprocalSum = 0.0
         for x in recent {
             guard x > 0 else { return BandwidthPrediction(bitsPerSecond: 0, standardDeviation: 0, sampleCount: count) }

@@ -107,7 +107,9 @@ public struct KalmanEstimator: BandwidthEstimator {
 
     /// The forecast `horizon` seconds after the last measurement.
     public func predict(horizon: Double) -> BandwidthPrediction {
-        guard sampleCount > 0 else { return BandwidthPrediction(bitsPerSecond: 0, standardDeviation: 0, sampleCount: 0) }
+        guard sampleCount > 0 else {
+            return BandwidthPrediction(bitsPerSecond: 0, standardDeviation: 0, sampleCount: 0)
+        }
         let h = max(0, horizon)
         let slope = state[1] * h + (usesReducedModel ? 0 : state[2] * h * h / 2)
         let mean = state[0] + parameters.trendDamping * slope
@@ -185,7 +187,8 @@ public struct KalmanEstimator: BandwidthEstimator {
         let reference = max(z, state[0], 1)
         let cv = abs(innovation) / reference
         varianceEstimate = (varianceEstimate * varianceEstimate * 0.7 + 0.3 * cv * cv).squareRoot()
-        consecutiveLowVarianceSamples = varianceEstimate < parameters.lowVarianceThreshold
+        consecutiveLowVarianceSamples =
+            varianceEstimate < parameters.lowVarianceThreshold
             ? consecutiveLowVarianceSamples + 1 : 0
         slowMean += 0.05 * (z - slowMean)
         sampleCount += 1

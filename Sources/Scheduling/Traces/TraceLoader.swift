@@ -76,7 +76,9 @@ public enum TraceLoader {
         }
         guard !points.isEmpty else { throw SchedulingError(.unreadableSource, "\(path): no samples") }
         var gaps: [Double] = []
-        for i in 1..<max(1, points.count) where points[i].0 > points[i - 1].0 { gaps.append(points[i].0 - points[i - 1].0) }
+        for i in 1..<max(1, points.count) where points[i].0 > points[i - 1].0 {
+            gaps.append(points[i].0 - points[i - 1].0)
+        }
         gaps.sort()
         let typical = gaps.isEmpty ? 1 : gaps[gaps.count / 2]
         var samples: [ThroughputTrace.Sample] = []
@@ -121,7 +123,8 @@ public enum TraceLoader {
         return ThroughputTrace(family: family, name: name, samples: samples)
     }
 
-    static func parseGophers(_ text: String, family: String, path: String) throws(SchedulingError) -> [ThroughputTrace] {
+    static func parseGophers(_ text: String, family: String, path: String) throws(SchedulingError) -> [ThroughputTrace]
+    {
         let lines = text.split(whereSeparator: \.isNewline)
         guard let header = lines.first else { throw SchedulingError(.unreadableSource, "\(path): empty") }
         let columns = header.split(separator: ",").map(String.init)
