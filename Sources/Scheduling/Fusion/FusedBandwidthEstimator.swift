@@ -13,7 +13,7 @@ public struct FusedBandwidthEstimator: BandwidthEstimator {
     private var count = 0
 
     /// Creates the fusion with default members.
-    public init(kalman: KalmanEstimator = KalmanEstimator(), trim: Double = 0.45, errorSmoothing: Double = 0.15) {
+    public init(kalman: KalmanEstimator = KalmanEstimator(), trim: Double = 0.49, errorSmoothing: Double = 0.05) {
         self.kalman = kalman
         members = [EWMAEstimator(alpha: 0.5), LastSampleEstimator(), HarmonicMeanEstimator(window: 5)]
         errors = Array(repeating: 0.3, count: members.count + 1)
