@@ -128,6 +128,17 @@ import Testing
         #expect(decision.parallelism <= 2)
     }
 
+    @Test func degradationLevelsCapTheDecision() {
+        let machine = Self.scheduler(steadyAt: 400, samples: 40, jitter: 0)
+        let heavy = machine.decide(SchedulingContext().applying(.heavy))
+        #expect(heavy.parallelism <= 2)
+        #expect(heavy.chunkSizeBytes <= 4 * Self.mib)
+        let normal = machine.decide(SchedulingContext().applying(.normal))
+        #expect(normal.parallelism == 8)
+        #expect(normal.chunkSizeBytes == 16 * Self.mib)
+        #expect(machine.decide(SchedulingContext().applying(.paused)).parallelism == 0)
+    }
+
     @Test func pathChangeThroughTheSchedulerResetsStability() {
         let scheduler = FusionScheduler()
         for t in 0..<40 {

@@ -146,8 +146,10 @@ public struct FusionSchedulerStateMachine: Sendable {
                 queueLimited = true
             }
         }
+        // A cap of 0 (resource level `paused`) means send nothing until the device recovers.
+        let allowed = context.parallelismCap == 0 ? 0 : parallel
         return SchedulingDecision(
-            chunkSizeBytes: chosen, parallelism: parallel, strategy: strategy, transportStable: transportStable,
+            chunkSizeBytes: chosen, parallelism: allowed, strategy: strategy, transportStable: transportStable,
             queueLimited: queueLimited, candidates: candidates, predictedBitsPerSecond: fused.bitsPerSecond)
     }
 

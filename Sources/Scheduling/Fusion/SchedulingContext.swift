@@ -53,6 +53,14 @@ public struct SchedulingContext: Sendable, Equatable {
         return min(low, high)...high
     }
 
+    /// This context with the caps of a resource degradation level applied (parallelism and chunk size).
+    public func applying(_ level: DegradationLevel) -> SchedulingContext {
+        var copy = self
+        if let cap = level.parallelismCap { copy.parallelismCap = min(parallelismCap ?? cap, cap) }
+        copy.maximumChunkBytes = min(maximumChunkBytes, level.chunkSizeCap)
+        return copy
+    }
+
     /// Whether `totalBytes` fits in `maximumParts` chunks of the largest allowed size.
     public var fitsPartLimit: Bool {
         guard let parts = maximumParts, let total = totalBytes else { return true }

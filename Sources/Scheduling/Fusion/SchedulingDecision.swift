@@ -2,7 +2,7 @@
 public struct SchedulingDecision: Sendable, Equatable {
     /// Chunk size in bytes: a multiple of 16 KiB inside the backend's bounds.
     public let chunkSizeBytes: Int
-    /// Parallel uploads to keep in flight.
+    /// Parallel uploads to keep in flight (0 when the resource manager paused uploads).
     public let parallelism: Int
     /// Speed tier of the predicted throughput, with its strategy.
     public let strategy: TierStrategy
