@@ -19,17 +19,19 @@ public struct FusionSchedulerStateMachine: Sendable {
     /// Tunables.
     public struct Configuration: Sendable, Equatable {
         /// Seconds one chunk should take on one stream (ABR/EWMA/Kalman target).
-        public var targetChunkSeconds: Double = 4
+        public var targetChunkSeconds: Double = 16
         /// Forecast steps the MPC looks ahead.
         public var horizon: Int = 5
         /// In-flight bytes beyond this many seconds of the pessimistic rate are penalised.
-        public var maxQueueSeconds: Double = 12
+        public var maxQueueSeconds: Double = 20
         /// Controller weights (MPC, ABR, EWMA, Kalman).
         public var weights: [Double] = [0.35, 0.25, 0.15, 0.25]
         /// Candidates clamped at each end of the fusion (the winsorized trimmed mean keeps the result monotone).
         public var trimCount: Int = 1
         /// Lyapunov trade-off V between queue stability and chunk-size utility.
         public var lyapunovV: Double = 2
+        /// The parallelism is the fewest streams whose plan scores at least this fraction of the full plan's.
+        public var parallelismEfficiency: Double = 0.999
         /// Creates the defaults.
         public init() {}
     }
@@ -85,7 +87,7 @@ public struct FusionSchedulerStateMachine: Sendable {
         }
         // The chunk size is planned with every stream the tier allows (goodput depends on the bytes in flight,
         // S·P, so planning S at full P keeps the proposal growing with the forecast); the parallelism is then the
-        // fewest streams that reach 99 % of that plan's score (fewer streams contend less).
+        // fewest streams that reach 99.9 % of that plan's score (fewer streams contend less).
         var best = (score: -Double.infinity, size: bounds.lowerBound, parallel: maxParallel)
         for size in ladder {
             let score = mpcScore(
@@ -95,7 +97,7 @@ public struct FusionSchedulerStateMachine: Sendable {
         for parallel in 1..<maxParallel {
             let score = mpcScore(
                 size: best.size, parallel: parallel, trajectory: trajectory, pessimistic: pessimistic, context: context)
-            if score >= 0.99 * best.score {
+            if score >= configuration.parallelismEfficiency * best.score {
                 best.parallel = parallel
                 break
             }
