@@ -14,8 +14,10 @@
 /// - R (measurement noise): adaptive, `(ν·s)²` where ν² is a running mean of the squared relative innovation, minus
 ///   what the prior covariance already explains, floored at `(r_min·s)²`.
 ///
-/// Anomalies: an innovation whose Mahalanobis distance exceeds 2.5 has its R inflated by (d/2.5)², so its weight
-/// falls but it is never discarded; two in a row on the same side are a level shift and are taken at full weight.
+/// Anomalies: an innovation whose Mahalanobis distance exceeds 2.5 has its R inflated by (d/2.5)² (a drop by
+/// (d/2.5)^`dropAnomalyExponent`, so falling links are followed sooner), so its weight falls but it is never
+/// discarded; two in a row on the same side are a level shift and are taken at full weight, and a rise from far
+/// below the long-run mean (`recoveryFraction`) is recovery from an outage, not a spike.
 /// When the covariance's condition number (in Mbit/s units) exceeds 1e6 the filter drops the second derivative and
 /// runs the 2-state [b, ḃ] model for a while. Forecasts damp the trend (`trendDamping`): throughput traces are
 /// mean-reverting at one-step horizons, and an undamped slope overshoots at every turn.
