@@ -38,6 +38,12 @@ import Testing
         for index in 0..<4 { #expect(selector.observations(endpoint: index) > 0) }
     }
 
+    @Test func anEmptyEndpointListIsAProgrammerError() async {
+        await #expect(processExitsWith: .failure) {
+            _ = EndpointSelector(endpoints: [])
+        }
+    }
+
     @Test func ignoresOutOfRangeAndNonFiniteRecords() {
         var selector = EndpointSelector(endpoints: ["a"])
         selector.record(endpoint: 5, bitsPerSecond: 1e6)

@@ -5,7 +5,8 @@ import Synchronization
 /// the responders — the Kalman predictor raises its process noise.
 ///
 /// The receive loop runs on its own thread (a blocking `recv` with a 100 ms timeout) so it never blocks the
-/// cooperative pool. `namespacePath` observes another network namespace (`/run/netns/NAME`).
+/// cooperative pool. `namespacePath` observes another network namespace (`/run/netns/NAME`). The thread holds the
+/// observer until `stop()` is called, so call it when done.
 public final class NetworkPathObserver: Sendable {
     private struct State: Sendable {
         var running = false
