@@ -31,19 +31,13 @@ struct BenchMain {
             }
             for suite in selected {
                 do {
-                    try await runSuite(suite, options: options)
+                    try await suite.run(options: options)
                 } catch {
                     print("\(suite.name): failed: \(error)")
                     exit(1)
                 }
             }
         #endif
-    }
-
-    /// Opens the existential through a generic: calling the async static requirement on `any BenchSuite.Type`
-    /// directly crashes the 6.3.1 compiler's SIL generation in release builds.
-    static func runSuite<Suite: BenchSuite>(_ suite: Suite.Type, options: [String]) async throws {
-        try await Suite.run(options: options)
     }
 }
 
