@@ -1,11 +1,5 @@
 import Synchronization
 
-/// Something that reacts to a network path change (the path observer calls it).
-public protocol PathChangeResponder: Sendable {
-    /// The interface or default route changed: old measurements say less about the future.
-    func pathDidChange()
-}
-
 /// A `BandwidthEstimator` behind a mutex: a thread-safe `BandwidthPredictor`.
 public final class SharedBandwidthPredictor<Estimator: BandwidthEstimator>: BandwidthPredictor, PathChangeResponder {
     private let state: Mutex<Estimator>
