@@ -11,6 +11,8 @@ struct BenchMain {
         CodingBench.self,
         IntegrityBench.self,
         SessionBench.self,
+        PredictBench.self,
+        ScheduleBench.self,
         UploadSecurityBench.self,
     ]
 
@@ -23,6 +25,7 @@ struct BenchMain {
             let names = arguments.prefix { !$0.hasPrefix("--") }
             let options = Array(arguments.dropFirst(names.count))
             // Closures, not key paths: `\.runsByDefault` on `any BenchSuite.Type` crashes swift-frontend 6.3.1 (-O).
+            // Closures, not key paths: `\.runsByDefault` on `any BenchSuite.Type` crashes 6.3.1 SILGen in release.
             let selected =
                 names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
             let unknown = names.filter { name in !suites.contains { $0.name == name } }

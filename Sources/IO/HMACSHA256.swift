@@ -28,8 +28,12 @@ public struct HMACSHA256: @unchecked Sendable {
         if !isKnownUniquelyReferenced(&context) { context = try OpenSSL.HMACContext(copying: context) }
     }
 
-    /// The MAC of everything fed so far; the HMAC stays usable.
-    public func finalize() throws(IOError) -> Digest32 { try context.finalize() }
+    /// The MAC of everything fed so far. A copy of the value that is used afterwards stays usable; when
+    /// nothing else holds the context it is finalised in place, saving a context copy per MAC.
+    public consuming func finalize() throws(IOError) -> Digest32 {
+        if isKnownUniquelyReferenced(&context) { return try context.finalizeInPlace() }
+        return try context.finalize()
+    }
 
     /// One-shot HMAC-SHA-256.
     public static func authenticate(_ bytes: some Sequence<UInt8>, key: SecureBytes) throws(IOError) -> Digest32 {

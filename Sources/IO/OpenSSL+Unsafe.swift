@@ -21,27 +21,29 @@ enum OpenSSL {
         _ = unsafe SHA256_Update(&context, base, bytes.count)
     }
 
-    /// SHA256_Final on a copy, so the running context stays usable.
+    /// SHA256_Final on a copy, so the running context stays usable. The copy is not wiped: SHA-256 state
+    /// is never secret here (keyed hashing goes through `HMACContext`, whose context OpenSSL cleanses).
     static func sha256Final(_ context: SHA256Context) -> Digest32 {
         var copy = context
         var digest = Digest32.zero
         unsafe digest.withUnsafeMutableBytes { out in
             _ = unsafe SHA256_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &copy)
         }
-        Sodium.wipe(&copy)
         return digest
     }
 
-    /// SHA256 (one shot)
+    /// SHA256_Init + SHA256_Update + SHA256_Final: the one-shot `SHA256()` looks the algorithm up on
+    /// every call in OpenSSL 3, which costs more than hashing a short message.
     static func sha256(_ bytes: UnsafeRawBufferPointer) -> Digest32 {
-        var digest = Digest32.zero
-        unsafe digest.withUnsafeMutableBytes { out in
-            _ = unsafe CAetherOpenSSL.SHA256(
-                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
-                out.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        }
-        return digest
+        var context = sha256Init()
+        unsafe sha256Update(&context, bytes)
+        return sha256Final(context)
     }
+
+    /// EVP_MD_fetch, once: `EVP_sha256()` would make every HMAC_Init_ex fetch the digest implicitly.
+    // nonisolated(unsafe): written once by the lazy initialiser; a fetched EVP_MD is immutable and
+    // OpenSSL documents it as safe to share between threads.
+    nonisolated(unsafe) private static let sha256Digest: OpaquePointer? = unsafe EVP_MD_fetch(nil, "SHA2-256", nil)
 
     /// An HMAC-SHA-256 context (HMAC_CTX) owned by one `HMACSHA256` value.
     @safe final class HMACContext {
@@ -57,7 +59,8 @@ enum OpenSSL {
             var empty: UInt8 = 0
             let ok = unsafe withUnsafeMutablePointer(to: &empty) { dummy in
                 unsafe HMAC_Init_ex(
-                    pointer, key.baseAddress ?? UnsafeRawPointer(dummy), Int32(key.count), EVP_sha256(), nil)
+                    pointer, key.baseAddress ?? UnsafeRawPointer(dummy), Int32(key.count),
+                    OpenSSL.sha256Digest ?? EVP_sha256(), nil)
             }
             guard ok == 1 else { throw IOError(.cryptoFailure, "HMAC_Init_ex failed") }
         }
@@ -86,6 +89,17 @@ enum OpenSSL {
             var length: UInt32 = 32
             let ok = unsafe digest.withUnsafeMutableBytes { out in
                 unsafe HMAC_Final(copy.pointer, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length)
+            }
+            guard ok == 1, length == 32 else { throw IOError(.cryptoFailure, "HMAC_Final failed") }
+            return digest
+        }
+
+        /// HMAC_Final on this context, which must not be used afterwards.
+        func finalizeInPlace() throws(IOError) -> Digest32 {
+            var digest = Digest32.zero
+            var length: UInt32 = 32
+            let ok = unsafe digest.withUnsafeMutableBytes { out in
+                unsafe HMAC_Final(pointer, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length)
             }
             guard ok == 1, length == 32 else { throw IOError(.cryptoFailure, "HMAC_Final failed") }
             return digest

@@ -1,0 +1,198 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The fusion scheduler as a plain value: four controllers propose a chunk size, a weighted trimmed (winsorized) mean
+/// fuses them, a Lyapunov drift-plus-penalty check guards the in-flight queue, and anti-fighting mode defers to a stable
+/// transport by taking the largest proposal.
+///
+/// Controllers (all see the same fused bandwidth forecast and context):
+/// - MPC: receding horizon over (chunk size × parallelism): a plan's score is its mean goodput over the next
+///   `horizon` forecast steps, `c·S·P / (o·c + S·P) · (1 − p)` with request overhead o (one RTT) and failure
+///   probability p, less a penalty for bytes in flight beyond `maxQueueSeconds` of the pessimistic (−1σ) rate,
+///   a retry cost and a small per-stream cost; the first step of the best plan is applied.
+/// - ABR (throughput ladder): the largest rung of 256 KiB·2ᵏ whose transfer at 80 % of the forecast, sharing the
+///   link with the MPC's parallelism, takes at most `targetChunkSeconds`.
+/// - EWMA: the EWMA rate × `targetChunkSeconds` / parallelism.
+/// - Kalman: the Kalman rate minus one standard deviation × `targetChunkSeconds` / parallelism.
+public struct FusionSchedulerStateMachine: Sendable {
+    /// Tunables.
+    public struct Configuration: Sendable, Equatable {
+        /// Seconds one chunk should take on one stream (ABR/EWMA/Kalman target).
+        public var targetChunkSeconds: Double = 16
+        /// Forecast steps the MPC looks ahead.
+        public var horizon: Int = 5
+        /// In-flight bytes beyond this many seconds of the pessimistic rate are penalised.
+        public var maxQueueSeconds: Double = 20
+        /// Controller weights (MPC, ABR, EWMA, Kalman).
+        public var weights: [Double] = [0.35, 0.25, 0.15, 0.25]
+        /// Candidates clamped at each end of the fusion (the winsorized trimmed mean keeps the result monotone).
+        public var trimCount: Int = 1
+        /// Lyapunov trade-off V between queue stability and chunk-size utility.
+        public var lyapunovV: Double = 2
+        /// The parallelism is the fewest streams whose plan scores at least this fraction of the full plan's.
+        public var parallelismEfficiency: Double = 0.999
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// The configuration in use.
+    public let configuration: Configuration
+    /// The fused bandwidth view (Kalman, EWMA, last, harmonic mean).
+    public private(set) var bandwidth: FusedBandwidthEstimator
+
+    /// Creates a scheduler with no measurements.
+    public init(configuration: Configuration = Configuration(), bandwidth: FusedBandwidthEstimator = .init()) {
+        self.configuration = configuration
+        self.bandwidth = bandwidth
+    }
+
+    /// Folds in a throughput measurement.
+    public mutating func record(_ measurement: BandwidthMeasurement) { bandwidth.update(measurement) }
+
+    /// A network path change: the Kalman filter's process noise goes up.
+    public mutating func notePathChange() { bandwidth.notePathChange() }
+
+    /// The transport is stable when the Kalman variance coefficient is below the threshold for enough samples.
+    public var transportStable: Bool {
+        bandwidth.kalman.varianceEstimate < UploadConstants.transportStabilityThreshold
+            && bandwidth.kalman.consecutiveLowVarianceSamples >= UploadConstants.transportStabilitySampleCount
+    }
+
+    /// The decision for the next chunk.
+    public func decide(_ context: SchedulingContext) -> SchedulingDecision {
+        let bounds = context.chunkBounds
+        let fused = bandwidth.predict()
+        let kalman = bandwidth.kalman.predict()
+        let members = bandwidth.memberPredictions
+        let ewmaRate = members.count > 1 ? members[1].bitsPerSecond : fused.bitsPerSecond
+        let rate = fused.bitsPerSecond / 8
+        let tier = NetworkSpeedTier(megabitsPerSecond: fused.bitsPerSecond / 1e6)
+        let strategy = tier.strategy(availableMemoryBytes: context.availableMemoryBytes)
+        let maxParallel = max(1, min(strategy.parallelChunks, context.parallelismCap ?? Int.max))
+        guard rate > 0 else {
+            // No forecast yet (or an outage): smallest chunk, one stream, until a measurement arrives.
+            return SchedulingDecision(
+                chunkSizeBytes: bounds.lowerBound, parallelism: 1, strategy: strategy, transportStable: false,
+                queueLimited: false, candidates: [], predictedBitsPerSecond: 0)
+        }
+        let sigma = kalman.standardDeviation / 8
+        let pessimistic = max(rate * 0.25, rate - sigma)
+        let ladder = Self.ladder(bounds)
+
+        // MPC.
+        let trajectory = (1...max(1, configuration.horizon)).map { step -> Double in
+            let ahead = bandwidth.kalman.predict(horizon: Double(step)).bitsPerSecond / 8
+            return max(pessimistic * 0.5, min(rate * 2, ahead > 0 ? (ahead + rate) / 2 : rate))
+        }
+        // The chunk size is planned with every stream the tier allows (goodput depends on the bytes in flight,
+        // S·P, so planning S at full P keeps the proposal growing with the forecast); the parallelism is then the
+        // fewest streams that reach 99.9 % of that plan's score (fewer streams contend less).
+        var best = (score: -Double.infinity, size: bounds.lowerBound, parallel: maxParallel)
+        for size in ladder {
+            let score = mpcScore(
+                size: size, parallel: maxParallel, trajectory: trajectory, pessimistic: pessimistic, context: context)
+            if score > best.score { best = (score, size, maxParallel) }
+        }
+        for parallel in 1..<maxParallel {
+            let score = mpcScore(
+                size: best.size, parallel: parallel, trajectory: trajectory, pessimistic: pessimistic, context: context)
+            if score >= configuration.parallelismEfficiency * best.score {
+                best.parallel = parallel
+                break
+            }
+        }
+        let parallel = transportStable ? maxParallel : best.parallel
+        // The rate-based controllers size a chunk for one stream's share of a fixed reference stream count, so
+        // their proposals grow with the forecast (dividing by the chosen or tier parallelism would make them jump
+        // down when a stream is added or the tier changes).
+        let streams = Double(UploadConstants.maxParallelChunkUploads)
+        // ABR ladder.
+        let share = 0.8 * rate / streams
+        let abr = ladder.last { Double($0) / share <= configuration.targetChunkSeconds } ?? bounds.lowerBound
+        // EWMA and Kalman.
+        let ewma = ewmaRate / 8 * configuration.targetChunkSeconds / streams
+        let kalmanSize = max(0, kalman.bitsPerSecond / 8 - sigma) * configuration.targetChunkSeconds / streams
+        let candidates = [Double(best.size), Double(abr), ewma, kalmanSize].map {
+            Self.align(Int(min($0, 1e15)), bounds)
+        }
+
+        var chosen: Int
+        if transportStable {
+            chosen = candidates.max() ?? bounds.lowerBound
+        } else {
+            let pairs = zip(candidates, configuration.weights).map { (value: Double($0), weight: $1) }
+            chosen = Self.align(
+                Int(WeightedTrimmedMean.winsorized(pairs, trimCount: configuration.trimCount) ?? 0), bounds)
+        }
+
+        // Lyapunov drift-plus-penalty on the in-flight queue: pick among the fused size and its halvings the one
+        // minimising Q·(a − μ) − V·μ²·log2(1 + a/min) (μ: bytes the link drains per second, a: bytes added).
+        var queueLimited = false
+        let queue = Double(max(0, context.inFlightBytes))
+        if queue > 0 {
+            var options: [Int] = [chosen]
+            var smaller = chosen / 2
+            while smaller >= bounds.lowerBound {
+                options.append(Self.align(smaller, bounds))
+                smaller /= 2
+            }
+            let mu = rate
+            func objective(_ a: Int) -> Double {
+                queue / mu * (Double(a) / mu - 1) - configuration.lyapunovV
+                    * log2(1 + Double(a) / Double(bounds.lowerBound))
+            }
+            let pick = options.min { objective($0) < objective($1) } ?? chosen
+            if pick < chosen {
+                chosen = pick
+                queueLimited = true
+            }
+        }
+        // A cap of 0 (resource level `paused`) means send nothing until the device recovers.
+        let allowed = context.parallelismCap == 0 ? 0 : parallel
+        return SchedulingDecision(
+            chunkSizeBytes: chosen, parallelism: allowed, strategy: strategy, transportStable: transportStable,
+            queueLimited: queueLimited, candidates: candidates, predictedBitsPerSecond: fused.bitsPerSecond)
+    }
+
+    /// MPC objective of one (size, parallelism) plan over the forecast trajectory (bytes delivered, penalised).
+    func mpcScore(size: Int, parallel: Int, trajectory: [Double], pessimistic: Double, context: SchedulingContext)
+        -> Double
+    {
+        let s = Double(size)
+        let p = Double(parallel)
+        let overhead = max(0.001, context.roundTripTime)
+        let success = 1 - min(0.99, max(0, context.failureProbability))
+        var total = 0.0
+        for c in trajectory {
+            let goodput = c * s * p / (overhead * c + s * p) * success
+            total += goodput
+        }
+        // Bytes in flight beyond the queue budget are at risk when the rate drops; so is a retried chunk.
+        let inFlight = s * p
+        let budget = pessimistic * configuration.maxQueueSeconds
+        let excess = max(0, inFlight - budget) / max(budget, 1)
+        let retryCost = (1 - success) * s / max(pessimistic, 1)
+        let streamCost = 0.002 * p
+        let mean = total / Double(trajectory.count)
+        return mean * (1 - 0.5 * excess - streamCost) - retryCost * mean / Double(trajectory.count * 10)
+    }
+
+    /// Chunk sizes to consider: 256 KiB·2ᵏ inside the bounds, plus both bounds.
+    static func ladder(_ bounds: ClosedRange<Int>) -> [Int] {
+        var sizes = Set([bounds.lowerBound, bounds.upperBound])
+        var size = 256 * 1024
+        while size <= bounds.upperBound {
+            if size >= bounds.lowerBound { sizes.insert(size) }
+            size *= 2
+        }
+        return sizes.sorted()
+    }
+
+    /// `size` rounded down to 16 KiB and clamped into `bounds`.
+    public static func align(_ size: Int, _ bounds: ClosedRange<Int>) -> Int {
+        let alignment = UploadConstants.chunkAlignmentBytes
+        let aligned = max(0, size) / alignment * alignment
+        return min(bounds.upperBound, max(bounds.lowerBound, aligned))
+    }
+}

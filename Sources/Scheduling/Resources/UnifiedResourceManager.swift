@@ -1,0 +1,36 @@
+import Synchronization
+
+/// Reads the device's thermal, battery and memory state and turns it into a degradation level.
+public final class UnifiedResourceManager: Sendable {
+    private let reader: DeviceResourceReader
+    private let clock: any MonotonicClock
+    private let machine: Mutex<(ResourceStateMachine, ResourceSnapshot)>
+
+    /// Creates a manager reading under `root` (`""` = the real system).
+    public init(
+        reader: DeviceResourceReader = DeviceResourceReader(),
+        configuration: ResourceStateMachine.Configuration = .init(),
+        clock: any MonotonicClock = SystemMonotonicClock()
+    ) {
+        self.reader = reader
+        self.clock = clock
+        machine = Mutex((ResourceStateMachine(configuration: configuration), ResourceSnapshot()))
+    }
+
+    /// Reads the device now and returns the applied level.
+    @discardableResult
+    public func refresh() -> DegradationLevel {
+        let snapshot = reader.read()
+        let now = clock.now()
+        return machine.withLock { state in
+            state.1 = snapshot
+            return state.0.update(snapshot, at: now)
+        }
+    }
+
+    /// The applied level.
+    public var level: DegradationLevel { machine.withLock { $0.0.level } }
+
+    /// The last reading.
+    public var lastSnapshot: ResourceSnapshot { machine.withLock { $0.1 } }
+}

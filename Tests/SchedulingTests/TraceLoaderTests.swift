@@ -1,0 +1,102 @@
+import Testing
+
+@testable import AetherScheduling
+
+/// Where the shared traces are.
+enum SharedTraces {
+    /// `../shared/traces` beside the checkout (or beside the worktrees' parent), located from this file.
+    static let directory: String? = {
+        let repository = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
+        let candidates = ["/" + repository + "/../shared/traces", "/" + repository + "/../../shared/traces"]
+        return candidates.first { SystemCalls.listDirectory($0)?.contains("hsdpa_norway_3g") == true }
+    }()
+}
+
+/// Loads one real file of every trace family from `../shared/traces` (see its SOURCES.md for counts and formats).
+@Suite(.enabled(if: SharedTraces.directory != nil, "the shared traces are not present"))
+struct TraceLoaderTests {
+    static var directory: String? { SharedTraces.directory }
+
+    static func load(_ family: String, _ file: String) throws -> [ThroughputTrace] {
+        try TraceLoader.load(path: (directory ?? "") + "/" + family + "/" + file, family: family)
+    }
+
+    @Test func pensieveCookedTextHasEveryLine() throws {
+        let traces = try Self.load("hsdpa_norway_3g", "norway_bus_1")
+        #expect(traces.count == 1)
+        let samples = traces[0].samples
+        #expect(samples.count == 266)
+        #expect(samples[0].start == 0 && abs(samples[0].megabitsPerSecond - 4.03768755221) < 1e-12)
+        #expect(abs(samples[1].start - 0.549999952316) < 1e-12)
+        #expect(abs(samples[0].duration - 0.549999952316) < 1e-12)
+        #expect(abs(samples[265].megabitsPerSecond - 1.85123847695) < 1e-12)
+    }
+
+    @Test func sabreJSONHasEverySlot() throws {
+        let traces = try Self.load("lte_belgium_ghent", "report_bus_0003.json")
+        #expect(traces[0].samples.count == 758)
+        #expect(traces[0].samples[0].duration == 0.431)
+        #expect(traces[0].samples[0].megabitsPerSecond == 31.869)
+        #expect(abs(traces[0].duration - 762.668) < 1e-9)
+    }
+
+    @Test func lumosTextHasOneSamplePerSecond() throws {
+        let lte = try Self.load("lte_lumos5g_minneapolis", "4g_trace_driving_50015_dr")
+        #expect(lte[0].samples.count == 250)
+        #expect(lte[0].samples[0].megabitsPerSecond == 45)
+        let nr = try Self.load("nr5g_lumos5g_minneapolis", "5g_trace_1_driving")
+        #expect(nr[0].samples.count == 230)
+        #expect(nr[0].samples[0].megabitsPerSecond == 78 && nr[0].samples[0].start == 0)
+        #expect(nr[0].samples.allSatisfy { $0.duration == 1 })
+    }
+
+    @Test func npyGroundTruthIsATraceAndPredictionsAreNot() throws {
+        let truth = try Self.load("nr5g_throughput_prediction", "y_true_1_drive.npy")
+        #expect(truth.count == 1 && truth[0].samples.count == 130)
+        #expect(try Self.load("nr5g_throughput_prediction", "y_pred_hm_1_drive.npy").isEmpty)
+        let references = try TraceLoader.referencePredictions(
+            directory: (Self.directory ?? "") + "/nr5g_throughput_prediction", trueFile: "y_true_20_walk.npy")
+        #expect(references.map(\.0) == ["hm", "GDBT"])
+        #expect(references.allSatisfy { $0.1.count == 465 })
+    }
+
+    @Test func gophersCSVSplitsIntoRuns() throws {
+        let traces = try Self.load("nr5g_5gophers", "throughput_data.csv")
+        #expect(traces.count == 120)
+        #expect(traces.reduce(0) { $0 + $1.samples.count } == 7257)
+        #expect(traces[0].name == "TCP-SPRINT-1-US-East-1")
+        #expect(abs(traces[0].samples[0].megabitsPerSecond - 0.9312768299517644) < 1e-12)
+    }
+
+    @Test func loadAllReadsEveryFamily() throws {
+        let traces = try TraceLoader.loadAll(directory: Self.directory ?? "")
+        #expect(Set(traces.map(\.family)).count == 6)
+        #expect(traces.count == 6 + 5 + 4 + 6 + 2 + 120)
+    }
+}
+
+@Suite struct TraceParserTests {
+    @Test func malformedLinesAreErrorsWithTheirLineNumber() {
+        #expect(throws: SchedulingError.self) {
+            try TraceLoader.parseTimeSeries("0 1.5\n1 fast\n", family: "f", name: "n", path: "p")
+        }
+        #expect(throws: SchedulingError.self) { try TraceLoader.parseTimeSeries("", family: "f", name: "n", path: "p") }
+        #expect(throws: SchedulingError.self) {
+            try TraceLoader.parseSabre(
+                "[{\"duration_ms\": 0, \"bandwidth_kbps\": 5}]", family: "f", name: "n", path: "p")
+        }
+        #expect(throws: SchedulingError.self) {
+            try TraceLoader.parseGophers("seq_num,throughput_mbps\n1,2,3\n", family: "f", path: "p")
+        }
+    }
+
+    @Test func npyRejectsBadMagicTruncationAndShapeMismatch() {
+        #expect(throws: SchedulingError.self) { try TraceLoader.parseNpy([1, 2, 3], path: "p") }
+        let header = Array("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n".utf8)
+        let prefix: [UInt8] = [0x93, 0x4E, 0x55, 0x4D, 0x50, 0x59, 1, 0, UInt8(header.count), 0]
+        let one = Array(repeating: UInt8(0), count: 8)
+        #expect(throws: SchedulingError.self) { try TraceLoader.parseNpy(prefix + header + one, path: "p") }
+        #expect(throws: SchedulingError.self) { try TraceLoader.parseNpy(prefix + header + one + [0], path: "p") }
+        #expect(throws: Never.self) { try TraceLoader.parseNpy(prefix + header + one + one, path: "p") }
+    }
+}
