@@ -51,7 +51,7 @@ enum UploadSecurityBench: BenchSuite {
         }
         Measure.line(
             "aes256gcm seal+open 64KiB", Measure.rate(bytes: 2 * size * iterations, seconds: ours),
-            ratios: [("ratio_vs_chacha20poly1305", ratio)])
+            ratios: [("ratio_vs_chacha20poly1305", 1 / ratio)])
     }
 
     private static func roundTrips(
@@ -98,7 +98,7 @@ enum UploadSecurityBench: BenchSuite {
         if let failure { throw BenchFailure(description: "\(failure)") }
         guard sink != .zero else { throw BenchFailure(description: "no digest") }
         Measure.line(
-            "pop full-hash answer 32MiB", Measure.rate(bytes: size, seconds: ours), ratios: [("ratio_vs_sha256", ratio)]
+            "pop full-hash answer 32MiB", Measure.rate(bytes: size, seconds: ours), ratios: [("ratio_vs_sha256", 1 / ratio)]
         )
     }
 }
