@@ -1,0 +1,186 @@
+import Glibc
+
+/// Every libc call the key store makes. Nothing else in Keys/ imports Glibc. Each function retries
+/// EINTR where the call can see it and reports failures as `Posix.Errno`.
+enum Posix {
+    /// A failed call's errno.
+    struct Errno: Error, Equatable {
+        let code: Int32
+        static let noEntry = Errno(code: ENOENT)
+        static let exists = Errno(code: EEXIST)
+        static let symbolicLink = Errno(code: ELOOP)
+
+        /// strerror_r (XSI variant): the text of the errno, never file contents.
+        var text: String {
+            var buffer = [CChar](repeating: 0, count: 128)
+            let result = unsafe buffer.withUnsafeMutableBufferPointer { out in
+                unsafe strerror_r(code, out.baseAddress!, out.count - 1)
+            }
+            guard result == 0 else { return "errno \(code)" }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
+    /// What fstat/fstatat report that the key store checks.
+    struct FileStatus {
+        let isRegularFile: Bool
+        let isDirectory: Bool
+        let permissions: UInt32
+        let ownerID: UInt32
+        let size: Int
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ raw: stat) {
+            isRegularFile = raw.st_mode & S_IFMT == S_IFREG
+            isDirectory = raw.st_mode & S_IFMT == S_IFDIR
+            permissions = raw.st_mode & 0o7777
+            ownerID = raw.st_uid
+            size = Int(raw.st_size)
+            device = UInt64(raw.st_dev)
+            inode = UInt64(raw.st_ino)
+        }
+    }
+
+    /// clock_gettime(CLOCK_REALTIME), in milliseconds since the epoch.
+    static func realTimeMilliseconds() -> UInt64 {
+        var now = timespec()
+        unsafe clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
+    }
+
+    /// geteuid
+    static func effectiveUserID() -> UInt32 { geteuid() }
+
+    /// getenv, copied into a String.
+    static func environment(_ name: String) -> String? {
+        guard let value = unsafe getenv(name) else { return nil }
+        return unsafe String(cString: value)
+    }
+
+    /// mkdir with the given mode (the umask may clear bits; callers check afterwards).
+    static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
+        guard unsafe mkdir(path, mode_t(mode)) == 0 else { throw Errno(code: errno) }
+    }
+
+    /// lstat: the path itself, not what a symbolic link points at.
+    static func statNoFollow(_ path: String) throws(Errno) -> FileStatus {
+        var raw = stat()
+        guard unsafe lstat(path, &raw) == 0 else { throw Errno(code: errno) }
+        return FileStatus(raw)
+    }
+
+    /// fstatat(AT_SYMLINK_NOFOLLOW) of a name inside a directory.
+    static func statNoFollow(directory: Int32, _ name: String) throws(Errno) -> FileStatus {
+        var raw = stat()
+        guard unsafe fstatat(directory, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else { throw Errno(code: errno) }
+        return FileStatus(raw)
+    }
+
+    /// fstat
+    static func status(_ fd: Int32) throws(Errno) -> FileStatus {
+        var raw = stat()
+        guard unsafe fstat(fd, &raw) == 0 else { throw Errno(code: errno) }
+        return FileStatus(raw)
+    }
+
+    /// open(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    static func openDirectory(_ path: String) throws(Errno) -> Int32 {
+        try retrying { unsafe open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    /// openat(O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC): never follows a link, never
+    /// blocks on a FIFO someone put in place of an item.
+    static func openForReading(directory: Int32, _ name: String) throws(Errno) -> Int32 {
+        try retrying { unsafe openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+    }
+
+    /// openat(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode), then fchmod to `mode`
+    /// exactly (the umask may have cleared bits).
+    static func createExclusive(directory: Int32, _ name: String, mode: UInt32) throws(Errno) -> Int32 {
+        let fd = try retrying {
+            unsafe openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+        }
+        guard fchmod(fd, mode_t(mode)) == 0 else {
+            let failure = Errno(code: errno)
+            close(fd)
+            throw failure
+        }
+        return fd
+    }
+
+    /// read until `buffer` is full or end of file; returns the number of bytes read.
+    static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let result = unsafe read(fd, buffer.baseAddress! + done, buffer.count - done)
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw Errno(code: errno)
+            }
+            if result == 0 { break }
+            done += result
+        }
+        return done
+    }
+
+    /// write until every byte is written.
+    static func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var done = 0
+        while done < bytes.count {
+            let result = unsafe write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw Errno(code: errno)
+            }
+            done += result
+        }
+    }
+
+    /// fsync
+    static func synchronize(_ fd: Int32) throws(Errno) {
+        _ = try retrying { fsync(fd) }
+    }
+
+    /// close (its error is not retried: Linux closes the descriptor even on EINTR).
+    static func closeDescriptor(_ fd: Int32) { close(fd) }
+
+    /// renameat within one directory: atomic replacement of `to`.
+    static func rename(directory: Int32, from: String, to: String) throws(Errno) {
+        guard unsafe renameat(directory, from, directory, to) == 0 else { throw Errno(code: errno) }
+    }
+
+    /// unlinkat of a file.
+    static func unlink(directory: Int32, _ name: String) throws(Errno) {
+        guard unsafe unlinkat(directory, name, 0) == 0 else { throw Errno(code: errno) }
+    }
+
+    /// dup, fdopendir, readdir, closedir: the names in a directory (without "." and "..").
+    static func listDirectory(_ directory: Int32) throws(Errno) -> [String] {
+        let copy = dup(directory)
+        guard copy >= 0 else { throw Errno(code: errno) }
+        guard let stream = unsafe fdopendir(copy) else {
+            let failure = Errno(code: errno)
+            close(copy)
+            throw failure
+        }
+        defer { unsafe closedir(stream) }
+        unsafe rewinddir(stream)
+        var names: [String] = []
+        while let entry = unsafe readdir(stream) {
+            let name = unsafe withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                unsafe tuple.withMemoryRebound(to: CChar.self, capacity: 256) { unsafe String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    private static func retrying(_ call: () -> Int32) throws(Errno) -> Int32 {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            if errno != EINTR { throw Errno(code: errno) }
+        }
+    }
+}
