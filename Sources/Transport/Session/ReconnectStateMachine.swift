@@ -317,7 +317,7 @@ public struct ReconnectStateMachine: Sendable {
         }
         actions += dropAttempts(under: keyID)
         blockedKeys.remove(keyID)
-        if intent?.keyID == keyID { actions += fallBack(from: keyID, now: now, reason: nil) }
+        if intent?.keyID == keyID { actions += fallBack(from: keyID, now: now) }
         return finish(actions)
     }
 
@@ -373,7 +373,7 @@ public struct ReconnectStateMachine: Sendable {
             blockedKeys.insert(attempt.keyID)
             actions += [.cycleEnded(attempt.keyID, answered: true), .suggestPairing(attempt.keyID)]
             // Receive-only attempts stay: the host may still commit one of them.
-            if intent?.keyID == attempt.keyID { actions += fallBack(from: attempt.keyID, now: now, reason: nil) }
+            if intent?.keyID == attempt.keyID { actions += fallBack(from: attempt.keyID, now: now) }
         case .sessionBusy(let retryAfter):
             actions += removeAttempt(at: index)
             actions.append(.cycleEnded(attempt.keyID, answered: true))
@@ -390,7 +390,7 @@ public struct ReconnectStateMachine: Sendable {
                 actions += [.discard(live.attemptID), .sessionDown(sessionID: live.session.sessionID, reason: .keyRetired)]
                 self.live = nil
             }
-            if intent?.keyID == attempt.keyID { actions += fallBack(from: attempt.keyID, now: now, reason: nil) }
+            if intent?.keyID == attempt.keyID { actions += fallBack(from: attempt.keyID, now: now) }
         case .unparseable:
             actions += removeAttempt(at: index)
             actions.append(.cycleEnded(attempt.keyID, answered: true))
@@ -667,16 +667,16 @@ public struct ReconnectStateMachine: Sendable {
     }
 
     /// The current intent's key can no longer be used.
-    private mutating func fallBack(from keyID: KeyID, now: SessionTime, reason: GiveUpReason?) -> [Action] {
-        if let live, live.session.keyID != keyID, !blockedKeys.contains(live.session.keyID) {
+    private mutating func fallBack(from keyID: KeyID, now: SessionTime) -> [Action] {
+        if let fallbackKey = live?.session.keyID, fallbackKey != keyID, !blockedKeys.contains(fallbackKey) {
             // A live session under another key: it stays, and later reconnects use its key.
-            newIntent(live.session.keyID, pending: false, satisfied: true)
-            return []
+            newIntent(fallbackKey, pending: false, satisfied: live != nil)
+            return startAttempt(now)
         }
         // Nothing live to fall back to: no further attempts. The intent stays current (suspended), so a
         // receive-only attempt the host commits late can still become the session.
         intent?.suspended = true
-        return [.gaveUp(keyID, reason ?? .noUsableKey)]
+        return [.gaveUp(keyID, .noUsableKey)]
     }
 
     private mutating func removeAttempt(at index: Int) -> [Action] {
