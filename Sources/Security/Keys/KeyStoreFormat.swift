@@ -79,7 +79,8 @@ public enum KeyStoreFormat {
         guard size >= headerByteCount + checksumByteCount else {
             // A prefix of a valid header (even empty) was cut short; anything else is not ours.
             let prefix = min(size, magic.count)
-            return unsafe Array(bytes[0..<prefix]) == Array(magic[0..<prefix]) ? .damaged(.truncated) : .damaged(.garbage)
+            return unsafe Array(bytes[0..<prefix]) == Array(magic[0..<prefix])
+                ? .damaged(.truncated) : .damaged(.garbage)
         }
         guard unsafe Array(bytes[0..<magic.count]) == magic else { return .damaged(.garbage) }
         guard unsafe readUInt16(bytes, at: 8) == version else { return .damaged(.unsupportedVersion) }

@@ -32,7 +32,8 @@ public struct PairedKey: Sendable, Equatable, CustomStringConvertible {
     public var state: State
 
     /// Wraps a key. Throws `.invalidKey` unless `key` is 256 bits (a Noise PSK).
-    public init(id: KeyID, key: SymmetricKey, hostID: HostID, createdAt: KeyTimestamp, state: State) throws(SecurityError)
+    public init(id: KeyID, key: SymmetricKey, hostID: HostID, createdAt: KeyTimestamp, state: State)
+        throws(SecurityError)
     {
         guard key.bitCount == 256 else { throw SecurityError(.invalidKey, "a device key is 256 bits") }
         self.id = id
@@ -44,7 +45,8 @@ public struct PairedKey: Sendable, Equatable, CustomStringConvertible {
 
     /// A fresh random key for pairing with `hostID`, pending until the host confirms it.
     public static func generate(hostID: HostID, now: KeyTimestamp) -> PairedKey {
-        PairedKey(unchecked: KeyID(), key: SymmetricKey(size: .bits256), hostID: hostID, createdAt: now, state: .pending)
+        PairedKey(
+            unchecked: KeyID(), key: SymmetricKey(size: .bits256), hostID: hostID, createdAt: now, state: .pending)
     }
 
     private init(unchecked id: KeyID, key: SymmetricKey, hostID: HostID, createdAt: KeyTimestamp, state: State) {

@@ -109,6 +109,11 @@ enum Posix {
         return fd
     }
 
+    /// fchmod
+    static func setPermissions(_ fd: Int32, _ mode: UInt32) throws(Errno) {
+        guard fchmod(fd, mode_t(mode)) == 0 else { throw Errno(code: errno) }
+    }
+
     /// read until `buffer` is full or end of file; returns the number of bytes read.
     static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         var done = 0

@@ -1,0 +1,289 @@
+import AetherIO
+
+/// The Linux key store: one file per host id (`<host id hex>.key`, mode 0600) in a directory of mode
+/// 0700 owned by the user, by default `$XDG_STATE_HOME/aether/keys` (`~/.local/state/aether/keys`).
+///
+/// A save writes a temporary file in the same directory (created 0600 with O_EXCL), fsyncs it,
+/// renames it over the item and fsyncs the directory, so a reader or a crash sees the old item or
+/// the new one. An item that is damaged (see `KeyStoreDamage`) is reported and never overwritten or
+/// deleted. Key bytes go from the file straight into `SecureBytes`; every buffer that held them is wiped.
+/// The file format is in docs/KEY-STORE.md.
+public struct FileKeyStore: KeyStore {
+    /// Mode of an item file.
+    public static let fileMode: UInt32 = 0o600
+    /// Mode of the store directory.
+    public static let directoryMode: UInt32 = 0o700
+
+    /// What the store holds for one host.
+    public enum ItemStatus: Sendable {
+        /// No item.
+        case absent
+        /// A valid item.
+        case intact(KeyStoreItem)
+        /// A damaged item, left as found.
+        case damaged(KeyStoreDamage)
+    }
+
+    /// Every item of the store: the valid ones and what is wrong with the others.
+    public struct LoadReport: Sendable {
+        /// The valid items, by host id.
+        public var items: [KeyStoreItem]
+        /// The damaged items.
+        public var damaged: [HostID: KeyStoreDamage]
+    }
+
+    /// The store's directory.
+    public let directory: String
+
+    /// A store in `directory` (created 0700 on the first save when missing).
+    public init(directory: String) { self.directory = directory }
+
+    /// The default directory from this process's environment (see `defaultDirectory(environment:)`).
+    public static func defaultDirectory() throws(SecurityError) -> String {
+        try defaultDirectory { Posix.environment($0) }
+    }
+
+    /// `$XDG_STATE_HOME/aether/keys` when XDG_STATE_HOME is an absolute path, else `$HOME/.local/state/aether/keys`.
+    public static func defaultDirectory(environment: (String) -> String?) throws(SecurityError) -> String {
+        if let state = environment("XDG_STATE_HOME"), state.hasPrefix("/") { return state + "/aether/keys" }
+        guard let home = environment("HOME"), home.hasPrefix("/") else {
+            throw SecurityError(.keyStoreDamaged, "neither XDG_STATE_HOME nor HOME is an absolute path")
+        }
+        return home + "/.local/state/aether/keys"
+    }
+
+    /// The file name of a host's item.
+    public static func fileName(for hostID: HostID) -> String { hostID.hex + ".key" }
+
+    // MARK: KeyStore
+
+    /// The host's item, nil when absent; `.keyStoreDamaged` when damaged.
+    public func load(hostID: HostID) throws(SecurityError) -> KeyStoreItem? {
+        switch try inspect(hostID: hostID) {
+        case .absent: return nil
+        case .intact(let item): return item
+        case .damaged(let damage): throw damage.error(hostID: hostID)
+        }
+    }
+
+    /// Replaces the host's item in one atomic write; refuses (writing nothing) when the item on disk is damaged.
+    public func save(_ item: KeyStoreItem) throws(SecurityError) {
+        let dir = try openDirectory(creating: true)
+        defer { Posix.closeDescriptor(dir) }
+        if case .damaged(let damage) = try inspect(directory: dir, hostID: item.hostID) {
+            throw damage.error(hostID: item.hostID)
+        }
+        let encoded = KeyStoreFormat.encode(item)
+        let name = Self.fileName(for: item.hostID)
+        let temporary = "." + item.hostID.hex + "." + Hex.encode(SecureRandom.bytes(8)) + ".tmp"
+        let fd: Int32
+        do {
+            fd = try Posix.createExclusive(directory: dir, temporary, mode: Self.fileMode)
+        } catch {
+            throw Self.failure("create a temporary item", error)
+        }
+        do {
+            try unsafe encoded.withUnsafeBytes { (bytes) throws(Posix.Errno) in try unsafe Posix.writeFully(fd, bytes) }
+            try Posix.synchronize(fd)
+        } catch {
+            Posix.closeDescriptor(fd)
+            try? Posix.unlink(directory: dir, temporary)
+            throw Self.failure("write the temporary item", error)
+        }
+        Posix.closeDescriptor(fd)
+        do {
+            try Posix.rename(directory: dir, from: temporary, to: name)
+        } catch {
+            try? Posix.unlink(directory: dir, temporary)
+            throw Self.failure("rename the temporary item", error)
+        }
+        do {
+            try Posix.synchronize(dir)
+        } catch {
+            throw Self.failure("fsync the key store directory", error)
+        }
+    }
+
+    /// Deletes the host's item; refuses when it is damaged.
+    public func delete(hostID: HostID) throws(SecurityError) {
+        guard let dir = try openExistingDirectory() else { return }
+        defer { Posix.closeDescriptor(dir) }
+        switch try inspect(directory: dir, hostID: hostID) {
+        case .absent: return
+        case .damaged(let damage): throw damage.error(hostID: hostID)
+        case .intact: break
+        }
+        do {
+            try Posix.unlink(directory: dir, Self.fileName(for: hostID))
+            try Posix.synchronize(dir)
+        } catch {
+            throw Self.failure("delete the item", error)
+        }
+    }
+
+    /// Host ids with an item file (damaged or not), in order. Other files are ignored.
+    public func hostIDs() throws(SecurityError) -> [HostID] {
+        guard let dir = try openExistingDirectory() else { return [] }
+        defer { Posix.closeDescriptor(dir) }
+        let names: [String]
+        do {
+            names = try Posix.listDirectory(dir)
+        } catch {
+            throw Self.failure("list the key store directory", error)
+        }
+        return names.compactMap { name -> HostID? in
+            guard name.hasSuffix(".key") else { return nil }
+            return try? HostID(hex: String(name.dropLast(4)))
+        }.sorted()
+    }
+
+    // MARK: Inspection
+
+    /// What the store holds for `hostID`, without changing anything on disk.
+    public func inspect(hostID: HostID) throws(SecurityError) -> ItemStatus {
+        guard let dir = try openExistingDirectory() else { return .absent }
+        defer { Posix.closeDescriptor(dir) }
+        return try inspect(directory: dir, hostID: hostID)
+    }
+
+    /// Every item: the valid ones and the damage of the others.
+    public func loadAll() throws(SecurityError) -> LoadReport {
+        var report = LoadReport(items: [], damaged: [:])
+        for hostID in try hostIDs() {
+            switch try inspect(hostID: hostID) {
+            case .absent: break
+            case .intact(let item): report.items.append(item)
+            case .damaged(let damage): report.damaged[hostID] = damage
+            }
+        }
+        return report
+    }
+
+    private func inspect(directory dir: Int32, hostID: HostID) throws(SecurityError) -> ItemStatus {
+        let name = Self.fileName(for: hostID)
+        let status: Posix.FileStatus
+        do {
+            status = try Posix.statNoFollow(directory: dir, name)
+        } catch  where error == .noEntry {
+            return .absent
+        } catch {
+            throw Self.failure("stat the item", error)
+        }
+        if let damage = Self.damage(of: status) { return .damaged(damage) }
+
+        let fd: Int32
+        do {
+            fd = try Posix.openForReading(directory: dir, name)
+        } catch  where error == .noEntry {
+            return .absent
+        } catch  where error == .symbolicLink {
+            return .damaged(.notARegularFile)
+        } catch {
+            throw Self.failure("open the item", error)
+        }
+        defer { Posix.closeDescriptor(fd) }
+        let opened: Posix.FileStatus
+        do {
+            opened = try Posix.status(fd)
+        } catch {
+            throw Self.failure("stat the item", error)
+        }
+        // The name was swapped between the stat and the open: judge what was opened.
+        if let damage = Self.damage(of: opened) { return .damaged(damage) }
+
+        // Read one byte more than the largest item, straight into wiped storage, to see oversize files.
+        var length = 0
+        let contents: SecureBytes
+        do {
+            contents = try unsafe SecureBytes(count: KeyStoreFormat.maximumByteCount + 1) {
+                (buffer) throws(Posix.Errno) in length = try unsafe Posix.readFully(fd, into: buffer)
+            }
+        } catch {
+            throw Self.failure("read the item", error)
+        }
+        let parsed = unsafe contents.withUnsafeBytes { raw in
+            unsafe KeyStoreFormat.parse(UnsafeRawBufferPointer(rebasing: raw[0..<length]), expectedHostID: hostID)
+        }
+        switch parsed {
+        case .item(let item): return .intact(item)
+        case .damaged(let damage): return .damaged(damage)
+        }
+    }
+
+    private static func damage(of status: Posix.FileStatus) -> KeyStoreDamage? {
+        guard status.isRegularFile else { return .notARegularFile }
+        guard status.ownerID == Posix.effectiveUserID() else { return .wrongOwner }
+        guard status.permissions == fileMode else { return .wrongMode }
+        guard status.size <= KeyStoreFormat.maximumByteCount else { return .garbage }
+        return nil
+    }
+
+    // MARK: Directory
+
+    /// The directory, opened; nil when it does not exist.
+    private func openExistingDirectory() throws(SecurityError) -> Int32? {
+        do {
+            _ = try Posix.statNoFollow(directory)
+        } catch  where error == .noEntry {
+            return nil
+        } catch {
+            throw Self.failure("stat the key store directory", error)
+        }
+        return try openDirectory(creating: false)
+    }
+
+    /// Opens the directory and checks it is a real directory of this user with mode 0700 (fails closed).
+    private func openDirectory(creating: Bool) throws(SecurityError) -> Int32 {
+        if creating { try createDirectories() }
+        let fd: Int32
+        do {
+            fd = try Posix.openDirectory(directory)
+        } catch {
+            throw Self.failure("open the key store directory", error)
+        }
+        let status: Posix.FileStatus
+        do {
+            status = try Posix.status(fd)
+        } catch {
+            Posix.closeDescriptor(fd)
+            throw Self.failure("stat the key store directory", error)
+        }
+        guard status.isDirectory, status.ownerID == Posix.effectiveUserID(), status.permissions == Self.directoryMode
+        else {
+            Posix.closeDescriptor(fd)
+            throw SecurityError(
+                .keyStoreDamaged, "the key store directory must be owned by this user with mode 0700; left unchanged")
+        }
+        return fd
+    }
+
+    /// mkdir -p with mode 0700 for every directory it creates; the last one is set to 0700 exactly.
+    private func createDirectories() throws(SecurityError) {
+        let absolute = directory.hasPrefix("/")
+        let parts = directory.split(separator: "/", omittingEmptySubsequences: true)
+        var path = absolute ? "" : "."
+        for (index, part) in parts.enumerated() {
+            path += "/" + part
+            do {
+                try Posix.makeDirectory(path, mode: Self.directoryMode)
+            } catch  where error == .exists {
+                continue
+            } catch {
+                throw Self.failure("create the key store directory", error)
+            }
+            if index == parts.count - 1 {
+                do {
+                    let fd = try Posix.openDirectory(path)
+                    defer { Posix.closeDescriptor(fd) }
+                    try Posix.setPermissions(fd, Self.directoryMode)
+                } catch {
+                    throw Self.failure("set the key store directory's mode", error)
+                }
+            }
+        }
+    }
+
+    private static func failure(_ what: String, _ error: Posix.Errno) -> SecurityError {
+        SecurityError(.systemCall, "key store: could not \(what): \(error.text)")
+    }
+}
