@@ -11,6 +11,7 @@ struct ClientHarness {
     let start: UInt64 = 10_000
     var nextSessionID: UInt64 = 100
 
+    static let noSlots = (try? SlotStatus.parse([0]))!
     static let limits = SessionLimits(
         livenessTimeout: 4_000, maxSessionAge: 60, maxCounter: 8_000, maxRecordPlaintext: 1_200)
 
@@ -39,7 +40,7 @@ struct ClientHarness {
     mutating func accept(_ id: AttemptID, limits: SessionLimits = ClientHarness.limits) -> ([Machine.Action], UInt64) {
         nextSessionID += 1
         let actions = machine.message2(
-            id, .accept(sessionID: nextSessionID, hostTime: now.wall, limits: limits, slots: [], hostName: "h"),
+            id, .accept(sessionID: nextSessionID, hostTime: now.wall, limits: limits, slots: ClientHarness.noSlots, hostName: "h"),
             now: now)
         return (actions, nextSessionID)
     }
@@ -52,7 +53,7 @@ struct ClientHarness {
     mutating func connect(_ key: KeyID) -> (AttemptID, UInt64) {
         let id = Self.firstMessage1(want(key))!
         let (_, session) = accept(id)
-        _ = record(id, .slotStatus([]))
+        _ = record(id, .control(.slotStatus(Self.noSlots)))
         return (id, session)
     }
 
@@ -168,13 +169,14 @@ struct ClientHarness {
         #expect(h.machine.attempt(forSession: h.nextSessionID) == id)
     }
 
-    @Test func aRecordOnTheConfirmingAttemptMakesTheSessionLive() {
+    @Test func aRecordOnTheConfirmingAttemptMakesTheSessionLive() throws {
         var h = H()
         let id = H.firstMessage1(h.want(key))!
         let (_, session) = h.accept(id)
-        let up = h.record(id, .slotStatus([SlotEntry(keyID: key, state: .active)]))
+        let slots = try SlotStatus(entries: [SlotStatus.Entry(keyID: key, state: .active)])
+        let up = h.record(id, .control(.slotStatus(slots)))
         #expect(H.sessionUp(up)?.sessionID == session)
-        #expect(up.contains(.slotStatus([SlotEntry(keyID: key, state: .active)])))
+        #expect(up.contains(.slotStatus(slots)))
         #expect(H.work(h.fire(at: 100)).isEmpty)
         #expect(h.machine.liveSession?.attemptID == id)
     }
@@ -183,7 +185,7 @@ struct ClientHarness {
         var h = H()
         let id = H.firstMessage1(h.want(key))!
         _ = h.accept(id)
-        let up = h.record(id, .application(type: 3, body: [1, 2]))
+        let up = h.record(id, .application(type: 3, bytes: [1, 2]))
         #expect(H.sessionUp(up) != nil)
         #expect(up.contains(.deliver(type: 3, body: [1, 2])))
     }
@@ -215,7 +217,7 @@ struct ClientHarness {
         _ = h.accept(id)
         for t in stride(from: UInt64(100), through: 12_999, by: 100) { _ = h.fire(at: t) }
         h.at(12_999)
-        let up = h.record(id, .keepAlive)
+        let up = h.record(id, .control(.keepAlive))
         #expect(H.sessionUp(up)?.attemptID == id)
     }
 
@@ -245,7 +247,7 @@ struct ClientHarness {
         var h = H()
         let (id, session) = h.connect(key)
         h.at(500)
-        _ = h.record(id, .application(type: 0, body: []), counter: 1)
+        _ = h.record(id, .application(type: 0, bytes: []), counter: 1)
         #expect(H.downReason(h.fire(at: 4_499)) == nil)
         let down = h.fire(at: 4_500)
         #expect(down.contains(.sessionDown(sessionID: session, reason: .livenessTimeout)))
@@ -279,12 +281,12 @@ struct ClientHarness {
         var h = H()
         let (id, session) = h.connect(key)
         for t in stride(from: UInt64(1_000), through: 52_000, by: 1_000) {
-            _ = h.record(id, .keepAlive, counter: t / 1_000)
+            _ = h.record(id, .control(.keepAlive), counter: t / 1_000)
             let actions = h.fire(at: t)
             #expect(H.firstMessage1(actions) == nil)
             h.at(t)
         }
-        _ = h.record(id, .keepAlive, counter: 60)
+        _ = h.record(id, .control(.keepAlive), counter: 60)
         #expect(H.firstMessage1(h.fire(at: 52_499)) == nil)
         let actions = h.fire(at: 52_500)
         let hello = H.hello(actions)
@@ -298,7 +300,7 @@ struct ClientHarness {
         let (id, session) = h.connect(key)
         for t in stride(from: UInt64(1_000), through: 59_000, by: 1_000) {
             h.at(t)
-            _ = h.record(id, .keepAlive, counter: t / 1_000)
+            _ = h.record(id, .control(.keepAlive), counter: t / 1_000)
             _ = h.machine.timerFired(now: h.now)
         }
         #expect(H.downReason(h.fire(at: 59_999)) == nil)
@@ -314,7 +316,7 @@ struct ClientHarness {
         func step(_ counter: UInt64) -> [ReconnectStateMachine.Action] {
             sealing
                 ? h.machine.recordSealed(id, counter: counter, now: h.now)
-                : h.record(id, .keepAlive, counter: counter)
+                : h.record(id, .control(.keepAlive), counter: counter)
         }
         #expect(H.firstMessage1(step(6_999)) == nil)
         let hello = H.hello(step(7_000))
@@ -330,23 +332,23 @@ struct ClientHarness {
         let newest = H.firstMessage1(h.machine.networkChanged(now: h.now))!
         let (_, newSession) = h.accept(newest)
         h.at(200)
-        let up = h.record(newest, .slotStatus([]))
+        let up = h.record(newest, .control(.slotStatus(H.noSlots)))
         #expect(H.sessionUp(up)?.sessionID == newSession)
         #expect(!up.contains(where: { if case .sessionDown = $0 { true } else { false } }))
         #expect(!up.contains(where: { if case .sendBye = $0 { true } else { false } }))
         #expect(h.machine.attempt(forSession: oldSession) == old)
         h.at(1_199)
-        #expect(h.record(old, .application(type: 1, body: [9])).contains(.deliver(type: 1, body: [9])))
+        #expect(h.record(old, .application(type: 1, bytes: [9])).contains(.deliver(type: 1, body: [9])))
         #expect(!h.fire(at: 1_199).contains(.discard(old)))
         #expect(h.fire(at: 1_200).contains(.discard(old)))
         #expect(h.machine.attempt(forSession: oldSession) == nil)
-        #expect(H.work(h.record(old, .application(type: 1, body: [9]))).isEmpty)
+        #expect(H.work(h.record(old, .application(type: 1, bytes: [9]))).isEmpty)
     }
 
     @Test func aSealedBYEFromTheHostClosesTheSession() {
         var h = H()
         let (id, session) = h.connect(key)
-        let actions = h.record(id, .bye(.closed), counter: 1)
+        let actions = h.record(id, .control(.bye(.closed)), counter: 1)
         #expect(actions.contains(.sessionDown(sessionID: session, reason: .bye(.closed))))
         #expect(H.firstMessage1(actions) == nil)
         #expect(H.firstMessage1(h.fire(at: 10_000)) == nil)
@@ -364,8 +366,10 @@ struct ClientHarness {
     @Test func countsAnswersAndSlotStatusAreReported() {
         var h = H()
         let (id, _) = h.connect(key)
-        let counts = SessionCounts(sealed: 1, opened: 2, authenticationFailures: 3, replaysRejected: 4, unknownControl: 5)
-        #expect(h.record(id, .countsAnswer(id: 9, counts: counts), counter: 1).contains(.countsAnswer(id: 9, counts: counts)))
+        let counts = CountsAnswer(
+            queryID: 9, recordsSealed: 1, recordsOpened: 2, authenticationFailures: 3, replaysRejected: 4,
+            unknownControl: 5)
+        #expect(h.record(id, .control(.countsAnswer(counts)), counter: 1).contains(.countsAnswer(counts)))
     }
 
     // MARK: Refusals
@@ -485,12 +489,12 @@ struct ClientHarness {
         h.at(50)
         let current = H.firstMessage1(h.want(otherKey))!
         // The old intent's attempt is receive-only now; the host's late proof must not make it live.
-        let late = h.record(old, .slotStatus([]))
+        let late = h.record(old, .control(.slotStatus(H.noSlots)))
         #expect(H.sessionUp(late) == nil)
         #expect(late.contains(.discard(old)))
         #expect(h.machine.liveSession == nil)
         _ = h.accept(current)
-        #expect(H.sessionUp(h.record(current, .keepAlive))?.keyID == otherKey)
+        #expect(H.sessionUp(h.record(current, .control(.keepAlive)))?.keyID == otherKey)
     }
 
     @Test func pairAgainKeepsAbandonedAttemptsWhichCanStillBePromoted() {
@@ -502,7 +506,7 @@ struct ClientHarness {
         let refused = h.answer(next, .pairAgain)
         #expect(!refused.contains(.discard(abandoned)))
         h.at(2_200)
-        let up = h.record(abandoned, .slotStatus([]))
+        let up = h.record(abandoned, .control(.slotStatus(H.noSlots)))
         #expect(H.sessionUp(up)?.sessionID == session)
     }
 

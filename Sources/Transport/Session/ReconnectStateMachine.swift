@@ -58,7 +58,7 @@ public struct ReconnectStateMachine: Sendable {
     /// A message 2 payload that authenticated under an attempt, as the driver parsed it.
     public enum Answer: Sendable, Hashable {
         /// Accept: the host made the session; the client must confirm it.
-        case accept(sessionID: UInt64, hostTime: UInt64, limits: SessionLimits, slots: [SlotEntry], hostName: String)
+        case accept(sessionID: UInt64, hostTime: UInt64, limits: SessionLimits, slots: SlotStatus, hostName: String)
         /// The hello timestamp was too old (or not newer than the last accepted).
         case stale(hostTime: UInt64)
         /// The hello timestamp was too far ahead.
@@ -128,13 +128,13 @@ public struct ReconnectStateMachine: Sendable {
         /// Hand application data to the application.
         case deliver(type: UInt8, body: [UInt8])
         /// The host answered a counts query.
-        case countsAnswer(id: UInt32, counts: SessionCounts)
+        case countsAnswer(CountsAnswer)
         /// A session became live (a previous one, if any, now drains).
         case sessionUp(SessionInfo)
         /// The live session ended.
         case sessionDown(sessionID: UInt64, reason: DownReason)
         /// The host's authenticated view of this device's keys (for `KeyRing.hostListed`).
-        case slotStatus([SlotEntry])
+        case slotStatus(SlotStatus)
         /// A connect cycle under the key ended (for `KeyRing.connectCycleEnded`).
         case cycleEnded(KeyID, answered: Bool)
         /// The host asked to pair again: no new attempts under the key (it is kept).
@@ -426,7 +426,7 @@ public struct ReconnectStateMachine: Sendable {
         } else if let drainIndex = draining.firstIndex(where: { $0.attemptID == id }) {
             switch content {
             case .application(let type, let body): actions.append(.deliver(type: type, body: body))
-            case .bye:
+            case .control(.bye):
                 actions.append(.discard(id))
                 draining.remove(at: drainIndex)
             default: break
@@ -613,7 +613,7 @@ public struct ReconnectStateMachine: Sendable {
         var actions: [Action] = []
         switch content {
         case .application(let type, let body): actions.append(.deliver(type: type, body: body))
-        case .bye(let reason):
+        case .control(.bye(let reason)):
             actions += [.discard(live.attemptID), .sessionDown(sessionID: live.session.sessionID, reason: .bye(reason))]
             self.live = nil
             intent?.satisfied = false
@@ -625,9 +625,9 @@ public struct ReconnectStateMachine: Sendable {
                 intent?.suspended = true
             }
             return actions
-        case .countsAnswer(let id, let counts): actions.append(.countsAnswer(id: id, counts: counts))
-        case .slotStatus(let slots): actions.append(.slotStatus(slots))
-        case .confirm, .countsQuery, .keepAlive, .unknownControl: break
+        case .control(.countsAnswer(let answer)): actions.append(.countsAnswer(answer))
+        case .control(.slotStatus(let slots)): actions.append(.slotStatus(slots))
+        case .control, .unknownControl, .malformedControl: break
         }
         return actions + checkCounter(counter, now: now)
     }
