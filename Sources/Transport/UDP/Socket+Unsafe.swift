@@ -122,6 +122,31 @@ enum Socket {
         return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
     }
 
+    /// pthread_create of a detached thread that runs `body` (the drivers' run loops block in poll).
+    static func spawnThread(_ body: @escaping @Sendable () -> Void) throws(Errno) {
+        let box = unsafe Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+        var thread = pthread_t()
+        let result = unsafe pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw = unsafe raw else { return nil }
+                let body = unsafe Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue()
+                body.run()
+                return nil
+            }, box)
+        guard result == 0 else {
+            unsafe Unmanaged<ThreadBody>.fromOpaque(box).release()
+            throw Errno(code: result)
+        }
+        pthread_detach(thread)
+    }
+
+    /// The closure a spawned thread runs, boxed for pthread_create's context pointer.
+    final class ThreadBody: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
     private static func socketAddress(_ address: UDPAddress) -> sockaddr_in {
         var raw = sockaddr_in()
         raw.sin_family = sa_family_t(AF_INET)
