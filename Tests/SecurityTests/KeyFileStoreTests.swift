@@ -47,7 +47,7 @@ struct KeyStoreScratch: ~Copyable {
 }
 
 /// The ways an item file is damaged in the tests.
-enum DamagedFile: String, CaseIterable, Sendable {
+enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
     case truncated, wrongMode, garbage, otherHostID, flippedKeyByte, unsupportedVersion, trailingBytes, symbolicLink,
         directory, empty
 
@@ -153,8 +153,8 @@ enum DamagedFile: String, CaseIterable, Sendable {
         #expect(try scratch.names().isEmpty)
     }
 
-    @Test(arguments: DamagedFile.allCases)
-    func aDamagedItemIsReportedAndLeftByteIdentical(_ damaged: DamagedFile) throws {
+    @Test(arguments: DamagedKeyStoreFile.allCases)
+    func aDamagedItemIsReportedAndLeftByteIdentical(_ damaged: DamagedKeyStoreFile) throws {
         let scratch = KeyStoreScratch()
         try scratch.store.save(try item(host))
         try damaged.make(in: scratch, hostID: host)

@@ -31,7 +31,9 @@ import Testing
                 responderEphemeral: try X25519.PrivateKey(
                     secureBytes: SecureBytes(copying: try VectorFile.hex(vector["resp_ephemeral"]))),
                 handshakeHash: try VectorFile.hex(vector["handshake_hash"]),
-                messages: try rawMessages.map { (try VectorFile.hex($0["payload"]), try VectorFile.hex($0["ciphertext"])) })
+                messages: try rawMessages.map {
+                    (try VectorFile.hex($0["payload"]), try VectorFile.hex($0["ciphertext"]))
+                })
         }
     }
 
@@ -117,5 +119,30 @@ import Testing
         #expect(error?.code == .authenticationFailed)
         var otherPrologue = try NoiseResponder(psk: vector.psk, prologue: vector.prologue + [0])
         #expect(throws: SecurityError.self) { try otherPrologue.readMessage1(message1) }
+    }
+}
+
+@Suite struct NoiseCipherStateTests {
+    @Test func aFailedDecryptNeverAdvancesTheNonce() throws {
+        let key = SymmetricKey(size: .bits256)
+        var sender = NoiseCipherState()
+        var receiver = NoiseCipherState()
+        sender.initializeKey(key)
+        receiver.initializeKey(key)
+        let first = try sender.encrypt([1, 2, 3], associatedData: [9])
+        var forged = first
+        forged[0] ^= 1
+        #expect(throws: SecurityError.self) { try receiver.decrypt(forged, associatedData: [9]) }
+        #expect(throws: SecurityError.self) { try receiver.decrypt(first, associatedData: [8]) }
+        #expect(receiver.nonce == 0)
+        #expect(try receiver.decrypt(first, associatedData: [9]) == [1, 2, 3])
+        #expect(receiver.nonce == 1)
+        #expect(sender.nonce == 1)
+    }
+
+    @Test func withoutAKeyTheCipherStatePassesBytesThrough() throws {
+        var state = NoiseCipherState()
+        #expect(try state.encrypt([4, 5], associatedData: []) == [4, 5])
+        #expect(state.nonce == 0)
     }
 }

@@ -77,8 +77,10 @@ import Testing
         let slots = try SlotStatus(entries: [SlotStatus.Entry(keyID: KeyID(), state: .pending)])
         let messages: [ControlMessage] = [
             .confirm, .bye(.superseded), .countsQuery(queryID: 42),
-            .countsAnswer(CountsAnswer(queryID: 42, recordsSealed: 1, recordsOpened: 2, authenticationFailures: 3,
-                replaysRejected: 4, unknownControl: 5)),
+            .countsAnswer(
+                CountsAnswer(
+                    queryID: 42, recordsSealed: 1, recordsOpened: 2, authenticationFailures: 3,
+                    replaysRejected: 4, unknownControl: 5)),
             .slotStatus(slots), .keepAlive,
         ]
         for message in messages {

@@ -8,12 +8,17 @@ import Testing
     static func steps(_ group: [Any]) throws -> [(UInt64, Bool)] {
         var out: [(UInt64, Bool)] = []
         for step in group {
-            if let pair = step as? [Any], pair.count == 2, let counter = pair[0] as? UInt64, let expect = pair[1] as? Bool {
+            if let pair = step as? [Any], pair.count == 2, let counter = pair[0] as? UInt64,
+                let expect = pair[1] as? Bool
+            {
                 out.append((counter, expect))
-            } else if let range = step as? [String: Any], let from = range["from"] as? Int, let to = range["to"] as? Int,
+            } else if let range = step as? [String: Any], let from = range["from"] as? Int,
+                let to = range["to"] as? Int,
                 let stride = range["step"] as? Int, let expect = range["expect"] as? Bool
             {
-                for counter in Swift.stride(from: from, through: to, by: stride) { out.append((UInt64(counter), expect)) }
+                for counter in Swift.stride(from: from, through: to, by: stride) {
+                    out.append((UInt64(counter), expect))
+                }
             } else {
                 throw SecurityError(.malformedMessage, "unreadable replay step")
             }

@@ -131,7 +131,9 @@ import Testing
         if case .application(let type, let bytes) = content {
             #expect(type == innerType && bytes == plaintext)
         }
-        #expect(content.provesCommit == (record["content"] as? String == "application" || record["content"] as? String == "control"))
+        #expect(
+            content.provesCommit
+                == (record["content"] as? String == "application" || record["content"] as? String == "control"))
     }
 
     @Test func everyRejectCaseIsRejectedByItsParser() throws {
@@ -158,7 +160,8 @@ import Testing
         #expect(counters.count == 3_000)
         let golden = try #require(Self.cases.first { $0["name"] as? String == script["case"] as? String })
         let keys = try Self.sessionKeys(golden)
-        var opener = try RecordOpener(key: keys.responderToInitiator, direction: .hostToClient, sessionID: 0x1122_3344_5566_7788)
+        var opener = try RecordOpener(
+            key: keys.responderToInitiator, direction: .hostToClient, sessionID: 0x1122_3344_5566_7788)
         var accepted = 0
         for (index, counter) in counters.enumerated() {
             let isForged = forged[index / 8] & (0x80 >> UInt8(index % 8)) != 0
@@ -181,7 +184,9 @@ import Testing
         let ephemeral = try X25519.PrivateKey(
             secureBytes: SecureBytes(copying: VectorFile.hex(golden["initiator_ephemeral"])))
         var noise = try NoiseInitiator(psk: psk, prologue: message1.prologue, ephemeral: ephemeral)
-        #expect(try noise.writeMessage1(payload: Hello.parse(VectorFile.hex(golden["hello"])).encoded()) == message1.noiseMessage)
+        #expect(
+            try noise.writeMessage1(payload: Hello.parse(VectorFile.hex(golden["hello"])).encoded())
+                == message1.noiseMessage)
         return try noise.readMessage2(Array(VectorFile.hex(golden["message2"])[10...])).keys
     }
 }

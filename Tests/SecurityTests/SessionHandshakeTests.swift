@@ -95,7 +95,8 @@ import Testing
         let clearKey = KeyID()
         let hello = try Hello(intent: .connect, timestamp: 5, keyID: KeyID(), previousSessionID: 0)
         var noise = try NoiseInitiator(psk: psk, prologue: Message1.prologue(attemptID: 3, keyID: clearKey))
-        let datagram = Message1.header(attemptID: 3, keyID: clearKey) + (try noise.writeMessage1(payload: hello.encoded()))
+        let datagram =
+            Message1.header(attemptID: 3, keyID: clearKey) + (try noise.writeMessage1(payload: hello.encoded()))
         let error = #expect(throws: SecurityError.self) {
             try SessionResponder(message1: Message1.parse(datagram), psk: psk)
         }
@@ -118,10 +119,27 @@ import Testing
     }
 
     @Test func helloIntentRulesAreEnforced() throws {
-        #expect(throws: SecurityError.self) { try Hello(intent: .connect, timestamp: 1, keyID: KeyID(), previousSessionID: 9) }
-        #expect(throws: SecurityError.self) { try Hello(intent: .reconnect, timestamp: 1, keyID: KeyID(), previousSessionID: 0) }
-        #expect(throws: SecurityError.self) { try Hello(intent: .promote, timestamp: 0, keyID: KeyID(), previousSessionID: 0) }
+        #expect(throws: SecurityError.self) {
+            try Hello(intent: .connect, timestamp: 1, keyID: KeyID(), previousSessionID: 9)
+        }
+        #expect(throws: SecurityError.self) {
+            try Hello(intent: .reconnect, timestamp: 1, keyID: KeyID(), previousSessionID: 0)
+        }
+        #expect(throws: SecurityError.self) {
+            try Hello(intent: .promote, timestamp: 0, keyID: KeyID(), previousSessionID: 0)
+        }
         let promote = try Hello(intent: .promote, timestamp: 1, keyID: KeyID(), previousSessionID: 9)
         #expect(try Hello.parse(promote.encoded()) == promote)
+    }
+}
+
+@Suite struct ControlMessageTests {
+    @Test func theSingleArgumentParserReadsTheTypeByteThenTheBody() throws {
+        #expect(try ControlMessage.parse([0x41, 0x02]) == .bye(.limitReached))
+        #expect(try ControlMessage.parse([0x45]) == .keepAlive)
+        #expect(ControlMessage.bye(.closed).encoded() == [0x41, 0x00])
+        for bad: [UInt8] in [[], [0x46], [0x3f], [0x40, 0x00], [0x42, 0, 0, 0]] {
+            #expect(throws: SecurityError.self) { try ControlMessage.parse(bad) }
+        }
     }
 }

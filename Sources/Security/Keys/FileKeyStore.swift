@@ -40,7 +40,7 @@ public struct FileKeyStore: KeyStore {
 
     /// The default directory from this process's environment (see `defaultDirectory(environment:)`).
     public static func defaultDirectory() throws(SecurityError) -> String {
-        try defaultDirectory { Posix.environment($0) }
+        try defaultDirectory { KeyStorePosix.environment($0) }
     }
 
     /// `$XDG_STATE_HOME/aether/keys` when XDG_STATE_HOME is an absolute path, else `$HOME/.local/state/aether/keys`.
@@ -69,7 +69,7 @@ public struct FileKeyStore: KeyStore {
     /// Replaces the host's item in one atomic write; refuses (writing nothing) when the item on disk is damaged.
     public func save(_ item: KeyStoreItem) throws(SecurityError) {
         let dir = try openDirectory(creating: true)
-        defer { Posix.closeDescriptor(dir) }
+        defer { KeyStorePosix.closeDescriptor(dir) }
         if case .damaged(let damage) = try inspect(directory: dir, hostID: item.hostID) {
             throw damage.error(hostID: item.hostID)
         }
@@ -78,27 +78,29 @@ public struct FileKeyStore: KeyStore {
         let temporary = "." + item.hostID.hex + "." + Hex.encode(SecureRandom.bytes(8)) + ".tmp"
         let fd: Int32
         do {
-            fd = try Posix.createExclusive(directory: dir, temporary, mode: Self.fileMode)
+            fd = try KeyStorePosix.createExclusive(directory: dir, temporary, mode: Self.fileMode)
         } catch {
             throw Self.failure("create a temporary item", error)
         }
         do {
-            try unsafe encoded.withUnsafeBytes { (bytes) throws(Posix.Errno) in try unsafe Posix.writeFully(fd, bytes) }
-            try Posix.synchronize(fd)
+            try unsafe encoded.withUnsafeBytes { (bytes) throws(KeyStorePosix.Errno) in
+                try unsafe KeyStorePosix.writeFully(fd, bytes)
+            }
+            try KeyStorePosix.synchronize(fd)
         } catch {
-            Posix.closeDescriptor(fd)
-            try? Posix.unlink(directory: dir, temporary)
+            KeyStorePosix.closeDescriptor(fd)
+            try? KeyStorePosix.unlink(directory: dir, temporary)
             throw Self.failure("write the temporary item", error)
         }
-        Posix.closeDescriptor(fd)
+        KeyStorePosix.closeDescriptor(fd)
         do {
-            try Posix.rename(directory: dir, from: temporary, to: name)
+            try KeyStorePosix.rename(directory: dir, from: temporary, to: name)
         } catch {
-            try? Posix.unlink(directory: dir, temporary)
+            try? KeyStorePosix.unlink(directory: dir, temporary)
             throw Self.failure("rename the temporary item", error)
         }
         do {
-            try Posix.synchronize(dir)
+            try KeyStorePosix.synchronize(dir)
         } catch {
             throw Self.failure("fsync the key store directory", error)
         }
@@ -107,15 +109,15 @@ public struct FileKeyStore: KeyStore {
     /// Deletes the host's item; refuses when it is damaged.
     public func delete(hostID: HostID) throws(SecurityError) {
         guard let dir = try openExistingDirectory() else { return }
-        defer { Posix.closeDescriptor(dir) }
+        defer { KeyStorePosix.closeDescriptor(dir) }
         switch try inspect(directory: dir, hostID: hostID) {
         case .absent: return
         case .damaged(let damage): throw damage.error(hostID: hostID)
         case .intact: break
         }
         do {
-            try Posix.unlink(directory: dir, Self.fileName(for: hostID))
-            try Posix.synchronize(dir)
+            try KeyStorePosix.unlink(directory: dir, Self.fileName(for: hostID))
+            try KeyStorePosix.synchronize(dir)
         } catch {
             throw Self.failure("delete the item", error)
         }
@@ -124,10 +126,10 @@ public struct FileKeyStore: KeyStore {
     /// Host ids with an item file (damaged or not), in order. Other files are ignored.
     public func hostIDs() throws(SecurityError) -> [HostID] {
         guard let dir = try openExistingDirectory() else { return [] }
-        defer { Posix.closeDescriptor(dir) }
+        defer { KeyStorePosix.closeDescriptor(dir) }
         let names: [String]
         do {
-            names = try Posix.listDirectory(dir)
+            names = try KeyStorePosix.listDirectory(dir)
         } catch {
             throw Self.failure("list the key store directory", error)
         }
@@ -142,7 +144,7 @@ public struct FileKeyStore: KeyStore {
     /// What the store holds for `hostID`, without changing anything on disk.
     public func inspect(hostID: HostID) throws(SecurityError) -> ItemStatus {
         guard let dir = try openExistingDirectory() else { return .absent }
-        defer { Posix.closeDescriptor(dir) }
+        defer { KeyStorePosix.closeDescriptor(dir) }
         return try inspect(directory: dir, hostID: hostID)
     }
 
@@ -161,9 +163,9 @@ public struct FileKeyStore: KeyStore {
 
     private func inspect(directory dir: Int32, hostID: HostID) throws(SecurityError) -> ItemStatus {
         let name = Self.fileName(for: hostID)
-        let status: Posix.FileStatus
+        let status: KeyStorePosix.FileStatus
         do {
-            status = try Posix.statNoFollow(directory: dir, name)
+            status = try KeyStorePosix.statNoFollow(directory: dir, name)
         } catch  where error == .noEntry {
             return .absent
         } catch {
@@ -173,7 +175,7 @@ public struct FileKeyStore: KeyStore {
 
         let fd: Int32
         do {
-            fd = try Posix.openForReading(directory: dir, name)
+            fd = try KeyStorePosix.openForReading(directory: dir, name)
         } catch  where error == .noEntry {
             return .absent
         } catch  where error == .symbolicLink {
@@ -181,10 +183,10 @@ public struct FileKeyStore: KeyStore {
         } catch {
             throw Self.failure("open the item", error)
         }
-        defer { Posix.closeDescriptor(fd) }
-        let opened: Posix.FileStatus
+        defer { KeyStorePosix.closeDescriptor(fd) }
+        let opened: KeyStorePosix.FileStatus
         do {
-            opened = try Posix.status(fd)
+            opened = try KeyStorePosix.status(fd)
         } catch {
             throw Self.failure("stat the item", error)
         }
@@ -196,7 +198,7 @@ public struct FileKeyStore: KeyStore {
         let contents: SecureBytes
         do {
             contents = try unsafe SecureBytes(count: KeyStoreFormat.maximumByteCount + 1) {
-                (buffer) throws(Posix.Errno) in length = try unsafe Posix.readFully(fd, into: buffer)
+                (buffer) throws(KeyStorePosix.Errno) in length = try unsafe KeyStorePosix.readFully(fd, into: buffer)
             }
         } catch {
             throw Self.failure("read the item", error)
@@ -210,9 +212,9 @@ public struct FileKeyStore: KeyStore {
         }
     }
 
-    private static func damage(of status: Posix.FileStatus) -> KeyStoreDamage? {
+    private static func damage(of status: KeyStorePosix.FileStatus) -> KeyStoreDamage? {
         guard status.isRegularFile else { return .notARegularFile }
-        guard status.ownerID == Posix.effectiveUserID() else { return .wrongOwner }
+        guard status.ownerID == KeyStorePosix.effectiveUserID() else { return .wrongOwner }
         guard status.permissions == fileMode else { return .wrongMode }
         guard status.size <= KeyStoreFormat.maximumByteCount else { return .garbage }
         return nil
@@ -223,7 +225,7 @@ public struct FileKeyStore: KeyStore {
     /// The directory, opened; nil when it does not exist.
     private func openExistingDirectory() throws(SecurityError) -> Int32? {
         do {
-            _ = try Posix.statNoFollow(directory)
+            _ = try KeyStorePosix.statNoFollow(directory)
         } catch  where error == .noEntry {
             return nil
         } catch {
@@ -237,20 +239,21 @@ public struct FileKeyStore: KeyStore {
         if creating { try createDirectories() }
         let fd: Int32
         do {
-            fd = try Posix.openDirectory(directory)
+            fd = try KeyStorePosix.openDirectory(directory)
         } catch {
             throw Self.failure("open the key store directory", error)
         }
-        let status: Posix.FileStatus
+        let status: KeyStorePosix.FileStatus
         do {
-            status = try Posix.status(fd)
+            status = try KeyStorePosix.status(fd)
         } catch {
-            Posix.closeDescriptor(fd)
+            KeyStorePosix.closeDescriptor(fd)
             throw Self.failure("stat the key store directory", error)
         }
-        guard status.isDirectory, status.ownerID == Posix.effectiveUserID(), status.permissions == Self.directoryMode
+        guard status.isDirectory, status.ownerID == KeyStorePosix.effectiveUserID(),
+            status.permissions == Self.directoryMode
         else {
-            Posix.closeDescriptor(fd)
+            KeyStorePosix.closeDescriptor(fd)
             throw SecurityError(
                 .keyStoreDamaged, "the key store directory must be owned by this user with mode 0700; left unchanged")
         }
@@ -265,7 +268,7 @@ public struct FileKeyStore: KeyStore {
         for (index, part) in parts.enumerated() {
             path += "/" + part
             do {
-                try Posix.makeDirectory(path, mode: Self.directoryMode)
+                try KeyStorePosix.makeDirectory(path, mode: Self.directoryMode)
             } catch  where error == .exists {
                 continue
             } catch {
@@ -273,9 +276,9 @@ public struct FileKeyStore: KeyStore {
             }
             if index == parts.count - 1 {
                 do {
-                    let fd = try Posix.openDirectory(path)
-                    defer { Posix.closeDescriptor(fd) }
-                    try Posix.setPermissions(fd, Self.directoryMode)
+                    let fd = try KeyStorePosix.openDirectory(path)
+                    defer { KeyStorePosix.closeDescriptor(fd) }
+                    try KeyStorePosix.setPermissions(fd, Self.directoryMode)
                 } catch {
                     throw Self.failure("set the key store directory's mode", error)
                 }
@@ -283,7 +286,7 @@ public struct FileKeyStore: KeyStore {
         }
     }
 
-    private static func failure(_ what: String, _ error: Posix.Errno) -> SecurityError {
+    private static func failure(_ what: String, _ error: KeyStorePosix.Errno) -> SecurityError {
         SecurityError(.systemCall, "key store: could not \(what): \(error.text)")
     }
 }

@@ -32,4 +32,3 @@ struct NoiseCipherState: Sendable {
         return opened
     }
 }
-

@@ -30,6 +30,14 @@ struct NoiseSymmetricState: Sendable {
         handshakeHash = hasher.finalize()
     }
 
+    /// MixHash over raw bytes (no copy of them is made).
+    mutating func mixHash(raw data: UnsafeRawBufferPointer) {
+        var hasher = SHA256()
+        hasher.update(handshakeHash)
+        unsafe hasher.update(data)
+        handshakeHash = hasher.finalize()
+    }
+
     /// MixKey(input_key_material).
     mutating func mixKey(_ inputKeyMaterial: UnsafeRawBufferPointer) throws(SecurityError) {
         let (ck, k) = try unsafe NoiseHKDF.derive2(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial)
@@ -42,7 +50,7 @@ struct NoiseSymmetricState: Sendable {
         let (ck, tempH, k) = try unsafe NoiseHKDF.derive3(
             chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial)
         chainingKey = ck
-        mixHash(unsafe tempH.withUnsafeBytes { unsafe Array($0) })
+        unsafe tempH.withUnsafeBytes { unsafe mixHash(raw: $0) }
         cipher.initializeKey(try SymmetricKey(secureBytes: k))
     }
 

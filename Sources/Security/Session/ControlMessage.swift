@@ -64,6 +64,15 @@ public enum ControlMessage: Sendable, Hashable {
         }
     }
 
+    /// Parses the inner type byte followed by the body: the single-argument form for fuzzing and tests.
+    public static func parse(_ bytes: [UInt8]) throws(SecurityError) -> ControlMessage {
+        guard let type = bytes.first else { throw SecurityError(.malformedMessage, "control: empty") }
+        return try parse(innerType: type, body: Array(bytes.dropFirst()))
+    }
+
+    /// The inner type byte followed by the body; `parse(_:)` of it returns `self`.
+    public func encoded() -> [UInt8] { [innerType] + encodedBody() }
+
     /// The body encoding; `parse(innerType:body:)` of it returns `self`.
     public func encodedBody() -> [UInt8] {
         switch self {

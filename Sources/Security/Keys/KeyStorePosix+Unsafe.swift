@@ -1,8 +1,8 @@
 import Glibc
 
 /// Every libc call the key store makes. Nothing else in Keys/ imports Glibc. Each function retries
-/// EINTR where the call can see it and reports failures as `Posix.Errno`.
-enum Posix {
+/// EINTR where the call can see it and reports failures as `KeyStorePosix.Errno`.
+enum KeyStorePosix {
     /// A failed call's errno.
     struct Errno: Error, Equatable {
         let code: Int32
