@@ -1,3 +1,4 @@
+import AetherTransport
 import Synchronization
 
 /// Lets the host's event callback reach the host it belongs to (set once after creation).
