@@ -87,13 +87,27 @@ enum SessionCommand: CLICommand {
                 }
             case .committed(let sessionID, let keyID):
                 StandardError.write("session \(String(sessionID, radix: 16)) committed under key \(keyID)\n")
-            case .discarded: break
+            case .refused(let keyID, let payload):
+                StandardError.write("answered \(refusalName(payload)) to key \(keyID)\n")
+            case .discarded(let sessionID):
+                StandardError.write("session \(String(sessionID, radix: 16)) ended\n")
             }
         }
         holder.set(host)
         StandardError.write("aether session host listening on \(socket.localAddress) with \(keys.count) key(s)\n")
         host.run()
         return ExitStatus.success
+    }
+
+    static func refusalName(_ payload: Message2Payload) -> String {
+        switch payload {
+        case .accept: "accept"
+        case .stale: "stale"
+        case .tooNew: "too-new"
+        case .pairAgain: "pair-again"
+        case .sessionBusy: "session-busy"
+        case .tombstone: "tombstone"
+        }
     }
 
     /// Every key of the host store, with the tombstones file applied.

@@ -374,11 +374,11 @@ struct ClientHarness {
 
     // MARK: Refusals
 
-    @Test(arguments: [true, false])
-    func staleOrTooNewIsRetriedOnceWithTheHostClock(stale: Bool) {
+    @Test(arguments: [(true, Int64(500_000)), (false, -100_000)])
+    func staleOrTooNewIsRetriedOnceWithTheHostClock(stale: Bool, hostAhead: Int64) {
         var h = H()
         let first = H.firstMessage1(h.want(key))!
-        let hostTime = h.now.wall + 500_000
+        let hostTime = UInt64(Int64(h.now.wall) + hostAhead)
         let answer: ReconnectStateMachine.Answer = stale ? .stale(hostTime: hostTime) : .tooNew(hostTime: hostTime)
         let retry = h.answer(first, answer)
         #expect(retry.contains(.discard(first)))

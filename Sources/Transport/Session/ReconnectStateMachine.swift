@@ -364,6 +364,8 @@ public struct ReconnectStateMachine: Sendable {
                 actions.append(.gaveUp(attempt.keyID, .clockRejected))
             } else {
                 clockOffset = Int64(bitPattern: hostTime &- now.wall)
+                // The host's clock is behind ours: the next stamp follows its clock, not our last one.
+                if case .tooNew = answer { lastHelloTimestamp = 0 }
                 current.clockRetryUsed = true
                 intent = current
                 actions += startAttempt(now)

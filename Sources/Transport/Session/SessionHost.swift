@@ -29,6 +29,8 @@ public final class SessionHost: Sendable {
         case committed(sessionID: UInt64, keyID: KeyID)
         /// A pending key was promoted to active (persist it).
         case keyPromoted(KeyID)
+        /// A handshake was answered with a refusal (Stale, TooNew, PairAgain, SessionBusy, Tombstone).
+        case refused(KeyID, Message2Payload)
         /// A session ended (BYE, liveness, superseded and drained, never committed).
         case discarded(sessionID: UInt64)
     }
@@ -186,6 +188,7 @@ public final class SessionHost: Sendable {
             if let channel {
                 state.channels[channel.sessionID] = Channel(channel: channel, address: source, keyID: message.keyID)
             }
+            if channel == nil { outbox.events.append(.refused(message.keyID, payload)) }
             perform(state.table.answered(message1: bytes, message2: message2, now: now), &state, &outbox, now: now)
             outbox.datagrams.append((message2, source))
         }
