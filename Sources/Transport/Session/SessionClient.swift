@@ -49,6 +49,7 @@ public final class SessionClient: Sendable {
     private let clock: any SessionClock
     private let state: Mutex<State>
     private let stopped = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
     private let onEvent: @Sendable (Event) -> Void
 
     /// A client that talks to `host` from `socket` under the given keys (id → K_dev).
@@ -114,14 +115,18 @@ public final class SessionClient: Sendable {
     /// Runs the loop on a new thread until `stop`.
     public func start() throws(TransportError) {
         do {
+            running.store(true, ordering: .releasing)
             try Socket.spawnThread { [self] in run() }
         } catch {
+            running.store(false, ordering: .releasing)
             throw TransportError(.systemCall, "cannot start the client thread: \(error.text)")
         }
     }
 
     /// Runs the loop on the calling thread until `stop`.
     public func run() {
+        running.store(true, ordering: .releasing)
+        defer { running.store(false, ordering: .releasing) }
         while !stopped.load(ordering: .acquiring) {
             let now = clock.now()
             let deadline = state.withLock { $0.deadline }
@@ -142,8 +147,12 @@ public final class SessionClient: Sendable {
         }
     }
 
-    /// Stops the loop (it ends within one poll interval).
-    public func stop() { stopped.store(true, ordering: .releasing) }
+    /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left
+    /// using the crypto libraries when the process exits.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        while running.load(ordering: .acquiring) { Socket.pause(milliseconds: 1) }
+    }
 
     /// Handles one datagram from the host.
     func handle(_ bytes: [UInt8]) {

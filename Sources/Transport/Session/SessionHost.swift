@@ -61,6 +61,7 @@ public final class SessionHost: Sendable {
     private let clock: any SessionClock
     private let state: Mutex<State>
     private let stopped = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
     private let onEvent: @Sendable (Event) -> Void
 
     /// A host serving `keys` on `socket`, offering `limits`. `onEvent` runs on the run loop's thread.
@@ -118,14 +119,18 @@ public final class SessionHost: Sendable {
     /// Runs the loop on a new thread until `stop`.
     public func start() throws(TransportError) {
         do {
+            running.store(true, ordering: .releasing)
             try Socket.spawnThread { [self] in run() }
         } catch {
+            running.store(false, ordering: .releasing)
             throw TransportError(.systemCall, "cannot start the host thread: \(error.text)")
         }
     }
 
     /// Runs the loop on the calling thread until `stop`.
     public func run() {
+        running.store(true, ordering: .releasing)
+        defer { running.store(false, ordering: .releasing) }
         while !stopped.load(ordering: .acquiring) {
             let now = clock.now()
             let deadline = state.withLock { $0.deadline }
@@ -146,8 +151,12 @@ public final class SessionHost: Sendable {
         }
     }
 
-    /// Stops the loop (it ends within one poll interval).
-    public func stop() { stopped.store(true, ordering: .releasing) }
+    /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left
+    /// using the crypto libraries when the process exits.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        while running.load(ordering: .acquiring) { Socket.pause(milliseconds: 1) }
+    }
 
     /// Handles one datagram (the run loop's step; tests call it directly).
     func handle(_ bytes: [UInt8], from source: UDPAddress) {

@@ -122,6 +122,12 @@ enum Socket {
         return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
     }
 
+    /// nanosleep(2) for a short pause (EINTR ends it early, which is harmless here).
+    static func pause(milliseconds: Int) {
+        var request = timespec(tv_sec: milliseconds / 1_000, tv_nsec: (milliseconds % 1_000) * 1_000_000)
+        _ = unsafe nanosleep(&request, nil)
+    }
+
     /// pthread_create of a detached thread that runs `body` (the drivers' run loops block in poll).
     static func spawnThread(_ body: @escaping @Sendable () -> Void) throws(Errno) {
         let box = unsafe Unmanaged.passRetained(ThreadBody(body)).toOpaque()
