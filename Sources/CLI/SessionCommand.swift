@@ -37,7 +37,9 @@ enum SessionCommand: CLICommand {
 
     static func pair(_ arguments: [String]) throws -> Int32 {
         let parsed = try Arguments(arguments, options: ["host-id", "state-dir"])
-        guard let hex = parsed.option("host-id") else { throw Arguments.UsageError(description: "--host-id is required") }
+        guard let hex = parsed.option("host-id") else {
+            throw Arguments.UsageError(description: "--host-id is required")
+        }
         let hostID = try HostID(hex: hex)
         let base = try stateDirectory(parsed)
         let manager = try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemKeyClock())
@@ -191,7 +193,9 @@ enum SessionCommand: CLICommand {
             let hosts = manager.snapshot.hostIDs
             guard hosts.count == 1, let only = hosts.first else {
                 throw SessionCommandError(
-                    hosts.isEmpty ? "unknown key: no paired host; run aether session pair" : "several hosts paired; pass --host-id")
+                    hosts.isEmpty
+                        ? "unknown key: no paired host; run aether session pair"
+                        : "several hosts paired; pass --host-id")
             }
             hostID = only
         }
@@ -202,7 +206,10 @@ enum SessionCommand: CLICommand {
         let status = ConnectStatus()
         let client = SessionClient(socket: socket, host: address, keys: [key.id: key.key]) { event in
             switch event {
-            case .up(let info): status.update { $0.live = true; $0.sessions += 1; _ = info }
+            case .up(let info):
+                status.update {
+                    $0.live = true; $0.sessions += 1; _ = info
+                }
             case .down: status.update { $0.live = false }
             case .record(_, let bytes):
                 StandardOutput.write(String(decoding: bytes, as: UTF8.self) + "\n")

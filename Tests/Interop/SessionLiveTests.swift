@@ -93,8 +93,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: stateDir) }
         let retired = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
         let refused = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
-        #expect(try SessionLive.runAether(["session", "retire", "--key-id", retired.id.hex, "--state-dir", stateDir]).0 == 0)
-        #expect(try SessionLive.runAether(["session", "refuse", "--key-id", refused.id.hex, "--state-dir", stateDir]).0 == 0)
+        #expect(
+            try SessionLive.runAether(["session", "retire", "--key-id", retired.id.hex, "--state-dir", stateDir]).0 == 0
+        )
+        #expect(
+            try SessionLive.runAether(["session", "refuse", "--key-id", refused.id.hex, "--state-dir", stateDir]).0 == 0
+        )
         let host = try HostProcess(stateDir: stateDir)
         defer { host.process.stop() }
 

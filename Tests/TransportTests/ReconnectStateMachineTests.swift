@@ -40,7 +40,10 @@ struct ClientHarness {
     mutating func accept(_ id: AttemptID, limits: SessionLimits = ClientHarness.limits) -> ([Machine.Action], UInt64) {
         nextSessionID += 1
         let actions = machine.message2(
-            id, .accept(sessionID: nextSessionID, hostTime: now.wall, limits: limits, slots: ClientHarness.noSlots, hostName: "h"),
+            id,
+            .accept(
+                sessionID: nextSessionID, hostTime: now.wall, limits: limits, slots: ClientHarness.noSlots,
+                hostName: "h"),
             now: now)
         return (actions, nextSessionID)
     }

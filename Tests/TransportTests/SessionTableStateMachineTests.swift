@@ -52,8 +52,11 @@ import Testing
         let id = acceptedSession(t.helloAuthenticated(hello(active, start.wall), now: start))
         #expect(id != nil)
         _ = t.answered(message1: m1, message2: [2, 3, 7], now: start)
-        #expect(t.message1Arrived(m1, keyID: active, source: source, now: start.advanced(by: 1_999)) == .resend([2, 3, 7]))
-        #expect(t.message1Arrived([1, 3, 9, 8], keyID: active, source: source, now: start.advanced(by: 1_999)) == .handshake)
+        #expect(
+            t.message1Arrived(m1, keyID: active, source: source, now: start.advanced(by: 1_999)) == .resend([2, 3, 7]))
+        #expect(
+            t.message1Arrived([1, 3, 9, 8], keyID: active, source: source, now: start.advanced(by: 1_999)) == .handshake
+        )
         // After the window the same bytes run the handshake again, and the replayed hello is Stale.
         let later = start.advanced(by: 2_000)
         _ = t.timerFired(now: later)
@@ -122,7 +125,9 @@ import Testing
         }
         #expect(busy.retryAfterMilliseconds == 10_000)
         _ = t.timerFired(now: start.advanced(by: 13_000))
-        #expect(acceptedSession(t.helloAuthenticated(hello(active, later.wall + 1), now: later.advanced(by: 10_000))) != nil)
+        #expect(
+            acceptedSession(t.helloAuthenticated(hello(active, later.wall + 1), now: later.advanced(by: 10_000))) != nil
+        )
     }
 
     @Test func aFullTableIsBusy() {
@@ -142,15 +147,18 @@ import Testing
         #expect(actions.contains(.send(sessionID: id, .slotStatus(t.slots(for: device)!))))
         #expect(t.liveSessions == [id])
         // A later confirm is answered again (the first slot status may be lost).
-        #expect(t.recordOpened(id, .control(.confirm), now: start).contains(.send(sessionID: id, .slotStatus(t.slots(for: device)!))))
+        #expect(
+            t.recordOpened(id, .control(.confirm), now: start).contains(
+                .send(sessionID: id, .slotStatus(t.slots(for: device)!))))
     }
 
     @Test func anUnknownControlRecordNeverCommits() {
         var t = table()
         let id = acceptedSession(t.helloAuthenticated(hello(active, start.wall), now: start))!
-        #expect(t.recordOpened(id, .unknownControl(type: 0x50), now: start).allSatisfy {
-            if case .scheduleTimer = $0 { true } else { false }
-        })
+        #expect(
+            t.recordOpened(id, .unknownControl(type: 0x50), now: start).allSatisfy {
+                if case .scheduleTimer = $0 { true } else { false }
+            })
         #expect(t.recordOpened(id, .malformedControl(type: 0x43), now: start).count <= 1)
         #expect(t.liveSessions.isEmpty)
     }
@@ -165,7 +173,9 @@ import Testing
         #expect(!actions.contains { if case .send(old, _) = $0 { true } else { false } })
         #expect(t.liveSessions == [new])
         let edge = now.advanced(by: 999)
-        #expect(t.recordOpened(old, .application(type: 2, bytes: [5]), now: edge) .contains(.deliver(sessionID: old, type: 2, bytes: [5])))
+        #expect(
+            t.recordOpened(old, .application(type: 2, bytes: [5]), now: edge).contains(
+                .deliver(sessionID: old, type: 2, bytes: [5])))
         #expect(!t.timerFired(now: edge).contains(.discard(sessionID: old)))
         #expect(t.timerFired(now: now.advanced(by: 1_000)).contains(.discard(sessionID: old)))
         #expect(!t.opensRecords(old))
@@ -181,11 +191,15 @@ import Testing
     @Test func aCountsQueryIsAnswered() {
         var t = table()
         let id = commit(&t, active, at: start)
-        #expect(t.recordOpened(id, .control(.countsQuery(queryID: 42)), now: start).contains(.answerCounts(sessionID: id, queryID: 42)))
+        #expect(
+            t.recordOpened(id, .control(.countsQuery(queryID: 42)), now: start).contains(
+                .answerCounts(sessionID: id, queryID: 42)))
     }
 
     @Test func aLiveSessionWithoutRecordsWithinTheLivenessTimeoutIsClosed() {
-        var t = table(limits: SessionLimits(livenessTimeout: 4_000, maxSessionAge: 60, maxCounter: 5_000, maxRecordPlaintext: 1_200))
+        var t = table(
+            limits: SessionLimits(
+                livenessTimeout: 4_000, maxSessionAge: 60, maxCounter: 5_000, maxRecordPlaintext: 1_200))
         let id = commit(&t, active, at: start)
         _ = t.recordOpened(id, .control(.keepAlive), now: start.advanced(by: 1_000))
         #expect(!t.timerFired(now: start.advanced(by: 4_999)).contains(.discard(sessionID: id)))

@@ -296,7 +296,9 @@ public struct ReconnectStateMachine: Sendable {
     public mutating func close(now: SessionTime) -> [Action] {
         var actions: [Action] = []
         if let live {
-            actions += [.sendBye(live.attemptID, .closed), .sessionDown(sessionID: live.session.sessionID, reason: .closed)]
+            actions += [
+                .sendBye(live.attemptID, .closed), .sessionDown(sessionID: live.session.sessionID, reason: .closed),
+            ]
             actions.append(.discard(live.attemptID))
             self.live = nil
         }
@@ -386,10 +388,14 @@ public struct ReconnectStateMachine: Sendable {
             actions += removeAttempt(at: index)
             actions.append(.keyTombstoned(attempt.keyID, retiredAt: retiredAt))
             actions += dropAttempts(under: attempt.keyID)
-            for drain in draining where drain.session.keyID == attempt.keyID { actions.append(.discard(drain.attemptID)) }
+            for drain in draining where drain.session.keyID == attempt.keyID {
+                actions.append(.discard(drain.attemptID))
+            }
             draining.removeAll { $0.session.keyID == attempt.keyID }
             if let live, live.session.keyID == attempt.keyID {
-                actions += [.discard(live.attemptID), .sessionDown(sessionID: live.session.sessionID, reason: .keyRetired)]
+                actions += [
+                    .discard(live.attemptID), .sessionDown(sessionID: live.session.sessionID, reason: .keyRetired),
+                ]
                 self.live = nil
             }
             if intent?.keyID == attempt.keyID { actions += fallBack(from: attempt.keyID, now: now) }
@@ -562,7 +568,8 @@ public struct ReconnectStateMachine: Sendable {
         let hello: Hello
         if current.pending {
             hello = Hello(
-                keyID: current.keyID, intent: .promote, previousSessionID: live?.session.sessionID ?? 0, timestamp: stamp)
+                keyID: current.keyID, intent: .promote, previousSessionID: live?.session.sessionID ?? 0,
+                timestamp: stamp)
         } else if let live {
             hello = Hello(
                 keyID: current.keyID, intent: .reconnect, previousSessionID: live.session.sessionID, timestamp: stamp)
@@ -616,7 +623,9 @@ public struct ReconnectStateMachine: Sendable {
         switch content {
         case .application(let type, let body): actions.append(.deliver(type: type, body: body))
         case .control(.bye(let reason)):
-            actions += [.discard(live.attemptID), .sessionDown(sessionID: live.session.sessionID, reason: .bye(reason))]
+            actions += [
+                .discard(live.attemptID), .sessionDown(sessionID: live.session.sessionID, reason: .bye(reason)),
+            ]
             self.live = nil
             intent?.satisfied = false
             // A host that closed deliberately is not called back; one at its limit is.

@@ -54,7 +54,8 @@ public final class SessionClient: Sendable {
 
     /// A client that talks to `host` from `socket` under the given keys (id → K_dev).
     public init(
-        socket: UDPSocket, host: UDPAddress, keys: [KeyID: SymmetricKey], clock: any SessionClock = SystemSessionClock(),
+        socket: UDPSocket, host: UDPAddress, keys: [KeyID: SymmetricKey],
+        clock: any SessionClock = SystemSessionClock(),
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.socket = socket
@@ -180,7 +181,8 @@ public final class SessionClient: Sendable {
             }
             guard plaintext.count <= Int(live.limits.maxRecordPlaintext) else {
                 throw TransportError(
-                    .invalidArgument, "record of \(plaintext.count) bytes exceeds the host's \(live.limits.maxRecordPlaintext)")
+                    .invalidArgument,
+                    "record of \(plaintext.count) bytes exceeds the host's \(live.limits.maxRecordPlaintext)")
             }
             let counter = channel.sealer.nextCounter
             guard counter <= UInt64(live.limits.maxCounter) else {
@@ -274,7 +276,8 @@ public final class SessionClient: Sendable {
             case .deliver(let type, let body): outbox.events.append(.record(type: type, bytes: body))
             case .countsAnswer(let answer): outbox.events.append(.counts(answer))
             case .sessionUp(let info): outbox.events.append(.up(info))
-            case .sessionDown(let sessionID, let reason): outbox.events.append(.down(sessionID: sessionID, reason: reason))
+            case .sessionDown(let sessionID, let reason):
+                outbox.events.append(.down(sessionID: sessionID, reason: reason))
             case .slotStatus(let slots): outbox.events.append(.slotStatus(slots))
             case .cycleEnded(let keyID, let answered): outbox.events.append(.cycleEnded(keyID, answered: answered))
             case .suggestPairing(let keyID): outbox.events.append(.suggestPairing(keyID))

@@ -187,7 +187,8 @@ public final class SessionHost: Sendable {
         case .drop: return
         case .resend(let answer): outbox.datagrams.append((answer, source))
         case .handshake:
-            guard let psk = state.psks[message.keyID], var responder = try? SessionResponder(message1: message, psk: psk),
+            guard let psk = state.psks[message.keyID],
+                var responder = try? SessionResponder(message1: message, psk: psk),
                 let payload = state.table.helloAuthenticated(responder.hello, now: now)
             else { return }
             guard let (message2, channel) = try? responder.answer(payload) else {

@@ -314,7 +314,9 @@ public struct SessionTableStateMachine: Sendable {
 
     // MARK: Internals
 
-    private mutating func handleLive(_ device: HostID, _ content: RecordContent, confirmAnswered: Bool, now: SessionTime)
+    private mutating func handleLive(
+        _ device: HostID, _ content: RecordContent, confirmAnswered: Bool, now: SessionTime
+    )
         -> [Action]
     {
         guard let entry = live[device] else { return [] }

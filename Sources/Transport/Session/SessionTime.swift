@@ -21,24 +21,3 @@ public struct SessionTime: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "t=\(monotonic) ms (wall \(wall))" }
 }
-
-/// Where the session state machines' drivers read the time; injected so tests use a manual clock.
-public protocol SessionClock: Sendable {
-    /// The current reading.
-    func now() -> SessionTime
-}
-
-/// The system clocks: `CLOCK_MONOTONIC` and `CLOCK_REALTIME`.
-public struct SystemSessionClock: SessionClock {
-    /// Added to the wall reading (tests give a host a skewed clock); zero in production.
-    public let wallSkewMilliseconds: Int64
-
-    /// A handle on the system clocks, with an optional wall-clock skew.
-    public init(wallSkewMilliseconds: Int64 = 0) { self.wallSkewMilliseconds = wallSkewMilliseconds }
-
-    /// The current reading.
-    public func now() -> SessionTime {
-        let wall = Int64(clamping: UDPSocket.realTimeMilliseconds()) + wallSkewMilliseconds
-        return SessionTime(monotonic: UDPSocket.monotonicMilliseconds(), wall: UInt64(clamping: max(1, wall)))
-    }
-}

@@ -42,7 +42,9 @@ enum Socket {
         var raw = socketAddress(address)
         _ = try retrying {
             unsafe withUnsafePointer(to: &raw) { pointer in
-                unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { unsafe Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    unsafe Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
     }
@@ -66,7 +68,8 @@ enum Socket {
             unsafe bytes.withUnsafeBytes { data in
                 unsafe withUnsafePointer(to: &raw) { pointer in
                     unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { target in
-                        unsafe sendto(fd, data.baseAddress, data.count, 0, target, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        unsafe sendto(
+                            fd, data.baseAddress, data.count, 0, target, socklen_t(MemoryLayout<sockaddr_in>.size))
                     }
                 }
             }
@@ -84,13 +87,13 @@ enum Socket {
         let received: Int
         do {
             received = try retrying {
-            unsafe buffer.withUnsafeMutableBytes { data in
-                unsafe withUnsafeMutablePointer(to: &raw) { pointer in
-                    unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { source in
-                        unsafe recvfrom(fd, data.baseAddress, data.count, Int32(MSG_DONTWAIT), source, &length)
+                unsafe buffer.withUnsafeMutableBytes { data in
+                    unsafe withUnsafeMutablePointer(to: &raw) { pointer in
+                        unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { source in
+                            unsafe recvfrom(fd, data.baseAddress, data.count, Int32(MSG_DONTWAIT), source, &length)
+                        }
                     }
                 }
-            }
             }
         } catch {
             // Nothing to read after all, or an ICMP port-unreachable from an earlier send: not fatal.
