@@ -36,8 +36,14 @@ import Testing
         #expect(confirm == .control(.confirm) && confirm.provesCommit)
         let reply = try client.opener.open(try host.sealer.seal(innerType: 0x01, plaintext: [1, 2]))
         #expect(reply == .application(type: 1, bytes: [1, 2]))
-        // The host's opener enforces the Accept's max record plaintext.
-        let tooLong = try client.sealer.seal(innerType: 0, plaintext: [UInt8](repeating: 0, count: 1_201))
+        // Both sides enforce the Accept's max record plaintext toward the host.
+        let limit = #expect(throws: SecurityError.self) {
+            try client.sealer.seal(innerType: 0, plaintext: [UInt8](repeating: 0, count: 1_201))
+        }
+        #expect(limit?.code == .limitExceeded)
+        var unlimited = try RecordSealer(
+            key: client.sealer.key, direction: .clientToHost, sessionID: client.sessionID, nextCounter: 1)
+        let tooLong = try unlimited.seal(innerType: 0, plaintext: [UInt8](repeating: 0, count: 1_201))
         #expect(throws: SecurityError.self) { try host.opener.open(tooLong) }
     }
 
@@ -140,6 +146,26 @@ import Testing
         #expect(ControlMessage.bye(.closed).encoded() == [0x41, 0x00])
         for bad: [UInt8] in [[], [0x46], [0x3f], [0x40, 0x00], [0x42, 0, 0, 0]] {
             #expect(throws: SecurityError.self) { try ControlMessage.parse(bad) }
+        }
+    }
+}
+
+@Suite struct SessionWireTests {
+    @Test func theLimitsAddUpAsTheDocumentStates() throws {
+        #expect(SessionWire.message1Size == SessionWire.message1HeaderSize + 32 + SessionWire.helloSize + 16)
+        #expect(SessionWire.message2MinSize == SessionWire.message2HeaderSize + 32 + 16)
+        #expect(SessionWire.message2MaxSize == SessionWire.message2MinSize + SessionWire.message2MaxPayload)
+        #expect(SessionWire.maxRecordSize == SessionWire.recordHeaderSize + SessionWire.maxRecordPlaintext + 16)
+        #expect(SessionWire.maxRecordSize == 65_507)
+        let slots = try SlotStatus(
+            entries: (0..<16).map { _ in SlotStatus.Entry(keyID: KeyID(), state: .active) })
+        let largest = try Accept(
+            sessionID: 1, hostTime: 1, livenessTimeoutMilliseconds: 1_000, maxSessionAgeSeconds: 60,
+            maxCounter: 4_095, maxRecordPlaintext: 1_200, slots: slots,
+            hostName: String(repeating: "x", count: 100))
+        #expect(largest.encoded().count == SessionWire.message2MaxPayload)
+        #expect(throws: SecurityError.self) {
+            try SlotStatus(entries: (0..<17).map { _ in SlotStatus.Entry(keyID: KeyID(), state: .active) })
         }
     }
 }

@@ -8,22 +8,30 @@ public struct RecordSealer: Sendable {
     public let sessionID: UInt64
     /// The counter the next record gets.
     public private(set) var nextCounter: UInt64
+    /// Largest plaintext sealed (65,471 at most; a client uses the Accept's max record plaintext).
+    public let maxPlaintext: Int
 
     /// A sealer starting at counter 0. The key is the direction's key from `Split()`.
-    public init(key: SymmetricKey, direction: RecordDirection, sessionID: UInt64) throws(SecurityError) {
-        try self.init(key: key, direction: direction, sessionID: sessionID, nextCounter: 0)
+    public init(
+        key: SymmetricKey, direction: RecordDirection, sessionID: UInt64,
+        maxPlaintext: Int = SessionWire.maxRecordPlaintext
+    ) throws(SecurityError) {
+        try self.init(
+            key: key, direction: direction, sessionID: sessionID, nextCounter: 0, maxPlaintext: maxPlaintext)
     }
 
     /// Starts at any counter (tests of the 2^32 limit).
-    init(key: SymmetricKey, direction: RecordDirection, sessionID: UInt64, nextCounter: UInt64)
-        throws(SecurityError)
-    {
+    init(
+        key: SymmetricKey, direction: RecordDirection, sessionID: UInt64, nextCounter: UInt64,
+        maxPlaintext: Int = SessionWire.maxRecordPlaintext
+    ) throws(SecurityError) {
         guard key.bitCount == 256 else { throw SecurityError(.invalidKey, "a record key is 32 bytes") }
         guard sessionID != 0 else { throw SecurityError(.malformedMessage, "session id is zero") }
         self.key = key
         self.direction = direction
         self.sessionID = sessionID
         self.nextCounter = nextCounter
+        self.maxPlaintext = min(max(maxPlaintext, 0), SessionWire.maxRecordPlaintext)
     }
 
     /// The datagram size of a record with `plaintextCount` bytes.
@@ -39,8 +47,8 @@ public struct RecordSealer: Sendable {
         guard nextCounter < SessionWire.counterLimit else {
             throw SecurityError(.limitExceeded, "record counter 2^32 reached: reconnect")
         }
-        guard plaintext.count <= SessionWire.maxRecordPlaintext else {
-            throw SecurityError(.limitExceeded, "record plaintext longer than 65,471 bytes")
+        guard plaintext.count <= maxPlaintext else {
+            throw SecurityError(.limitExceeded, "record plaintext longer than \(maxPlaintext) bytes")
         }
         let size = Self.sealedSize(plaintextCount: plaintext.count)
         guard output.count >= size else { throw SecurityError(.limitExceeded, "record output buffer too small") }

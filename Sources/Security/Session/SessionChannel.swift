@@ -8,11 +8,14 @@ public struct SessionChannel: Sendable {
     /// Opens what this side receives.
     public var opener: RecordOpener
 
-    /// The client's channel (sends with `k1`, receives with `k2`) or the host's (the reverse).
+    /// The client's channel (sends with `k1`, receives with `k2`) or the host's (the reverse). Records
+    /// toward the host are limited to the Accept's max record plaintext on both sides.
     init(keys: NoiseTransportKeys, sessionID: UInt64, isClient: Bool, maxPlaintext: Int) throws(SecurityError) {
         self.sessionID = sessionID
         if isClient {
-            sealer = try RecordSealer(key: keys.initiatorToResponder, direction: .clientToHost, sessionID: sessionID)
+            sealer = try RecordSealer(
+                key: keys.initiatorToResponder, direction: .clientToHost, sessionID: sessionID,
+                maxPlaintext: maxPlaintext)
             opener = try RecordOpener(key: keys.responderToInitiator, direction: .hostToClient, sessionID: sessionID)
         } else {
             sealer = try RecordSealer(key: keys.responderToInitiator, direction: .hostToClient, sessionID: sessionID)

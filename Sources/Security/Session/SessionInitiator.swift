@@ -58,7 +58,7 @@ public struct SessionInitiator: Sendable {
         case .accept(let accept):
             let channel = try SessionChannel(
                 keys: result.keys, sessionID: accept.sessionID, isClient: true,
-                maxPlaintext: SessionWire.maxRecordPlaintext)
+                maxPlaintext: Int(accept.maxRecordPlaintext))
             return .accepted(accept, channel)
         case .tombstone(let tombstone) where tombstone.keyID != hello.keyID:
             return .unparseable

@@ -56,4 +56,23 @@ public enum SessionWire {
     public static let helloMaxAgeMilliseconds: UInt64 = 120_000
     /// The host accepts hello timestamps up to its time plus this (ms).
     public static let helloMaxSkewMilliseconds: UInt64 = 30_000
+
+    // Timing rules of docs/SECURE-SESSION.md section 2.3 (the reconnect state machine uses them).
+
+    /// Message 1 is resent unchanged at this interval...
+    public static let message1ResendInterval: Duration = .milliseconds(250)
+    /// ...for this long.
+    public static let message1ResendWindow: Duration = .seconds(2)
+    /// A host answers a byte-identical message 1 with its cached message 2 for this long.
+    public static let message2CacheLifetime: Duration = .seconds(2)
+    /// A freshly sealed confirm is sent at this interval after an Accept...
+    public static let confirmInterval: Duration = .milliseconds(100)
+    /// ...for this long.
+    public static let confirmWindow: Duration = .seconds(2)
+    /// An attempt whose confirms ran out stays receive-only this long.
+    public static let receiveOnlyLifetime: Duration = .seconds(11)
+    /// At most this many receive-only attempts are kept.
+    public static let maxReceiveOnlyAttempts = 6
+    /// A superseded session still opens records for this long.
+    public static let drainWindow: Duration = .seconds(1)
 }
