@@ -65,6 +65,9 @@ public final class SessionClient: Sendable {
         state = Mutex(State(machine: ReconnectStateMachine(), psks: keys))
     }
 
+    /// The ids of the keys the client holds.
+    var knownKeys: [KeyID] { state.withLock { $0.psks.keys.sorted() } }
+
     /// The live session, if any.
     public var liveSession: ReconnectStateMachine.SessionInfo? { state.withLock { $0.machine.liveSession } }
 
@@ -135,17 +138,22 @@ public final class SessionClient: Sendable {
             if let (bytes, source) = try? socket.receive(timeoutMilliseconds: Int32(wait)), source == host {
                 handle(bytes)
             }
-            let later = clock.now()
-            if let deadline = state.withLock({ $0.deadline }), later.monotonic >= deadline {
-                let outbox = state.withLock { state in
-                    var outbox = Outbox()
-                    state.deadline = nil
-                    Self.perform(state.machine.timerFired(now: later), &state, &outbox, now: later)
-                    return outbox
-                }
-                flush(outbox)
-            }
+            fireTimerIfDue()
         }
+    }
+
+    /// Runs the state machine's timers when its deadline has passed (the run loop's step; tests call it
+    /// directly with a manual clock).
+    func fireTimerIfDue() {
+        let now = clock.now()
+        guard let deadline = state.withLock({ $0.deadline }), now.monotonic >= deadline else { return }
+        let outbox = state.withLock { state in
+            var outbox = Outbox()
+            state.deadline = nil
+            Self.perform(state.machine.timerFired(now: now), &state, &outbox, now: now)
+            return outbox
+        }
+        flush(outbox)
     }
 
     /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left

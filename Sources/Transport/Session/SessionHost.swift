@@ -91,6 +91,9 @@ public final class SessionHost: Sendable {
     /// The host's counters.
     public var counts: CountsAnswer { state.withLock { $0.counts } }
 
+    /// Uncommitted sessions (answered with an Accept, not yet confirmed).
+    var pendingCount: Int { state.withLock { $0.table.pending.count } }
+
     /// The committed sessions.
     public var liveSessions: [UInt64] { state.withLock { $0.table.liveSessions } }
 
@@ -138,17 +141,22 @@ public final class SessionHost: Sendable {
             if let (bytes, source) = try? socket.receive(timeoutMilliseconds: Int32(wait)) {
                 handle(bytes, from: source)
             }
-            let later = clock.now()
-            if let deadline = state.withLock({ $0.deadline }), later.monotonic >= deadline {
-                let outbox = state.withLock { state in
-                    var outbox = Outbox()
-                    state.deadline = nil
-                    Self.perform(state.table.timerFired(now: later), &state, &outbox, now: later)
-                    return outbox
-                }
-                flush(outbox)
-            }
+            fireTimerIfDue()
         }
+    }
+
+    /// Runs the state machine's timers when its deadline has passed (the run loop's step; tests call it
+    /// directly with a manual clock).
+    func fireTimerIfDue() {
+        let now = clock.now()
+        guard let deadline = state.withLock({ $0.deadline }), now.monotonic >= deadline else { return }
+        let outbox = state.withLock { state in
+            var outbox = Outbox()
+            state.deadline = nil
+            Self.perform(state.table.timerFired(now: now), &state, &outbox, now: now)
+            return outbox
+        }
+        flush(outbox)
     }
 
     /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left
