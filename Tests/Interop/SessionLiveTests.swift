@@ -235,4 +235,47 @@ import Testing
         #expect(counts.replaysRejected > 0)
         #expect(counts.authenticationFailures == 0)
     }
+
+    /// Whether this run may add nftables rules (root with `nft`; CI runs as root).
+    static let nftablesUsable: Bool = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")
+
+    @Test(.enabled(if: SessionLiveTests.nftablesUsable, "needs root and nft"))
+    func withNftablesDroppingTwentyPercentOfTheTestPortTheSessionStaysLive() throws {
+        let stateDir = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDir) }
+        let key = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
+        let host = try HostProcess(stateDir: stateDir)
+        defer { host.process.stop() }
+        // A table of our own, on the host's port only, in both directions; always deleted.
+        let table = try NftablesLoss(port: host.address.port, percent: 20)
+        defer { table.delete() }
+        let log = ClientEvents()
+        let client = try SessionClient.live(host: host.address, key: key, log: log)
+        defer { client.stop() }
+
+        try client.connect(keyID: key.id, pending: true)
+        try SessionLive.wait("the session through the dropping rule") { log.sessionsUp.count == 1 }
+        let sent = (0..<200).map { "nft-\($0)" }
+        for line in sent {
+            try client.send(type: 3, bytes: Array(line.utf8))
+            usleep(2_000)
+        }
+        var last = -1
+        try SessionLive.wait("the echoes to settle", timeout: 15) {
+            let now = log.records.count
+            defer { last = now }
+            if now == last { usleep(500_000) }
+            return now == last && log.records.count == now
+        }
+        let echoed = log.records
+        let hostLines = host.process.stdout.split(separator: "\n").map(String.init)
+        #expect(Set(echoed).count == echoed.count)
+        #expect(Set(hostLines).count == hostLines.count)
+        #expect(Set(echoed).isSubset(of: Set(sent)))
+        #expect(hostLines.count >= 120 && hostLines.count < 200)
+        #expect(echoed.count >= 80)
+        #expect(log.downs == 0)
+        #expect(log.sessionsUp.count == 1)
+        #expect(table.dropped() > 0)
+    }
 }
