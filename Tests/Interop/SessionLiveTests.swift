@@ -144,6 +144,24 @@ import Testing
         try SessionLive.wait("the BYE on the host") { host.process.stderr.contains("ended") }
     }
 
+    @Test func theCLIReportsAnUnknownKeyAndATimeoutClearly() throws {
+        let stateDir = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDir) }
+        let port = try SessionLive.freePort()
+        let (noKey, _, noKeyError) = try SessionLive.runAether(
+            ["session", "connect", "127.0.0.1:\(port)", "--state-dir", stateDir])
+        #expect(noKey == 1)
+        #expect(noKeyError.contains("unknown key"))
+        _ = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
+        let (silent, _, silentError) = try SessionLive.runAether(
+            ["session", "connect", "127.0.0.1:\(port)", "--state-dir", stateDir, "--timeout-ms", "300"])
+        #expect(silent == 1)
+        #expect(silentError.contains("timed out"))
+        let (badID, _, badIDError) = try SessionLive.runAether(["session", "pair", "--host-id", "xyz"])
+        #expect(badID != 0)
+        #expect(badIDError.contains("host id"))
+    }
+
     @Test func aPythonNoiseprotocolClientTalksToTheSwiftHost() throws {
         let psk = SymmetricKey(size: .bits256)
         let keyID = KeyID()
