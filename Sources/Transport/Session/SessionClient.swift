@@ -135,8 +135,13 @@ public final class SessionClient: Sendable {
             let now = clock.now()
             let deadline = state.withLock { $0.deadline }
             let wait = deadline.map { $0 > now.monotonic ? min($0 - now.monotonic, 50) : 0 } ?? 50
-            if let (bytes, source) = try? socket.receive(timeoutMilliseconds: Int32(wait)), source == host {
-                handle(bytes)
+            do {
+                if let (bytes, source) = try socket.receive(timeoutMilliseconds: Int32(wait)), source == host {
+                    handle(bytes)
+                }
+            } catch {
+                // A failing socket must not turn the loop into a busy spin.
+                Socket.pause(milliseconds: 10)
             }
             fireTimerIfDue()
         }

@@ -138,8 +138,13 @@ public final class SessionHost: Sendable {
             let now = clock.now()
             let deadline = state.withLock { $0.deadline }
             let wait = deadline.map { $0 > now.monotonic ? min($0 - now.monotonic, 50) : 0 } ?? 50
-            if let (bytes, source) = try? socket.receive(timeoutMilliseconds: Int32(wait)) {
-                handle(bytes, from: source)
+            do {
+                if let (bytes, source) = try socket.receive(timeoutMilliseconds: Int32(wait)) {
+                    handle(bytes, from: source)
+                }
+            } catch {
+                // A failing socket must not turn the loop into a busy spin.
+                Socket.pause(milliseconds: 10)
             }
             fireTimerIfDue()
         }
