@@ -12,7 +12,9 @@ public struct AttemptID: Sendable, Hashable, Comparable, CustomStringConvertible
         self.rawValue = rawValue
     }
 
+    /// The id in hex.
     public var description: String { String(rawValue, radix: 16) }
 
+    /// Orders ids by value.
     public static func < (lhs: AttemptID, rhs: AttemptID) -> Bool { lhs.rawValue < rhs.rawValue }
 }

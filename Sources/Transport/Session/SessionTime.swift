@@ -19,5 +19,6 @@ public struct SessionTime: Sendable, Hashable, CustomStringConvertible {
         SessionTime(monotonic: monotonic + milliseconds, wall: wall + milliseconds)
     }
 
+    /// Both readings, for logs.
     public var description: String { "t=\(monotonic) ms (wall \(wall))" }
 }

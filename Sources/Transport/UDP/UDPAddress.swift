@@ -26,6 +26,7 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
     /// 127.0.0.1 on `port`.
     public static func loopback(port: UInt16) -> UDPAddress { UDPAddress(ipv4: 0x7f00_0001, port: port) }
 
+    /// `A.B.C.D:PORT`.
     public var description: String {
         "\(ipv4 >> 24).\((ipv4 >> 16) & 0xff).\((ipv4 >> 8) & 0xff).\(ipv4 & 0xff):\(port)"
     }
