@@ -199,12 +199,15 @@ enum SessionCommand: CLICommand {
             }
             hostID = only
         }
-        guard let key = manager.connectOrder(for: hostID).first else {
+        let order = manager.connectOrder(for: hostID)
+        guard !order.isEmpty else {
             throw SessionCommandError("unknown key: no paired key for host \(hostID.hex)")
         }
         let socket = try UDPSocket(binding: UDPAddress(ipv4: address.ipv4 == 0x7f00_0001 ? 0x7f00_0001 : 0, port: 0))
         let status = ConnectStatus()
-        let client = SessionClient(socket: socket, host: address, keys: [key.id: key.key]) { event in
+        var psks: [KeyID: SymmetricKey] = [:]
+        for paired in order { psks[paired.id] = paired.key }
+        let client = SessionClient(socket: socket, host: address, keys: psks) { event in
             switch event {
             case .up(let info):
                 status.update {
@@ -243,9 +246,23 @@ enum SessionCommand: CLICommand {
         }
         try client.start()
         defer { client.stop() }
-        try client.connect(keyID: key.id, pending: key.state == .pending)
-        try waitForSession(status, timeout: timeout, address: address)
-        StandardError.write("session up with \(address) under key \(key.id.hex)\n")
+        // Keys in connect order (pending, active, unlisted; newest first): a key the host refuses or
+        // retired gives way to the next one.
+        var lastFailure: String?
+        for (index, key) in order.enumerated() {
+            status.update { $0.failure = nil }
+            try client.connect(keyID: key.id, pending: key.state == .pending)
+            do {
+                try waitForSession(status, timeout: timeout, address: address)
+                lastFailure = nil
+                StandardError.write("session up with \(address) under key \(key.id.hex)\n")
+                break
+            } catch let error as SessionCommandError where index + 1 < order.count && !error.isTimeout {
+                StandardError.write("\(error.description); trying the next key\n")
+                lastFailure = error.description
+            }
+        }
+        if let lastFailure { throw SessionCommandError(lastFailure) }
         var sent = 0
         while let line = readLine(strippingNewline: true) {
             try sendLine(line, client: client, status: status, timeout: timeout, address: address)
