@@ -10,6 +10,7 @@ struct AetherCLI {
         HelpCommand.self,
         ECCommand.self,
         PinCommand.self,
+        SessionCommand.self,
     ]
 
     static func main() async {

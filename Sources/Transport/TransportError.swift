@@ -5,7 +5,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as a value callers can compare. New codes do not break callers.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
-            case timedOut, refused, protocolViolation, systemCall, invalidArgument
+            case timedOut, refused, protocolViolation, systemCall, invalidArgument, notConnected, unknownKey
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -19,6 +19,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let systemCall = Code(.systemCall)
         /// An argument is outside its documented range.
         public static let invalidArgument = Code(.invalidArgument)
+        /// No session is live.
+        public static let notConnected = Code(.notConnected)
+        /// No paired key for the host (or the key id is unknown).
+        public static let unknownKey = Code(.unknownKey)
         public var description: String { "\(base)" }
     }
 

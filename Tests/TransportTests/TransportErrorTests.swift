@@ -10,7 +10,9 @@ import Testing
     }
 
     @Test func codesAreDistinct() {
-        let codes: [TransportError.Code] = [.timedOut, .refused, .protocolViolation, .systemCall, .invalidArgument]
+        let codes: [TransportError.Code] = [
+            .timedOut, .refused, .protocolViolation, .systemCall, .invalidArgument, .notConnected, .unknownKey,
+        ]
         #expect(Set(codes).count == codes.count)
     }
 }

@@ -1,0 +1,24 @@
+/// A reading of the session clock: a monotonic instant for timers and the wall time for hello timestamps.
+///
+/// Both are milliseconds. The monotonic reading never goes back, so timers survive wall-clock jumps; the
+/// wall reading (milliseconds since the Unix epoch) only feeds the hello timestamp and the host's window.
+public struct SessionTime: Sendable, Hashable, CustomStringConvertible {
+    /// Milliseconds on a monotonic clock (an arbitrary origin).
+    public var monotonic: UInt64
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public var wall: UInt64
+
+    /// Wraps the two readings.
+    public init(monotonic: UInt64, wall: UInt64) {
+        self.monotonic = monotonic
+        self.wall = wall
+    }
+
+    /// The same clock `milliseconds` later (both readings move together).
+    public func advanced(by milliseconds: UInt64) -> SessionTime {
+        SessionTime(monotonic: monotonic + milliseconds, wall: wall + milliseconds)
+    }
+
+    /// Both readings, for logs.
+    public var description: String { "t=\(monotonic) ms (wall \(wall))" }
+}
