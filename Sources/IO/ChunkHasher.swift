@@ -1,0 +1,53 @@
+/// The single pass over a chunk's bytes: SHA-256, CRC32C and the compressibility probe.
+///
+/// Both digests run over 128 KiB slices in turn, so the CRC reads each slice from L2 right after
+/// SHA-256 pulled it in. Not `Sendable`: each thread owns one (it holds a zlib stream).
+final class ChunkHasher {
+    private let probe = DeflateProbe(maximumInput: IOConstants.compressibilitySampleSize)
+
+    /// The parts of a chunk digest that need the bytes.
+    struct Parts {
+        var sha256: Digest32
+        var crc32c: UInt32
+        var compressibility: Double
+    }
+
+    /// SHA-256, CRC32C and compressibility of `bytes` in one pass.
+    func digest(_ bytes: UnsafeRawBufferPointer) -> Parts {
+        var sha = SHA256()
+        var crc = CRC32C()
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + IOConstants.hashSliceSize, bytes.count)
+            let slice = unsafe UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+            unsafe sha.update(slice)
+            unsafe crc.update(slice)
+            start = end
+        }
+        return Parts(sha256: sha.finalize(), crc32c: crc.value, compressibility: unsafe compressibility(bytes))
+    }
+
+    /// CRC32C and compressibility only (the half of the work the other core does in `FileDigestStream`).
+    func checksumAndProbe(_ bytes: UnsafeRawBufferPointer) -> (crc32c: UInt32, compressibility: Double) {
+        var crc = CRC32C()
+        unsafe crc.update(bytes)
+        return (crc.value, unsafe compressibility(bytes))
+    }
+
+    /// Mean fraction saved over the samples at offsets 0, 5 MiB, 10 MiB ... of `bytes`.
+    func compressibility(_ bytes: UnsafeRawBufferPointer) -> Double {
+        var saved = 0.0
+        var samples = 0
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + IOConstants.compressibilitySampleSize, bytes.count)
+            let sample = unsafe UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+            if let compressed = unsafe probe.compressedSize(sample) {
+                saved += max(0, 1 - Double(compressed) / Double(sample.count))
+                samples += 1
+            }
+            start += IOConstants.compressibilitySampleInterval
+        }
+        return samples == 0 ? 0 : saved / Double(samples)
+    }
+}
