@@ -7,7 +7,8 @@
 struct AetherCLI {
     /// Every subcommand, in the order `aether help` lists them.
     static let commands: [any CLICommand.Type] = [
-        HelpCommand.self
+        HelpCommand.self,
+        DigestCommand.self,
     ]
 
     static func main() async {

@@ -13,7 +13,10 @@ final class BoundedChannel<Element: Sendable>: Sendable {
     /// A channel holding at most `capacity` elements.
     init(capacity: Int) {
         precondition(capacity > 0, "a channel holds at least one element")
-        slots = DispatchSemaphore(value: capacity)
+        // Start at 0 and signal up: libdispatch traps when a semaphore is freed below its initial
+        // value, which an abandoned channel (a stream dropped midway) would otherwise be.
+        slots = DispatchSemaphore(value: 0)
+        for _ in 0..<capacity { slots.signal() }
     }
 
     /// Appends `element`, waiting for room. Must not be called after `close()`.
