@@ -7,7 +7,9 @@
 @main
 struct BenchMain {
     /// Every suite, by name.
-    static let suites: [any BenchSuite.Type] = []
+    static let suites: [any BenchSuite.Type] = [
+        IOBench.self
+    ]
 
     static func main() async {
         #if DEBUG
@@ -17,11 +19,13 @@ struct BenchMain {
             let arguments = Array(CommandLine.arguments.dropFirst())
             let names = arguments.prefix { !$0.hasPrefix("--") }
             let options = Array(arguments.dropFirst(names.count))
-            let selected = names.isEmpty ? suites.filter(\.runsByDefault) : suites.filter { names.contains($0.name) }
+            // Closures, not key paths (`map(\.name)`): a key path on the existential metatype crashes
+            // swift-frontend 6.3.1 in release SILGen.
+            let selected = names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
             let unknown = names.filter { name in !suites.contains { $0.name == name } }
             guard unknown.isEmpty else {
                 print(
-                    "unknown suite(s): \(unknown.joined(separator: ", ")); known: \(suites.map(\.name).joined(separator: ", "))"
+                    "unknown suite(s): \(unknown.joined(separator: ", ")); known: \(suites.map { $0.name }.joined(separator: ", "))"
                 )
                 exit(2)
             }

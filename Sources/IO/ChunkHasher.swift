@@ -1,9 +1,25 @@
 /// The single pass over a chunk's bytes: SHA-256, CRC32C and the compressibility probe.
 ///
 /// Both digests run over 128 KiB slices in turn, so the CRC reads each slice from L2 right after
-/// SHA-256 pulled it in. Not `Sendable`: each thread owns one (it holds a zlib stream).
-final class ChunkHasher {
+/// SHA-256 pulled it in. Reuse one hasher per thread: it keeps a zlib stream whose ~256 KiB of state
+/// would otherwise be allocated (and faulted in) for every chunk. Not `Sendable` for that reason.
+public final class ChunkHasher {
     private let probe = DeflateProbe(maximumInput: IOConstants.compressibilitySampleSize)
+    /// Whether `digest` runs the compressibility probe (when false, compressibility is 0).
+    public let probesCompressibility: Bool
+
+    /// A hasher; `probesCompressibility` turns the deflate sampling on (the default) or off.
+    public init(probesCompressibility: Bool = true) {
+        self.probesCompressibility = probesCompressibility
+    }
+
+    /// The digest of one chunk's bytes, in one pass.
+    public func digest(index: Int, offset: Int64, bytes: UnsafeRawBufferPointer) -> ChunkDigest {
+        let parts = unsafe digest(bytes)
+        return ChunkDigest(
+            index: index, offset: offset, length: bytes.count, sha256: parts.sha256, crc32c: parts.crc32c,
+            compressibility: parts.compressibility)
+    }
 
     /// The parts of a chunk digest that need the bytes.
     struct Parts {
@@ -24,14 +40,15 @@ final class ChunkHasher {
             unsafe crc.update(slice)
             start = end
         }
-        return Parts(sha256: sha.finalize(), crc32c: crc.value, compressibility: unsafe compressibility(bytes))
+        let compressibility = probesCompressibility ? unsafe compressibility(bytes) : 0
+        return Parts(sha256: sha.finalize(), crc32c: crc.value, compressibility: compressibility)
     }
 
     /// CRC32C and compressibility only (the half of the work the other core does in `FileDigestStream`).
     func checksumAndProbe(_ bytes: UnsafeRawBufferPointer) -> (crc32c: UInt32, compressibility: Double) {
         var crc = CRC32C()
         unsafe crc.update(bytes)
-        return (crc.value, unsafe compressibility(bytes))
+        return (crc.value, probesCompressibility ? unsafe compressibility(bytes) : 0)
     }
 
     /// Mean fraction saved over the samples at offsets 0, 5 MiB, 10 MiB ... of `bytes`.
