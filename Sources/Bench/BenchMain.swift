@@ -21,7 +21,8 @@ struct BenchMain {
             let options = Array(arguments.dropFirst(names.count))
             // Closures, not key paths (`map(\.name)`): a key path on the existential metatype crashes
             // swift-frontend 6.3.1 in release SILGen.
-            let selected = names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
+            let selected =
+                names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
             let unknown = names.filter { name in !suites.contains { $0.name == name } }
             guard unknown.isEmpty else {
                 print(

@@ -54,6 +54,13 @@ enum IOBaseline {
         return ChildRun(seconds: seconds, status: exitStatus, peakResidentKiB: Int(usage.ru_maxrss))
     }
 
+    /// getrusage(RUSAGE_SELF).ru_maxrss: this process's peak RSS in KiB.
+    static func ownPeakResidentKiB() -> Int {
+        var usage = rusage()
+        _ = unsafe getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss)
+    }
+
     /// The directory holding this executable (`aether` is built beside `aether-bench`).
     static func executableDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)

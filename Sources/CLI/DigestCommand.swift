@@ -30,7 +30,8 @@ enum DigestCommand: CLICommand {
         }
         if json {
             print("{\"path\":\(jsonString(path)),\"size\":\(file.fingerprint.size),\"sha256\":\"\(file.sha256.hex)\",")
-            print("\"crc32c\":\"\(file.crc32cHex)\",\"chunk_size\":\(file.chunkSize),\"strategy\":\"\(file.strategy)\",")
+            print(
+                "\"crc32c\":\"\(file.crc32cHex)\",\"chunk_size\":\(file.chunkSize),\"strategy\":\"\(file.strategy)\",")
             print("\"chunks\":[")
             print(lines.joined(separator: ",\n"))
             print("]}")
@@ -38,7 +39,9 @@ enum DigestCommand: CLICommand {
             print("\(file.sha256.hex)  \(path)")
             print("sha256 \(file.sha256.hex)")
             print("crc32c \(file.crc32cHex)")
-            print("size \(file.fingerprint.size)  chunk_size \(file.chunkSize)  chunks \(file.chunkCount)  strategy \(file.strategy)")
+            print(
+                "size \(file.fingerprint.size)  chunk_size \(file.chunkSize)  chunks \(file.chunkCount)  strategy \(file.strategy)"
+            )
             for line in lines { print(line) }
         }
         return ExitStatus.success

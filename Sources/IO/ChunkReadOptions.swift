@@ -38,7 +38,8 @@ public struct ChunkReadOptions: Sendable {
         }
         guard (0...IOConstants.maximumPrefetchChunkCount).contains(prefetchChunks) else {
             throw IOError(
-                .invalidArgument, "prefetch of \(prefetchChunks) chunks is outside 0...\(IOConstants.maximumPrefetchChunkCount)")
+                .invalidArgument,
+                "prefetch of \(prefetchChunks) chunks is outside 0...\(IOConstants.maximumPrefetchChunkCount)")
         }
         guard (1...64).contains(heldChunks) else {
             throw IOError(.invalidArgument, "held chunks \(heldChunks) is outside 1...64")

@@ -58,7 +58,8 @@ public final class FileChunkReader {
         let size = file.identity.size
         let range = options.range ?? 0..<size
         guard range.upperBound <= size else {
-            throw IOError(.invalidArgument, "range ends at \(range.upperBound), past the file's \(size) bytes", path: path)
+            throw IOError(
+                .invalidArgument, "range ends at \(range.upperBound), past the file's \(size) bytes", path: path)
         }
         let length = range.upperBound - range.lowerBound
         let chunkSize = options.chunkSize

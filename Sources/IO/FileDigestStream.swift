@@ -117,7 +117,9 @@ public final class FileDigestStream {
             unsafe serialSHA.update(bytes)
             return unsafe localHasher.digest(bytes)
         }
-        return (chunk, record(chunk, sha256: parts.sha256, crc32c: parts.crc32c, compressibility: parts.compressibility))
+        return (
+            chunk, record(chunk, sha256: parts.sha256, crc32c: parts.crc32c, compressibility: parts.compressibility)
+        )
     }
 
     private func record(_ chunk: Chunk, sha256: Digest32, crc32c: UInt32, compressibility: Double) -> ChunkDigest {

@@ -33,7 +33,8 @@ public struct FileFingerprint: Sendable, Hashable, CustomStringConvertible {
         let done = try outcome.get()
         try file.verifyUnchanged()
         guard done == headCount else {
-            throw IOError(.unexpectedEndOfFile, "\(file.path) ended inside its first \(headCount) bytes", path: file.path)
+            throw IOError(
+                .unexpectedEndOfFile, "\(file.path) ended inside its first \(headCount) bytes", path: file.path)
         }
         size = identity.size
         modificationNanoseconds = identity.modificationNanoseconds

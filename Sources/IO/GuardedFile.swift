@@ -57,7 +57,8 @@ final class GuardedFile {
         do {
             onPath = try Syscall.stat(path)
         } catch {
-            throw IOError(.fileChanged, "\(path) was removed or renamed while it was read", errno: error.errno, path: path)
+            throw IOError(
+                .fileChanged, "\(path) was removed or renamed while it was read", errno: error.errno, path: path)
         }
         if onPath.inode != identity.inode || onPath.device != identity.device {
             throw IOError(.fileChanged, "\(path) was replaced (renamed over) while it was read", path: path)

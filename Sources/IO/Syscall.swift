@@ -64,7 +64,8 @@ enum Syscall {
         var done = 0
         while done < buffer.count {
             let count = try retryingEINTR("pread", path: path) {
-                unsafe Glibc.pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
+                unsafe Glibc.pread(
+                    descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
             }
             if count == 0 { break }
             done += count

@@ -45,10 +45,10 @@ import Testing
     }
 
     #if arch(x86_64)
-    @Test func theHardwareKernelIsInUseOnThisMachine() {
-        // The bench machine has SSE4.2 and PCLMULQDQ; a detection bug would silently fall back to the table.
-        #expect(CRC32C.kernel == .hardware)
-        #expect(Kernels.hasPCLMUL)
-    }
+        @Test func theHardwareKernelIsInUseOnThisMachine() {
+            // The bench machine has SSE4.2 and PCLMULQDQ; a detection bug would silently fall back to the table.
+            #expect(CRC32C.kernel == .hardware)
+            #expect(Kernels.hasPCLMUL)
+        }
     #endif
 }

@@ -41,7 +41,9 @@ import Testing
             path: path, options: ChunkReadOptions(chunkSize: 1 << 20, strategy: strategy))
         #expect(file.strategy == strategy)
         #expect(file.sha256 == SHA256.hash(content))
-        #expect(chunks.map(\.crc32c) == (0..<4).map { CRC32C.checksum(content[($0 << 20)..<min(($0 + 1) << 20, content.count)]) })
+        #expect(
+            chunks.map(\.crc32c)
+                == (0..<4).map { CRC32C.checksum(content[($0 << 20)..<min(($0 + 1) << 20, content.count)]) })
     }
 
     @Test func theStreamHandsOutEachChunksBytesWithItsDigestInOrder() throws {

@@ -1,10 +1,10 @@
 import Foundation
 
+@testable import AetherIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import AetherIO
 
 /// A fresh directory under the system temp dir, removed by `remove()`; files for one test.
 struct TemporaryFiles {
