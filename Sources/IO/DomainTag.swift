@@ -11,7 +11,7 @@ public struct DomainTag: Sendable, Hashable, CustomStringConvertible {
     /// A tag from a string literal: the compile-time path. Literals are checked by
     /// `DomainTagTests` (every constant below) and by `precondition` for a programmer's typo.
     public init(constant: StaticString) {
-        let bytes = unsafe Array(UnsafeBufferPointer(start: constant.utf8Start, count: constant.utf8CodeUnitCount))
+        let bytes = constant.withUTF8Buffer { unsafe Array($0) }
         precondition(Self.isValid(bytes), "domain tag literals must be non-empty printable ASCII")
         self.bytes = bytes
     }
