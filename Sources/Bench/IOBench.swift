@@ -243,15 +243,15 @@ enum IOBench: BenchSuite {
     @inline(never) static func blackHole(_ value: UInt8) {
         if value == 0x5A && Measure.now() < 0 { print(value) }
     }
-}
 
-/// The loaded chunks, read-only, shared with the two worker threads of (b).
-struct SendableChunks: Sendable {
-    let chunks: [[UInt8]]
-}
+    /// The loaded chunks, read-only, shared with the two worker threads of (b).
+    struct SendableChunks: Sendable {
+        let chunks: [[UInt8]]
+    }
 
-/// A benchmark set-up failure.
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+    /// A benchmark set-up failure.
+    struct BenchError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
 }
