@@ -27,6 +27,7 @@ enum IOBench: BenchSuite {
             _ = unsafe unlink(path)
             _ = unsafe unlink(sparsePath)
         }
+        print("io: load average at the start \(loadAverage()) on \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores")
         let aether = IOBaseline.executableDirectory() + "/aether"
         let haveAether = unsafe access(aether, X_OK) == 0
         if !haveAether { print("aether digest: skipped, \(aether) is not built (run `swift build -c release`)") }
@@ -39,6 +40,17 @@ enum IOBench: BenchSuite {
         singleCore(chunks)
         bothCores(chunks)
         crc32cOnly()
+        print("io: load average at the end \(loadAverage()) on \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores")
+    }
+
+    // /proc/loadavg's first three fields: other processes on the machine skew two-core results.
+    static func loadAverage() -> String {
+        guard let file = unsafe fopen("/proc/loadavg", "r") else { return "unknown" }
+        defer { unsafe fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard unsafe fgets(&buffer, Int32(buffer.count), file) != nil else { return "unknown" }
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 
     // Fills `path` with random bytes, chunk by chunk, so it ends up in the page cache.
@@ -101,10 +113,10 @@ enum IOBench: BenchSuite {
         Measure.line("openssl_sha256 (1 core)", Measure.rate(bytes: bytes, seconds: base), ratios: [])
         Measure.line(
             "sha256+crc32c (1 core)", Measure.rate(bytes: bytes, seconds: median(ours)),
-            ratios: [("ratio_vs_openssl_sha256", base / median(ours))])
+            ratios: [("ratio_vs_openssl_sha256", pairedRatio(baseline, ours))])
         Measure.line(
             "sha256+crc32c+probe", Measure.rate(bytes: bytes, seconds: median(withProbe)),
-            ratios: [("ratio_vs_openssl_sha256", base / median(withProbe))])
+            ratios: [("ratio_vs_openssl_sha256", pairedRatio(baseline, withProbe))])
     }
 
     static func digestPass(_ chunks: [[UInt8]], _ hasher: ChunkHasher, stride: Int = 1, start: Int = 0) {
@@ -146,7 +158,7 @@ enum IOBench: BenchSuite {
         }
         Measure.line(
             "per-chunk digests (2 cores)", Measure.rate(bytes: bytes, seconds: median(ours)),
-            ratios: [("ratio_vs_openssl_sha256_1core", median(baseline) / median(ours))])
+            ratios: [("ratio_vs_openssl_sha256_1core", pairedRatio(baseline, ours))])
     }
 
     // (d)
@@ -181,7 +193,7 @@ enum IOBench: BenchSuite {
         Measure.line("crc32c_serial_hw (1 MiB)", Measure.rate(bytes: bytes, seconds: median(serial)), ratios: [])
         Measure.line(
             "crc32c (1 MiB)", Measure.rate(bytes: bytes, seconds: median(ours)),
-            ratios: [("ratio_vs_serial_hw", median(serial) / median(ours))])
+            ratios: [("ratio_vs_serial_hw", pairedRatio(serial, ours))])
     }
 
     // (c)
@@ -191,7 +203,7 @@ enum IOBench: BenchSuite {
         if let openssl {
             var ours: [Double] = []
             var theirs: [Double] = []
-            for round in 0..<6 {
+            for round in 0..<10 {
                 let a = IOBaseline.run([openssl, "dgst", "-sha256", path])
                 let b = IOBaseline.run([aether, "digest", path])
                 guard a.status == 0, b.status == 0 else {
@@ -206,7 +218,7 @@ enum IOBench: BenchSuite {
                 "openssl dgst -sha256 (1 GiB)", Measure.formatted(median(theirs), decimals: 3) + " s", ratios: [])
             Measure.line(
                 "aether digest (1 GiB)", Measure.formatted(median(ours), decimals: 3) + " s",
-                ratios: [("time_ratio_vs_openssl_dgst", median(ours) / median(theirs))])
+                ratios: [("time_ratio_vs_openssl_dgst", pairedRatio(ours, theirs))])
         } else {
             print("aether digest vs openssl: skipped, no openssl executable")
         }
@@ -233,6 +245,12 @@ enum IOBench: BenchSuite {
                 ("fraction_of_limit", Double(run.peakResidentKiB) / 1024 / Double(limitMiB)),
                 ("bench_own_peak_mib", Double(IOBaseline.ownPeakResidentKiB()) / 1024),
             ])
+    }
+
+    /// The median over rounds of baseline time / our time, each pair measured back to back, so a
+    /// load spike from other processes hits both sides of a pair rather than skewing one median.
+    static func pairedRatio(_ baseline: [Double], _ ours: [Double]) -> Double {
+        median(zip(baseline, ours).map { $0 / $1 })
     }
 
     static func median(_ values: [Double]) -> Double {
