@@ -35,11 +35,16 @@ enum IOBench: BenchSuite {
         // folds the parent's peak RSS into the child's ru_maxrss.
         if haveAether { try peakResidentSize(aether: aether, sparsePath: sparsePath) }
         try makeRandomFile(path, size: fileSize)
-        if haveAether { try digestCommand(aether: aether, path: path) }
-        let chunks = try loadChunks(path)
-        singleCore(chunks)
-        bothCores(chunks)
+        do {
+            let chunks = try loadChunks(path)
+            singleCore(chunks)
+            bothCores(chunks)
+        }
         crc32cOnly()
+        // (c) last: right after a gigabyte was written (and 4 GiB of sparse pages cached for (e)) the
+        // kernel's background work on the page cache steals CPU for a while, which a two-thread
+        // process feels more than a one-thread one.
+        if haveAether { try digestCommand(aether: aether, path: path) }
         print("io: load average at the end \(loadAverage()) on \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores")
     }
 
@@ -69,6 +74,8 @@ enum IOBench: BenchSuite {
             guard count == chunkSize else { throw BenchError("short write to \(path)") }
             written += count
         }
+        // Flush now: writeback of a gigabyte of dirty pages would otherwise steal a core mid-measurement.
+        guard fsync(descriptor) == 0 else { throw BenchError("fsync of \(path) failed") }
     }
 
     // The file's chunks in memory (the "same buffers" both sides of (a) and (b) hash).
