@@ -24,6 +24,10 @@ import Testing
         }
     }
 
+    @Test func combiningWithANegativeLengthIsAProgrammerError() async {
+        await #expect(processExitsWith: .failure) { _ = CRC32C.combine(1, 2, lengthOfB: -1) }
+    }
+
     @Test func splitsInAnyPlaceGiveTheSameChecksum() {
         let data = SecureRandom.bytes(200_000)
         let expected = unsafe data.withUnsafeBytes { unsafe CRC32C.tableChecksum($0) }
