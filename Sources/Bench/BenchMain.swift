@@ -14,6 +14,7 @@ struct BenchMain {
         PredictBench.self,
         ScheduleBench.self,
         UploadSecurityBench.self,
+        IOBench.self
     ]
 
     static func main() async {
@@ -26,6 +27,8 @@ struct BenchMain {
             let options = Array(arguments.dropFirst(names.count))
             // Closures, not key paths: `\.runsByDefault` on `any BenchSuite.Type` crashes swift-frontend 6.3.1 (-O).
             // Closures, not key paths: `\.runsByDefault` on `any BenchSuite.Type` crashes 6.3.1 SILGen in release.
+            // Closures, not key paths (`map(\.name)`): a key path on the existential metatype crashes
+            // swift-frontend 6.3.1 in release SILGen.
             let selected =
                 names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
             let unknown = names.filter { name in !suites.contains { $0.name == name } }

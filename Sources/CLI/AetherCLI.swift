@@ -11,6 +11,7 @@ struct AetherCLI {
         ECCommand.self,
         PinCommand.self,
         SessionCommand.self,
+        DigestCommand.self,
     ]
 
     static func main() async {

@@ -12,4 +12,11 @@ int caether_cpu_has_sse42(void);
 /// `crc` is the running value without the final inversion (start with 0xFFFFFFFF).
 uint32_t caether_crc32c_hw_serial(uint32_t crc, const void *data, size_t length);
 
+/// 1 when the CPU has SSE4.2 and PCLMULQDQ (what caether_crc32c_hw_interleaved needs).
+int caether_cpu_has_pclmul(void);
+
+/// CRC32C update over three interleaved streams joined with PCLMULQDQ; same contract as
+/// caether_crc32c_hw_serial, about 3x faster on large buffers. Call only when caether_cpu_has_pclmul().
+uint32_t caether_crc32c_hw_interleaved(uint32_t crc, const void *data, size_t length);
+
 #endif

@@ -1,0 +1,80 @@
+import AetherIO
+
+/// `aether digest FILE [--chunk-size N] [--json] [--strategy pread|mmap|ioUring]`
+enum DigestCommand: CLICommand {
+    static let name = "digest"
+    static let summary = "print a file's SHA-256, CRC32C and per-chunk digests"
+    static let usage = """
+        usage: aether digest FILE [--chunk-size N] [--json] [--strategy pread|mmap|ioUring]
+          Reads FILE once under the TOCTOU guard and prints its SHA-256 and CRC32C, then each chunk's
+          SHA-256 and CRC32C. N takes K/M/G suffixes (default 4M). A file that changes while it is
+          read, or is not a readable regular file, is an error (exit 1).
+        """
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["chunk-size", "strategy"], flags: ["json"])
+        let path = try parsed.positionals(exactly: 1, names: "one FILE")[0]
+        var options = ChunkReadOptions()
+        options.chunkSize = try parsed.integer(
+            "chunk-size", default: ChunkReadOptions.defaultChunkSize, in: ChunkReadOptions.chunkSizeRange)
+        if let text = parsed.option("strategy") {
+            guard let strategy = ReadStrategy(rawValue: text) else {
+                throw Arguments.UsageError(description: "--strategy must be pread, mmap or ioUring")
+            }
+            options.strategy = strategy
+        }
+        let json = parsed.flag("json")
+        var lines: [String] = []
+        let file = try FileDigester.digest(path: path, options: options) { _, digest in
+            lines.append(json ? jsonChunk(digest) : textChunk(digest))
+        }
+        if json {
+            print("{\"path\":\(jsonString(path)),\"size\":\(file.fingerprint.size),\"sha256\":\"\(file.sha256.hex)\",")
+            print(
+                "\"crc32c\":\"\(file.crc32cHex)\",\"chunk_size\":\(file.chunkSize),\"strategy\":\"\(file.strategy)\",")
+            print("\"chunks\":[")
+            print(lines.joined(separator: ",\n"))
+            print("]}")
+        } else {
+            print("\(file.sha256.hex)  \(path)")
+            print("sha256 \(file.sha256.hex)")
+            print("crc32c \(file.crc32cHex)")
+            print(
+                "size \(file.fingerprint.size)  chunk_size \(file.chunkSize)  chunks \(file.chunkCount)  strategy \(file.strategy)"
+            )
+            for line in lines { print(line) }
+        }
+        return ExitStatus.success
+    }
+
+    private static func textChunk(_ digest: ChunkDigest) -> String {
+        "chunk \(digest.index) offset \(digest.offset) length \(digest.length) sha256 \(digest.sha256.hex) crc32c \(digest.crc32cHex)"
+    }
+
+    private static func jsonChunk(_ digest: ChunkDigest) -> String {
+        "{\"index\":\(digest.index),\"offset\":\(digest.offset),\"length\":\(digest.length),"
+            + "\"sha256\":\"\(digest.sha256.hex)\",\"crc32c\":\"\(digest.crc32cHex)\"}"
+    }
+
+    // A JSON string literal: quotes, backslashes and control characters escaped.
+    private static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
