@@ -8,13 +8,13 @@
 struct BenchMain {
     /// Every suite, by name.
     static let suites: [any BenchSuite.Type] = [
-        CodingBench.self,
+        IOBench.self,
         IntegrityBench.self,
-        SessionBench.self,
+        CodingBench.self,
         PredictBench.self,
         ScheduleBench.self,
         UploadSecurityBench.self,
-        IOBench.self
+        SessionBench.self,
     ]
 
     static func main() async {
