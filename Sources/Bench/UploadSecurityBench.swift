@@ -98,7 +98,8 @@ enum UploadSecurityBench: BenchSuite {
         if let failure { throw BenchFailure(description: "\(failure)") }
         guard sink != .zero else { throw BenchFailure(description: "no digest") }
         Measure.line(
-            "pop full-hash answer 32MiB", Measure.rate(bytes: size, seconds: ours), ratios: [("ratio_vs_sha256", 1 / ratio)]
+            "pop full-hash answer 32MiB", Measure.rate(bytes: size, seconds: ours),
+            ratios: [("ratio_vs_sha256", 1 / ratio)]
         )
     }
 }
