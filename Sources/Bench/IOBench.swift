@@ -273,10 +273,4 @@ enum IOBench: BenchSuite {
     struct SendableChunks: Sendable {
         let chunks: [[UInt8]]
     }
-
-    /// A benchmark set-up failure.
-    struct BenchError: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
 }

@@ -1,6 +1,10 @@
 import AetherIO
 import AetherIntegrity
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `aether-bench integrity`: Merkle append and commitment-chain link rates against raw OpenSSL
 /// SHA-256 calls on the same number of same-sized messages, measured alternately in one run.
 ///
@@ -63,6 +67,44 @@ struct IntegrityBench: BenchSuite {
         }
         report("sha256_value_type_2M", 2 * leaves, "M hashes/s", valueType, "37+66B")
         if options.contains("--print-sink") { print("sink \(sink)") }
+        try digestWithManifest()
+    }
+
+    /// `aether digest` with the Merkle root and chain (the manifest built while the file is read)
+    /// against AetherIO's plain single-pass digest of the same page-cached 1 GiB file, rounds paired.
+    static func digestWithManifest() throws {
+        let path = "/tmp/aether-bench-integrity-\(getpid()).bin"
+        let size = 1 << 30
+        try IOBench.makeRandomFile(path, size: size)
+        defer { _ = unsafe unlink(path) }
+        let options = ChunkReadOptions()
+        var plain: [Double] = []
+        var withManifest: [Double] = []
+        var roots: Set<Digest32> = []
+        for round in 0..<6 {
+            var start = Measure.now()
+            _ = try FileDigester.digest(path: path, options: options) { _, _ in }
+            let plainTime = Measure.now() - start
+            start = Measure.now()
+            let stream = try FileDigestStream(path: path, options: options)
+            var builder = try ManifestBuilder(
+                fileSize: UInt64(stream.fingerprint.size), chunkSize: options.chunkSize, sessionID: "bench")
+            while let (_, digest) = try stream.next() {
+                try builder.append(ManifestChunk(length: digest.length, sha256: digest.sha256, crc32c: digest.crc32c))
+            }
+            let manifest = try builder.finish(fileSHA256: stream.finish().sha256)
+            let manifestTime = Measure.now() - start
+            roots.insert(manifest.merkleRoot)
+            // The first round warms the page cache for both.
+            if round > 0 {
+                plain.append(plainTime)
+                withManifest.append(manifestTime)
+            }
+        }
+        guard roots.count == 1 else { throw BenchError("the Merkle root changed between rounds") }
+        Measure.line(
+            "digest+merkle+chain (1 GiB)", Measure.rate(bytes: size, seconds: IOBench.median(withManifest)),
+            ratios: [("ratio_vs_plain_digest", IOBench.pairedRatio(plain, withManifest))])
     }
 
     private static func report(

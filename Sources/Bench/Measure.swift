@@ -54,3 +54,9 @@ enum Measure {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 }
+
+/// A benchmark that could not run (set-up failed, or a result failed its own check).
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -7,10 +7,6 @@ enum SessionBench: BenchSuite {
     static let name = "session"
     static let runsByDefault = true
 
-    struct BenchFailure: Error, CustomStringConvertible {
-        let description: String
-    }
-
     /// Times `ours` and `baseline` alternately (so both see the same machine load) and returns the
     /// median seconds of each and the median of the per-pair ratios `ours / baseline`.
     static func paired(runs: Int = 9, ours: () -> Void, baseline: () -> Void) -> (Double, Double, Double) {
@@ -85,7 +81,7 @@ enum SessionBench: BenchSuite {
                 }
             })
         if let failure { throw failure }
-        guard baselineOK else { throw BenchFailure(description: "libsodium baseline failed") }
+        guard baselineOK else { throw BenchError("libsodium baseline failed") }
         Measure.line(
             "session_seal_open_\(label)", Measure.rate(bytes: size * iterations, seconds: ours),
             ratios: [("ratio_vs_libsodium_chacha20poly1305_ietf", 1 / ratio)])
@@ -127,7 +123,7 @@ enum SessionBench: BenchSuite {
                 }
             })
         if let failure { throw failure }
-        guard accepted > 0, x25519OK else { throw BenchFailure(description: "handshake or X25519 baseline failed") }
+        guard accepted > 0, x25519OK else { throw BenchError("handshake or X25519 baseline failed") }
         Measure.line(
             "session_handshake_both_sides", Measure.formatted(ours / Double(iterations) * 1e6, decimals: 1) + " us",
             ratios: [("ratio_vs_its_4_x25519_ops", ratio)])

@@ -9,10 +9,6 @@ enum UploadSecurityBench: BenchSuite {
     static let name = "uploadsec"
     static let runsByDefault = true
 
-    struct BenchFailure: Error, CustomStringConvertible {
-        let description: String
-    }
-
     static func run(options: [String]) async throws {
         try aead(size: 64 * 1024, iterations: 400)
         try possession(size: 32 * 1024 * 1024)
@@ -47,7 +43,7 @@ enum UploadSecurityBench: BenchSuite {
             })
         if let failure { throw failure }
         guard plaintext.allSatisfy({ $0 == 0x5A }) else {
-            throw BenchFailure(description: "round trip changed the data")
+            throw BenchError("round trip changed the data")
         }
         Measure.line(
             "aes256gcm seal+open 64KiB", Measure.rate(bytes: 2 * size * iterations, seconds: ours),
@@ -95,8 +91,8 @@ enum UploadSecurityBench: BenchSuite {
                 }
             },
             baseline: { sink = SHA256.hash(content) })
-        if let failure { throw BenchFailure(description: "\(failure)") }
-        guard sink != .zero else { throw BenchFailure(description: "no digest") }
+        if let failure { throw BenchError("\(failure)") }
+        guard sink != .zero else { throw BenchError("no digest") }
         Measure.line(
             "pop full-hash answer 32MiB", Measure.rate(bytes: size, seconds: ours),
             ratios: [("ratio_vs_sha256", 1 / ratio)]

@@ -12,6 +12,7 @@ struct AetherCLI {
         PinCommand.self,
         SessionCommand.self,
         DigestCommand.self,
+        VerifyCommand.self,
     ]
 
     static func main() async {

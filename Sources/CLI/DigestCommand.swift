@@ -1,18 +1,23 @@
 import AetherIO
+import AetherIntegrity
 
-/// `aether digest FILE [--chunk-size N] [--json] [--strategy pread|mmap|ioUring]`
+/// `aether digest FILE [--chunk-size N] [--json] [--strategy pread|mmap|ioUring] [--manifest OUT.json]`
 enum DigestCommand: CLICommand {
     static let name = "digest"
     static let summary = "print a file's SHA-256, CRC32C and per-chunk digests"
     static let usage = """
         usage: aether digest FILE [--chunk-size N] [--json] [--strategy pread|mmap|ioUring]
-          Reads FILE once under the TOCTOU guard and prints its SHA-256 and CRC32C, then each chunk's
-          SHA-256 and CRC32C. N takes K/M/G suffixes (default 4M). A file that changes while it is
-          read, or is not a readable regular file, is an error (exit 1).
+                             [--manifest OUT.json] [--session-id ID]
+          Reads FILE once under the TOCTOU guard and prints its SHA-256, CRC32C, Merkle root,
+          commitment-chain head and CID, then each chunk's SHA-256 and CRC32C. N takes K/M/G
+          suffixes (default 4M). --manifest writes the canonical JSON manifest (atomically) that
+          `aether verify` checks; --session-id seeds the chain's genesis (default aether-manifest).
+          A file that changes while it is read, or is not a readable regular file, is an error (exit 1).
         """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["chunk-size", "strategy"], flags: ["json"])
+        let parsed = try Arguments(
+            arguments, options: ["chunk-size", "strategy", "manifest", "session-id"], flags: ["json"])
         let path = try parsed.positionals(exactly: 1, names: "one FILE")[0]
         var options = ChunkReadOptions()
         options.chunkSize = try parsed.integer(
@@ -24,14 +29,17 @@ enum DigestCommand: CLICommand {
             options.strategy = strategy
         }
         let json = parsed.flag("json")
-        var lines: [String] = []
-        let file = try FileDigester.digest(path: path, options: options) { _, digest in
-            lines.append(json ? jsonChunk(digest) : textChunk(digest))
-        }
+        let (file, chunks, manifest) = try FileManifest.build(
+            path: path, options: options, sessionID: parsed.option("session-id") ?? FileManifest.defaultSessionID)
+        if let output = parsed.option("manifest") { try FileManifest.write(manifest, to: output) }
+        let lines = chunks.map { json ? jsonChunk($0) : textChunk($0) }
         if json {
             print("{\"path\":\(jsonString(path)),\"size\":\(file.fingerprint.size),\"sha256\":\"\(file.sha256.hex)\",")
             print(
                 "\"crc32c\":\"\(file.crc32cHex)\",\"chunk_size\":\(file.chunkSize),\"strategy\":\"\(file.strategy)\",")
+            print(
+                "\"merkle_root\":\"\(manifest.merkleRoot.hex)\",\"chain_head\":\"\(manifest.chainHead.hex)\","
+                    + "\"cid\":\"\(manifest.cid.string)\",")
             print("\"chunks\":[")
             print(lines.joined(separator: ",\n"))
             print("]}")
@@ -39,6 +47,9 @@ enum DigestCommand: CLICommand {
             print("\(file.sha256.hex)  \(path)")
             print("sha256 \(file.sha256.hex)")
             print("crc32c \(file.crc32cHex)")
+            print("merkle_root \(manifest.merkleRoot.hex)")
+            print("chain_head \(manifest.chainHead.hex)")
+            print("cid \(manifest.cid.string)")
             print(
                 "size \(file.fingerprint.size)  chunk_size \(file.chunkSize)  chunks \(file.chunkCount)  strategy \(file.strategy)"
             )

@@ -232,21 +232,12 @@ public enum ErasureCodedFile {
         return []
     }
 
-    /// Writes `bytes` to `path` through a synced temporary file and a rename, then syncs the directory.
+    /// Writes `bytes` to `path` atomically (AetherIO's temporary file, fsync, rename, directory fsync).
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws(CodingError) {
-        let temporary = try ShardFile.createTemporary(besides: path)
-        do throws(CodingError) {
-            var failure: CodingError?
-            unsafe bytes.withUnsafeBytes { raw in
-                do throws(CodingError) { try unsafe temporary.write(at: 0, from: raw) } catch { failure = error }
-            }
-            if let failure { throw failure }
-            try temporary.sync()
-            try ShardFile.rename(temporary.path, to: path)
+        do {
+            try AtomicFile.write(bytes, to: path)
         } catch {
-            try? ShardFile.remove(temporary.path)
-            throw error
+            throw CodingError(.fileSystem, "cannot write \(path): \(error.message)")
         }
-        try ShardFile.syncDirectory(ShardFile.directory(of: path))
     }
 }
