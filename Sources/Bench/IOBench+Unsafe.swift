@@ -1,23 +1,12 @@
 internal import CAetherKernels
-internal import CAetherOpenSSL
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// The `io` suite's baselines, calling the C libraries directly (no Aether code in between), and the
-/// child-process runner that measures `aether digest` against `openssl dgst`.
+/// The `io` suite's kernel baseline (the serial CRC32C loop, called directly) and the child-process
+/// runner that measures `aether digest` against `openssl dgst`.
 enum IOBaseline {
-    /// SHA256 (OpenSSL one-shot): the baseline every SHA-256 rate is compared with.
-    static func opensslSHA256(_ bytes: UnsafeRawBufferPointer) -> UInt8 {
-        var out = [UInt8](repeating: 0, count: 32)
-        unsafe out.withUnsafeMutableBufferPointer { digest in
-            _ = unsafe SHA256(
-                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, digest.baseAddress)
-        }
-        return out[0]
-    }
-
     /// caether_crc32c_hw_serial: the single-stream hardware CRC32C loop.
     static func serialCRC32C(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress else { return crc }

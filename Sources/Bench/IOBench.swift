@@ -88,7 +88,7 @@ enum IOBench: BenchSuite {
 
     static func opensslPass(_ chunks: [[UInt8]]) {
         var sink: UInt8 = 0
-        for chunk in chunks { sink ^= unsafe chunk.withUnsafeBytes { unsafe IOBaseline.opensslSHA256($0) } }
+        for chunk in chunks { sink ^= unsafe chunk.withUnsafeBytes { unsafe OpenSSLBaseline.opensslSHA256($0) } }
         blackHole(sink)
     }
 

@@ -125,10 +125,10 @@ struct IntegrityBench: BenchSuite {
         calls: Calls, sink: inout UInt8, candidate: () throws -> UInt8
     ) throws -> (candidate: Double, oneShot: Double, lowLevel: Double) {
         func oneShot() -> UInt8 {
-            calls.reduce(0) { $0 ^ IntegrityOpenSSL.sha256Calls(count: $1.count, length: $1.length) }
+            calls.reduce(0) { $0 ^ OpenSSLBaseline.sha256Calls(count: $1.count, length: $1.length) }
         }
         func lowLevel() -> UInt8 {
-            calls.reduce(0) { $0 ^ IntegrityOpenSSL.sha256LowLevelCalls(count: $1.count, length: $1.length) }
+            calls.reduce(0) { $0 ^ OpenSSLBaseline.sha256LowLevelCalls(count: $1.count, length: $1.length) }
         }
         sink ^= try candidate() ^ oneShot() ^ lowLevel()
         var times: [[Double]] = [[], [], []]

@@ -1,7 +1,17 @@
 internal import CAetherOpenSSL
 
-/// The integrity suite's baseline: raw OpenSSL SHA-256 calls, with no Aether code in between.
-enum IntegrityOpenSSL {
+/// Every raw OpenSSL baseline of aether-bench: SHA-256 calls with no Aether code in between.
+enum OpenSSLBaseline {
+    /// SHA256 (OpenSSL one-shot): the baseline every SHA-256 rate is compared with.
+    static func opensslSHA256(_ bytes: UnsafeRawBufferPointer) -> UInt8 {
+        var out = [UInt8](repeating: 0, count: 32)
+        unsafe out.withUnsafeMutableBufferPointer { digest in
+            _ = unsafe SHA256(
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, digest.baseAddress)
+        }
+        return out[0]
+    }
+
     /// Calls OpenSSL's one-shot `SHA256()` `count` times on a `length`-byte stack buffer (at most
     /// 128). Each message carries the call number and the previous digest, like a Merkle leaf or
     /// node does, so no call can be skipped or hoisted. Returns a byte of the last digest.
