@@ -74,23 +74,10 @@ public enum ChaChaPoly {
         key: SymmetricKey
     ) throws(SecurityError) -> [UInt8] {
         let input = Array(plaintext)
-        let extra = Array(aad)
-        var output = [UInt8](repeating: 0, count: input.count + tagByteCount)
-        // Array's pointer methods rethrow untyped errors, so the typed error is carried out as a value.
-        let failure: SecurityError? = unsafe output.withUnsafeMutableBytes { out -> SecurityError? in
-            unsafe input.withUnsafeBytes { p -> SecurityError? in
-                unsafe extra.withUnsafeBytes { a -> SecurityError? in
-                    do throws(SecurityError) {
-                        try unsafe seal(p, authenticating: a, nonce: nonce, key: key, into: out)
-                        return nil
-                    } catch {
-                        return error
-                    }
-                }
-            }
+        return try unsafe AEADArrays.transform(input, aad: Array(aad), outputCount: input.count + tagByteCount) {
+            (p, a, out) throws(SecurityError) in
+            try unsafe seal(p, authenticating: a, nonce: nonce, key: key, into: out)
         }
-        if let failure { throw failure }
-        return output
     }
 
     /// Opens ciphertext || tag and returns the plaintext.
@@ -99,23 +86,10 @@ public enum ChaChaPoly {
         key: SymmetricKey
     ) throws(SecurityError) -> [UInt8] {
         let input = Array(sealed)
-        let extra = Array(aad)
         guard input.count >= tagByteCount else { throw SecurityError.authenticationFailedError() }
-        var output = [UInt8](repeating: 0, count: input.count - tagByteCount)
-        // Array's pointer methods rethrow untyped errors, so the typed error is carried out as a value.
-        let failure: SecurityError? = unsafe output.withUnsafeMutableBytes { out -> SecurityError? in
-            unsafe input.withUnsafeBytes { c -> SecurityError? in
-                unsafe extra.withUnsafeBytes { a -> SecurityError? in
-                    do throws(SecurityError) {
-                        try unsafe open(c, authenticating: a, nonce: nonce, key: key, into: out)
-                        return nil
-                    } catch {
-                        return error
-                    }
-                }
-            }
+        return try unsafe AEADArrays.transform(input, aad: Array(aad), outputCount: input.count - tagByteCount) {
+            (c, a, out) throws(SecurityError) in
+            try unsafe open(c, authenticating: a, nonce: nonce, key: key, into: out)
         }
-        if let failure { throw failure }
-        return output
     }
 }
