@@ -37,8 +37,7 @@ phases: deps
 	@for t in $(LIBRARIES); do echo "== $$t"; $(SWIFT) build --target $$t || exit 1; done
 
 test: deps venv build layering unsafe-check lint
-	$(SWIFT) test --explicit-target-dependency-import-check error
-	@scripts/run-fuzz-corpora.sh
+	@scripts/run-tests.sh
 
 bench: release
 	$(SWIFT) run -c release aether-bench $(BENCH)
