@@ -7,12 +7,12 @@
 struct AetherCLI {
     /// Every subcommand, in the order `aether help` lists them.
     static let commands: [any CLICommand.Type] = [
-        HelpCommand.self,
-        ECCommand.self,
-        PinCommand.self,
-        SessionCommand.self,
         DigestCommand.self,
         VerifyCommand.self,
+        ECCommand.self,
+        SessionCommand.self,
+        PinCommand.self,
+        HelpCommand.self,
     ]
 
     static func main() async {

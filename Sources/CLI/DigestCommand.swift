@@ -4,7 +4,7 @@ import AetherIntegrity
 /// `aether digest FILE [--chunk-size N] [--json] [--strategy pread|mmap|ioUring] [--manifest OUT.json]`
 enum DigestCommand: CLICommand {
     static let name = "digest"
-    static let summary = "print a file's SHA-256, CRC32C and per-chunk digests"
+    static let summary = "digest a file (SHA-256, CRC32C, chunks, Merkle root, chain head, CID); write its manifest"
     static let usage = """
         usage: aether digest FILE [--chunk-size N] [--json] [--strategy pread|mmap|ioUring]
                              [--manifest OUT.json] [--session-id ID]
