@@ -33,9 +33,7 @@ enum NoiseHKDF {
     ) throws(SecurityError) -> SecureBytes {
         var digest: Digest32
         do {
-            var mac = try HMACSHA256(key: chainingKey)
-            try unsafe mac.update(inputKeyMaterial)
-            digest = try mac.finalize()
+            digest = try unsafe HMACSHA256.authenticate(inputKeyMaterial, key: chainingKey)
         } catch {
             throw SecurityError(.systemCall, "HMAC-SHA-256 failed in the Noise HKDF")
         }
@@ -46,20 +44,31 @@ enum NoiseHKDF {
     private static func expand(_ tempKey: SecureBytes, previous: Digest32?, index: UInt8) throws(SecurityError)
         -> Digest32
     {
-        do {
-            var mac = try HMACSHA256(key: tempKey)
-            if var previous {
-                try unsafe previous.withUnsafeMutableBytes { (raw) throws(IOError) in
-                    try unsafe mac.update(UnsafeRawBufferPointer(raw))
-                    unsafe Sodium.wipe(raw)
+        // The message (previous output, then the index byte) is built on the stack and wiped after use.
+        let result: Result<Digest32, IOError> = unsafe withUnsafeTemporaryAllocation(byteCount: 33, alignment: 8) {
+            message in
+            var length = 0
+            if let previous {
+                unsafe previous.withUnsafeBytes {
+                    unsafe message.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32)
                 }
+                length = 32
             }
-            var byte = index
-            try unsafe withUnsafeBytes(of: &byte) { (raw) throws(IOError) in try unsafe mac.update(raw) }
-            return try mac.finalize()
-        } catch {
+            unsafe message[length] = index
+            length += 1
+            defer { unsafe Sodium.wipe(message) }
+            do throws(IOError) {
+                return .success(
+                    try unsafe HMACSHA256.authenticate(
+                        UnsafeRawBufferPointer(rebasing: message[0..<length]), key: tempKey))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard case .success(let digest) = result else {
             throw SecurityError(.systemCall, "HMAC-SHA-256 failed in the Noise HKDF")
         }
+        return digest
     }
 
     /// Moves a digest into secret storage and wipes the digest.
