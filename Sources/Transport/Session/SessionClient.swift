@@ -48,8 +48,7 @@ public final class SessionClient: Sendable {
     public let host: UDPAddress
     private let clock: any SessionClock
     private let state: Mutex<State>
-    private let stopped = Atomic<Bool>(false)
-    private let running = Atomic<Bool>(false)
+    private let loop: UDPRunLoop
     private let onEvent: @Sendable (Event) -> Void
 
     /// A client that talks to `host` from `socket` under the given keys (id → K_dev).
@@ -61,6 +60,7 @@ public final class SessionClient: Sendable {
         self.socket = socket
         self.host = host
         self.clock = clock
+        loop = UDPRunLoop(socket: socket, clock: clock)
         self.onEvent = onEvent
         state = Mutex(State(machine: ReconnectStateMachine(), psks: keys))
     }
@@ -118,33 +118,15 @@ public final class SessionClient: Sendable {
 
     /// Runs the loop on a new thread until `stop`.
     public func start() throws(TransportError) {
-        do {
-            running.store(true, ordering: .releasing)
-            try Socket.spawnThread { [self] in run() }
-        } catch {
-            running.store(false, ordering: .releasing)
-            throw TransportError(.systemCall, "cannot start the client thread: \(error.text)")
-        }
+        try loop.start(role: "client") { [self] in run() }
     }
 
     /// Runs the loop on the calling thread until `stop`.
     public func run() {
-        running.store(true, ordering: .releasing)
-        defer { running.store(false, ordering: .releasing) }
-        while !stopped.load(ordering: .acquiring) {
-            let now = clock.now()
-            let deadline = state.withLock { $0.deadline }
-            let wait = deadline.map { $0 > now.monotonic ? min($0 - now.monotonic, 50) : 0 } ?? 50
-            do {
-                if let (bytes, source) = try socket.receive(timeoutMilliseconds: Int32(wait)), source == host {
-                    handle(bytes)
-                }
-            } catch {
-                // A failing socket must not turn the loop into a busy spin.
-                Socket.pause(milliseconds: 10)
-            }
-            fireTimerIfDue()
-        }
+        loop.run(
+            deadline: { state.withLock { $0.deadline } },
+            receive: { bytes, source in if source == self.host { self.handle(bytes) } },
+            fireTimerIfDue: fireTimerIfDue)
     }
 
     /// Runs the state machine's timers when its deadline has passed (the run loop's step; tests call it
@@ -163,10 +145,7 @@ public final class SessionClient: Sendable {
 
     /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left
     /// using the crypto libraries when the process exits.
-    public func stop() {
-        stopped.store(true, ordering: .releasing)
-        while running.load(ordering: .acquiring) { Socket.pause(milliseconds: 1) }
-    }
+    public func stop() { loop.stop() }
 
     /// Handles one datagram from the host.
     func handle(_ bytes: [UInt8]) {

@@ -60,8 +60,7 @@ public final class SessionHost: Sendable {
     public let socket: UDPSocket
     private let clock: any SessionClock
     private let state: Mutex<State>
-    private let stopped = Atomic<Bool>(false)
-    private let running = Atomic<Bool>(false)
+    private let loop: UDPRunLoop
     private let onEvent: @Sendable (Event) -> Void
 
     /// A host serving `keys` on `socket`, offering `limits`. `onEvent` runs on the run loop's thread.
@@ -71,6 +70,7 @@ public final class SessionHost: Sendable {
     ) {
         self.socket = socket
         self.clock = clock
+        loop = UDPRunLoop(socket: socket, clock: clock)
         self.onEvent = onEvent
         var psks: [KeyID: SymmetricKey] = [:]
         for key in keys { psks[key.entry.keyID] = key.psk }
@@ -121,33 +121,15 @@ public final class SessionHost: Sendable {
 
     /// Runs the loop on a new thread until `stop`.
     public func start() throws(TransportError) {
-        do {
-            running.store(true, ordering: .releasing)
-            try Socket.spawnThread { [self] in run() }
-        } catch {
-            running.store(false, ordering: .releasing)
-            throw TransportError(.systemCall, "cannot start the host thread: \(error.text)")
-        }
+        try loop.start(role: "host") { [self] in run() }
     }
 
     /// Runs the loop on the calling thread until `stop`.
     public func run() {
-        running.store(true, ordering: .releasing)
-        defer { running.store(false, ordering: .releasing) }
-        while !stopped.load(ordering: .acquiring) {
-            let now = clock.now()
-            let deadline = state.withLock { $0.deadline }
-            let wait = deadline.map { $0 > now.monotonic ? min($0 - now.monotonic, 50) : 0 } ?? 50
-            do {
-                if let (bytes, source) = try socket.receive(timeoutMilliseconds: Int32(wait)) {
-                    handle(bytes, from: source)
-                }
-            } catch {
-                // A failing socket must not turn the loop into a busy spin.
-                Socket.pause(milliseconds: 10)
-            }
-            fireTimerIfDue()
-        }
+        loop.run(
+            deadline: { state.withLock { $0.deadline } },
+            receive: { bytes, source in self.handle(bytes, from: source) },
+            fireTimerIfDue: fireTimerIfDue)
     }
 
     /// Runs the state machine's timers when its deadline has passed (the run loop's step; tests call it
@@ -166,10 +148,7 @@ public final class SessionHost: Sendable {
 
     /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left
     /// using the crypto libraries when the process exits.
-    public func stop() {
-        stopped.store(true, ordering: .releasing)
-        while running.load(ordering: .acquiring) { Socket.pause(milliseconds: 1) }
-    }
+    public func stop() { loop.stop() }
 
     /// Handles one datagram (the run loop's step; tests call it directly).
     func handle(_ bytes: [UInt8], from source: UDPAddress) {
