@@ -22,7 +22,12 @@ enum FuzzCheck {
     /// Crashes (so libFuzzer saves the input) when a property of the parser does not hold.
     static func require(_ condition: Bool, _ message: @autoclosure () -> String) {
         guard !condition else { return }
-        print("fuzz property failed: \(message())")
+        fail(message())
+    }
+
+    /// Crashes (so libFuzzer saves the input): a property failed or the target cannot run.
+    static func fail(_ message: String) -> Never {
+        print("fuzz property failed: \(message)")
         // abort does not flush stdio; the message must reach the log first.
         fflush(nil)
         abort()
