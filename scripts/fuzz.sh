@@ -91,6 +91,8 @@ for name in "${names[@]}"; do
     export SWIFT_BACKTRACE=enable=no
     # Leak checks need ptrace, which containers often refuse; the targets hold no long-lived state.
     options=(-detect_leaks=0 -artifact_prefix="$out/" -print_final_stats=0)
+    # A libFuzzer dictionary (tokens such as JSON keys) helps a target reach past its syntax checks.
+    if [ -f "$dir/fuzz.dict" ]; then options+=(-dict="$dir/fuzz.dict"); fi
     if [ "$seconds" -eq 0 ]; then
         count=$(find "$dir/corpus" -type f | wc -l)
         if "$binary" "${options[@]}" -runs=0 "$dir/corpus" >"$out/last-run.log" 2>&1; then

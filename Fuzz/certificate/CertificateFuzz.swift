@@ -11,7 +11,10 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
     let input = cursor.rest
     switch selector {
     case 0:
-        do { _ = try SPKIPin(certificateDER: input) } catch {
+        do {
+            _ = try SPKIPin(certificateDER: input)
+            FuzzCheck.accepted("DER certificate")
+        } catch {
             FuzzCheck.require(error.code == .malformedMessage, "DER: a reject must be malformedMessage")
         }
     case 1:
@@ -24,12 +27,15 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
             FuzzCheck.fail("a PEM with pins has no certificates")
         }
         let again = certificates.map { try? SPKIPin(certificateDER: $0) }
+        FuzzCheck.accepted("PEM with \(pins.count) certificates")
         FuzzCheck.require(again == pins.map { Optional($0) }, "PEM pins differ from the pins of its DER certificates")
     default:
         do {
             let key = try PinSigningKey(pem: String(decoding: input, as: UTF8.self))
+            FuzzCheck.accepted("signing key")
             FuzzCheck.require(
-                key.id.utf8.count == 64 && key.id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) },
+                key.id.utf8.count == 64
+                    && key.id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) },
                 "a signing key id is not 64 lowercase hex digits")
         } catch {
             FuzzCheck.require(error.code == .invalidKey, "key PEM: a reject must be invalidKey")

@@ -40,5 +40,6 @@ private func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ data: Data) -> 
     guard let value = try? JSONDecoder().decode(type, from: data) else { return nil }
     guard let json = try? JSONEncoder().encode(value) else { FuzzCheck.fail("an accepted \(type) does not encode") }
     FuzzCheck.require((try? JSONDecoder().decode(type, from: json)) == value, "\(type) does not round-trip")
+    FuzzCheck.accepted("\(type)")
     return value
 }

@@ -15,7 +15,10 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
         FuzzCheck.require(error.code == .malformedIdentifier, "CID: a reject must be malformedIdentifier")
         cid = nil
     }
-    if let cid { FuzzCheck.require(cid.string == text, "an accepted CID is not canonical") }
+    if let cid {
+        FuzzCheck.accepted("CID")
+        FuzzCheck.require(cid.string == text, "an accepted CID is not canonical")
+    }
     if let fromBytes = try? CIDv1(bytes: raw) {
         FuzzCheck.require(fromBytes.bytes == raw, "an accepted binary CID does not re-encode")
     }
@@ -25,7 +28,10 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
         FuzzCheck.require(error.code == .malformedIdentifier, "ACI: a reject must be malformedIdentifier")
         aci = nil
     }
-    if let aci { FuzzCheck.require(aci.description == text, "an accepted ACI is not canonical") }
+    if let aci {
+        FuzzCheck.accepted("ACI")
+        FuzzCheck.require(aci.description == text, "an accepted ACI is not canonical")
+    }
 
     if let digest = try? DigestHex.parse(text) {
         FuzzCheck.require(digest.hex == text, "an accepted digest is not 64 lowercase hex digits")

@@ -16,6 +16,7 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
             FuzzCheck.require(error.code == .malformedMessage, "pin update: a reject must be malformedMessage")
             return
         }
+        FuzzCheck.accepted("pin update")
         FuzzCheck.require((1...64).contains(payload.newCAPins.count), "pin count out of range")
         FuzzCheck.require(Set(payload.newCAPins).count == payload.newCAPins.count, "repeated pins accepted")
         FuzzCheck.require(payload.expiryDate > payload.effectiveDate, "expiry not after the effective date")
@@ -28,6 +29,7 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
     } else {
         let text = String(decoding: input, as: UTF8.self)
         guard let pin = try? SPKIPin(base64: text) else { return }
+        FuzzCheck.accepted("pin")
         FuzzCheck.require(pin.base64 == text && pin.description == text, "an accepted pin is not canonical base64")
     }
 }

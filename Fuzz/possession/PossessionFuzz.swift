@@ -16,6 +16,7 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
             FuzzCheck.require(error.code == .malformedMessage, "challenge: a reject must be malformedMessage")
             return
         }
+        FuzzCheck.accepted("challenge")
         FuzzCheck.require(challenge.serialized == input, "an accepted challenge does not re-serialize to its bytes")
         FuzzCheck.require((1...64).contains(challenge.items.count), "challenge item count out of range")
     case 1:
@@ -24,9 +25,11 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
             FuzzCheck.require(error.code == .malformedMessage, "response: a reject must be malformedMessage")
             return
         }
+        FuzzCheck.accepted("response")
         FuzzCheck.require(response.serialized == input, "an accepted response does not re-serialize to its bytes")
     default:
         guard let nonce = try? UUIDv7(bytes: input) else { return }
+        FuzzCheck.accepted("UUIDv7")
         FuzzCheck.require(nonce.bytes == input, "a UUIDv7 does not round-trip")
         FuzzCheck.require(input[6] >> 4 == 7 && input[8] >> 6 == 2, "a UUID of another version or variant accepted")
         FuzzCheck.require(nonce.description.utf8.count == 36, "a UUID's text form is not 36 characters")

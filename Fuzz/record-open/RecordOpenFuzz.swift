@@ -28,6 +28,7 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
             FuzzCheck.require(model.accepts(UInt64(counter)), "counter \(counter) opened against the replay rule")
             FuzzCheck.require(content == fixture.contents[counter], "counter \(counter) opened to other content")
             model.mark(UInt64(counter))
+            FuzzCheck.accepted("record \(counter)")
         case (.failure(let error), let counter?):
             FuzzCheck.require(!model.accepts(UInt64(counter)), "genuine counter \(counter) refused: \(error)")
             FuzzCheck.require(error.code == .replayDetected, "a genuine record refused as \(error.code)")

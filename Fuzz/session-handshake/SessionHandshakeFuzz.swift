@@ -26,10 +26,12 @@ private func check(_ input: [UInt8], _ name: String, _ roundTrip: ([UInt8]) thro
     do {
         encoded = try roundTrip(input)
     } catch {
-        FuzzCheck.require(error.code == .malformedMessage, "\(name): a reject must be malformedMessage, got \(error.code)")
+        FuzzCheck.require(
+            error.code == .malformedMessage, "\(name): a reject must be malformedMessage, got \(error.code)")
         return false
     }
     FuzzCheck.require(encoded == input, "\(name): an accepted input does not re-encode to its bytes")
+    FuzzCheck.accepted(name)
     return true
 }
 

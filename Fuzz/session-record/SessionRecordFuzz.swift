@@ -14,16 +14,19 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
     case 0:
         guard let header = try? RecordHeader.parse(input) else { return }
         FuzzCheck.require(header.encoded() == input, "record header does not re-encode")
+        FuzzCheck.accepted("record header")
         FuzzCheck.require(header.counter < SessionWire.counterLimit, "record header accepts a counter of 2^32 or more")
         FuzzCheck.require(header.sessionID != 0, "record header accepts session id zero")
     case 1: checkControl(input)
     case 2:
         guard let status = try? SlotStatus.parse(input) else { return }
         FuzzCheck.require(status.encoded() == input, "slot status does not re-encode")
+        FuzzCheck.accepted("slot status")
         FuzzCheck.require(status.entries.count <= SessionWire.maxSlots, "slot status accepts more than 16 slots")
     default:
         guard let answer = try? CountsAnswer.parse(input) else { return }
         FuzzCheck.require(answer.encoded() == input, "counts answer does not re-encode")
+        FuzzCheck.accepted("counts answer")
     }
 }
 
@@ -57,5 +60,6 @@ private func checkControl(_ input: [UInt8]) {
         FuzzCheck.require((0x40...0x45).contains(type) && control == nil, "a parseable control classed as malformed")
         FuzzCheck.require(!content.provesCommit, "malformed control proves a commit")
     }
+    FuzzCheck.accepted("record content \(content)")
     FuzzCheck.require(content.countsForLiveness, "an opened record does not count for liveness")
 }

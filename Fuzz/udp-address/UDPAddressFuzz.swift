@@ -13,6 +13,7 @@ func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
         return
     }
     let canonical = text == address.description || (address.ipv4 == 0x7f00_0001 && text == "localhost:\(address.port)")
+    FuzzCheck.accepted("address \(address)")
     FuzzCheck.require(canonical, "accepted a non-canonical address \(text.debugDescription) as \(address)")
     FuzzCheck.require((try? UDPAddress(parsing: address.description)) == address, "an address does not round-trip")
 }
