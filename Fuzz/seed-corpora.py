@@ -241,8 +241,49 @@ def transport():
     for name, text in [("loopback", "127.0.0.1:8080"), ("localhost", "localhost:9"), ("port-zero", "10.0.0.1:0"),
                        ("port-max", "255.255.255.255:65535"), ("port-too-big", "1.2.3.4:65536"),
                        ("leading-zero-octet", "01.2.3.4:80"), ("port-leading-zero", "1.2.3.4:080"),
-                       ("ipv6", "[::1]:80"), ("hostname", "example.com:80")]:
+                       ("ipv6", "[::1]:80"), ("hostname", "example.com:80"), ("port-plus-sign", "1.2.3.4:+80"),
+                       ("embedded-nul", "1.2.3.4\0junk:80")]:
         write("udp-address", name, text)
+
+
+def netlink():
+    def message(kind, body):
+        return struct.pack("<IHHII", 16 + len(body), kind, 0, 1, 0) + body
+
+    def attribute(kind, data):
+        raw = struct.pack("<HH", 4 + len(data), kind) + data
+        return raw + bytes((-len(raw)) % 4)
+
+    link = (struct.pack("<BBHiII", 0, 0, 1, 3, 0x41, 0) + attribute(3, b"wlan0\x00")
+            + attribute(18, attribute(1, b"wireguard\x00")))
+    route = (struct.pack("<BBBBBBBBI", 2, 24, 0, 0, 254, 4, 0, 1, 0) + attribute(1, bytes([192, 168, 1, 0]))
+             + attribute(5, bytes([192, 168, 1, 1])) + attribute(4, struct.pack("<i", 3))
+             + attribute(15, struct.pack("<I", 254)))
+    write("netlink", "new-link", message(16, link))
+    write("netlink", "del-link", message(17, link))
+    write("netlink", "new-route", message(24, route))
+    write("netlink", "two-and-done", message(24, route) + message(16, link) + message(3, bytes(4)))
+    write("netlink", "overrun-attribute", message(16, struct.pack("<BBHiII", 0, 0, 1, 3, 1, 0) + struct.pack("<HH", 200, 3)))
+    write("netlink", "overrun-message", struct.pack("<IHHII", 400, 16, 0, 1, 0))
+
+
+def traces():
+    def npy(header, values, fmt):
+        h = header.encode()
+        h += b" " * (64 - (10 + len(h) + 1) % 64) + b"\n"
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + b"".join(struct.pack(fmt, v) for v in values)
+
+    write("trace", "pensieve", b"\x00" + b"0.0\t1.5\n0.8\t2.0\n1.9\t0.0\n")
+    write("trace", "lumos", b"\x00" + b"1 10.5\n2 11\n3 9.25\n")
+    write("trace", "times-overflow", b"\x00" + b"-1e308 1\n1e308 1\n")
+    write("trace", "sabre", b"\x01" + b'[{"duration_ms": 1000, "bandwidth_kbps": 5000, "latency_ms": 20}, '
+          b'{"duration_ms": 500, "bandwidth_kbps": 0, "latency_ms": 20}]')
+    write("trace", "sabre-infinite", b"\x01" + b'[{"duration_ms": inf, "bandwidth_kbps": 5000}]')
+    write("trace", "gophers", b"\x02" + b"protocol,carrier,seq_num,throughput_mbps\ntcp,a,1,100.5\ntcp,a,0,90\nudp,b,0,10\n")
+    write("trace", "npy-f8", b"\x03" + npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", [1.0, 2.5, 0.0], "<d"))
+    write("trace", "npy-i8", b"\x03" + npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", [5, 7], "<q"))
+    write("trace", "npy-shape-mismatch",
+          b"\x03" + npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", [1.0], "<d"))
 
 
 if __name__ == "__main__":
@@ -253,3 +294,5 @@ if __name__ == "__main__":
     pins_and_certificates()
     possession()
     transport()
+    netlink()
+    traces()
