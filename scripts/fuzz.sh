@@ -13,7 +13,8 @@
 #
 # A target is a folder Fuzz/<name>/ with one Swift file defining
 #   func fuzzInput(_ bytes: UnsafeRawBufferPointer)
-# (it may import AetherIO, AetherIntegrity, AetherSecurity and check properties with FuzzCheck.require)
+# (it may import AetherIO, AetherIntegrity, AetherCoding, AetherScheduling, AetherSecurity,
+# AetherTransport and check properties with FuzzCheck.require)
 # and a small checked-in corpus in Fuzz/<name>/corpus/. See Fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +28,8 @@ fi
 
 scratch=.build-fuzz
 # The highest module the targets may import; SwiftPM builds it and everything below it.
-top_module=AetherSecurity
-modules=(AetherIO AetherIntegrity AetherSecurity)
+top_module=AetherTransport
+modules=(AetherIO AetherIntegrity AetherCoding AetherScheduling AetherSecurity AetherTransport)
 c_objects=(CAetherURing CAetherKernels)
 
 if [ $# -gt 0 ]; then
@@ -80,7 +81,7 @@ for name in "${names[@]}"; do
     if [ ! -x "$binary" ] || [ -n "$(find "$dir" Fuzz/Support "${objects[@]}" -newer "$binary" \
         \( -name '*.swift' -o -name '*.o' \) -print -quit)" ]; then
         echo "fuzz: linking $name"
-        swiftc "${flags[@]}" -module-name "Fuzz_$name" Fuzz/Support/*.swift "$dir"/*.swift "${objects[@]}" \
+        swiftc "${flags[@]}" -module-name "Fuzz_${name//-/_}" Fuzz/Support/*.swift "$dir"/*.swift "${objects[@]}" \
             "${libraries[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
     fi
 
@@ -90,6 +91,8 @@ for name in "${names[@]}"; do
     export SWIFT_BACKTRACE=enable=no
     # Leak checks need ptrace, which containers often refuse; the targets hold no long-lived state.
     options=(-detect_leaks=0 -artifact_prefix="$out/" -print_final_stats=0)
+    # A libFuzzer dictionary (tokens such as JSON keys) helps a target reach past its syntax checks.
+    if [ -f "$dir/fuzz.dict" ]; then options+=(-dict="$dir/fuzz.dict"); fi
     if [ "$seconds" -eq 0 ]; then
         count=$(find "$dir/corpus" -type f | wc -l)
         if "$binary" "${options[@]}" -runs=0 "$dir/corpus" >"$out/last-run.log" 2>&1; then

@@ -3,7 +3,8 @@ public import AetherIO
 /// The persisted state of a `ChunkCommitmentChain`: O(√n) digests.
 ///
 /// Codable as `{"count", "head", "jumpLinks", "sessionID", "stride"}` with lowercase hex digests;
-/// decoding rejects unknown fields, bad hex, and a jump-link count that does not match `count / stride`.
+/// decoding rejects unknown fields, bad hex, a jump-link count that does not match `count / stride`, and a
+/// count above 2^32 (the most chunks a Merkle tree holds).
 public struct ChainCheckpoint: Sendable, Hashable, Codable {
     /// The session whose genesis starts the chain.
     public let sessionID: String
@@ -22,6 +23,10 @@ public struct ChainCheckpoint: Sendable, Hashable, Codable {
     {
         guard !sessionID.isEmpty, stride >= 1, count >= 0, jumpLinks.count == count / stride else {
             throw IntegrityError(.malformedProof, "chain checkpoint has an impossible shape")
+        }
+        // A chain links at most one chunk per Merkle leaf; a larger count would overflow on the next append.
+        guard UInt64(count) <= StreamingMerkleTree.maximumLeafCount else {
+            throw IntegrityError(.malformedProof, "chain checkpoint count \(count) exceeds 2^32")
         }
         if count == 0, head != ChunkCommitmentChain.genesis(sessionID: sessionID) {
             throw IntegrityError(.chainBroken, "an empty chain's head must be its genesis")

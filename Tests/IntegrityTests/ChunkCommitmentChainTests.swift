@@ -138,4 +138,22 @@ import Testing
         let extra = #"{"count":0,"head":"\#(genesis.hex)","jumpLinks":[],"sessionID":"s1","stride":1,"x":0}"#
         #expect(throws: (any Error).self) { try JSONDecoder().decode(ChainCheckpoint.self, from: Data(extra.utf8)) }
     }
+
+    // Found by the `checkpoint` fuzz target: count Int.max with one jump link of stride Int.max decoded,
+    // and the next append after restoring it trapped on overflow.
+    @Test func chainCheckpointsCountingPastTheMerkleLimitAreRejected() throws {
+        let huge =
+            #"{"count":9223372036854775807,"head":"\#(String(repeating: "11", count: 32))","#
+            + #""jumpLinks":["\#(String(repeating: "22", count: 32))"],"sessionID":"s","stride":9223372036854775807}"#
+        #expect(throws: IntegrityError.self) { try JSONDecoder().decode(ChainCheckpoint.self, from: Data(huge.utf8)) }
+        let head = IntegrityVectors.chunkHash(0)
+        let limit = Int(StreamingMerkleTree.maximumLeafCount)
+        let atLimit = try ChainCheckpoint(sessionID: "s", stride: limit, count: limit, head: head, jumpLinks: [head])
+        var chain = ChunkCommitmentChain(restoring: atLimit)
+        chain.append(head)
+        #expect(chain.count == limit + 1)
+        #expect(throws: IntegrityError.self) {
+            try ChainCheckpoint(sessionID: "s", stride: limit + 1, count: limit + 1, head: head, jumpLinks: [head])
+        }
+    }
 }

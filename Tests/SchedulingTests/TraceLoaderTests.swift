@@ -90,6 +90,23 @@ struct TraceLoaderTests {
         }
     }
 
+    // Found by the `trace` fuzz target: `Double("inf")` parses, so a SABRE slot of infinite duration (or
+    // time-series times whose difference overflows) loaded as a sample outside Sample's documented ranges.
+    @Test func infiniteDurationsAndRatesAreRejected() {
+        for body in [
+            #"[{"duration_ms": inf, "bandwidth_kbps": 5000}]"#, #"[{"duration_ms": 1000, "bandwidth_kbps": inf}]"#,
+        ] {
+            #expect(throws: SchedulingError.self) {
+                try TraceLoader.parseSabre(body, family: "f", name: "n", path: "p")
+            }
+        }
+        for text in ["-1e308 1\n1e308 1\n", "1e308 1\n-1e308 1\n"] {
+            #expect(throws: SchedulingError.self) {
+                try TraceLoader.parseTimeSeries(text, family: "f", name: "n", path: "p")
+            }
+        }
+    }
+
     @Test func npyRejectsBadMagicTruncationAndShapeMismatch() {
         #expect(throws: SchedulingError.self) { try TraceLoader.parseNpy([1, 2, 3], path: "p") }
         let header = Array("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n".utf8)

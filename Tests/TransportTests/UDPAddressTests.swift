@@ -20,6 +20,20 @@ import Testing
         }
     }
 
+    // Found by the `udp-address` fuzz target: each was accepted although it is not the address's spelling
+    // (an embedded NUL ended the C string inet_pton read, so trailing garbage after it was ignored).
+    @Test(arguments: ["1.2.3.4:080", "1.2.3.4:+80", "1.2.3.4:-0", "localhost:007", "1.2.3.4 :80"])
+    func nonCanonicalAddressesAreRejected(text: String) {
+        #expect(throws: TransportError.self) { try UDPAddress(parsing: text) }
+    }
+
+    @Test func aHostWithAnEmbeddedNULIsRejected() {
+        // Built here rather than passed as an argument, so the test log prints no NUL.
+        for suffix in ["junk", "", ".5"] {
+            #expect(throws: TransportError.self) { try UDPAddress(parsing: "1.2.3.4\u{0}\(suffix):80") }
+        }
+    }
+
     @Test func aTokenBucketAdmitsItsBurstThenRefillsPerMillisecond() {
         var bucket = TokenBucket(capacity: 3, perSecond: 10, now: 0)
         let admitted = [0, 0, 0, 0, 99, 100, 100].map { bucket.take(now: UInt64($0)) }

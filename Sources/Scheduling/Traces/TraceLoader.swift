@@ -86,6 +86,10 @@ public enum TraceLoader {
         for (i, point) in points.enumerated() {
             let next = i + 1 < points.count ? points[i + 1].0 : point.0 + typical
             let duration = next > point.0 ? next - point.0 : typical
+            // Finite times far apart (±1e308) still overflow a difference to infinity.
+            guard duration.isFinite, (point.0 - origin).isFinite, typical.isFinite else {
+                throw SchedulingError(.unreadableSource, "\(path):\(i + 1): time out of range")
+            }
             samples.append(.init(start: point.0 - origin, duration: duration, megabitsPerSecond: point.1))
         }
         return ThroughputTrace(family: family, name: name, samples: samples)
@@ -110,8 +114,9 @@ public enum TraceLoader {
                 let key = parts[0].filter { $0 != "\"" && !$0.isWhitespace }
                 fields[key] = Double(parts[1].filter { !$0.isWhitespace })
             }
+            // Double("inf") parses, so finiteness is checked here, and again for the running clock.
             guard let durationMs = fields["duration_ms"], let kbps = fields["bandwidth_kbps"], durationMs > 0,
-                kbps >= 0
+                kbps >= 0, durationMs.isFinite, kbps.isFinite, (clock + durationMs / 1000).isFinite
             else {
                 throw SchedulingError(.unreadableSource, "\(path): object \(samples.count) lacks duration/bandwidth")
             }
