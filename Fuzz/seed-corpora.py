@@ -105,6 +105,14 @@ def record_open():
     write("record-open", "raw-forged", b"\x03\x00\x00" + bytes([36]) + header + bytes(16) + genuine(9))
 
 
+def handshake():
+    # Script bytes: message 1 operation, then message 2 operations (0 genuine, 1 flip, 2 cut/extend, 3 raw).
+    write("handshake", "genuine", b"\x00\x00")
+    write("handshake", "damaged-then-genuine", b"\x00\x01\x05\x01\x00")
+    write("handshake", "damaged-both-then-genuine-twice", b"\x01\x30\x80\x02\x10\x03\x04abcd\x00\x00")
+    write("handshake", "truncated-attempt-id-genuine", b"\x02\x05\x02\x90\x01\x01\x09\x02\x00")
+
+
 def integrity():
     n, chunk_size, file_size = 3, 4, 10
     hashes = [iv.chunk_hash(i) for i in range(n)]
@@ -289,6 +297,7 @@ def traces():
 if __name__ == "__main__":
     session()
     record_open()
+    handshake()
     integrity()
     coding()
     pins_and_certificates()
