@@ -107,7 +107,8 @@ let package = Package(
             name: "AetherCodingTests", dependencies: ["AetherIO", "AetherCoding"], path: "Tests/CodingTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherSchedulingTests", dependencies: ["AetherScheduling"], path: "Tests/SchedulingTests",
+            name: "AetherSchedulingTests", dependencies: ["AetherIO", "AetherScheduling"],
+            path: "Tests/SchedulingTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherSecurityTests", dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity"],

@@ -1,3 +1,4 @@
+import AetherIO
 import Testing
 
 @testable import AetherCoding

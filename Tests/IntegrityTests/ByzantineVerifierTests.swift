@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func samplesAreDistinctAndInRange() {
-        var generator = SeededGenerator(seed: 1)
+        var generator = SplitMix64(seed: 1)
         for population in [1, 2, 5, 100, 1_000_000] {
             let sample = ByzantineSampler.sample(40, from: population, using: &generator)
             #expect(sample.count == min(40, population))
@@ -28,7 +28,7 @@ import Testing
     /// 15,000 times. With 11 degrees of freedom the 0.1% critical value is 31.26. The seed is
     /// fixed so the statistic is reproducible; a prefix or modulo-biased sampler fails by far.
     @Test func samplingIsUnbiasedByChiSquare() {
-        var generator = SeededGenerator(seed: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         let population = 12
         let draws = 60_000
         var counts = [Int](repeating: 0, count: population)

@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func mappingRoundTripsForRandomDigests() throws {
-        var generator = SeededGenerator(seed: 3)
+        var generator = SplitMix64(seed: 3)
         for _ in 0..<200 {
             let digest = try Digest32(bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let aci = ACI(digest: digest)

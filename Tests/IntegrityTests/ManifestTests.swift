@@ -10,7 +10,7 @@ struct SampleFile {
     let chunkSize: Int
 
     init(size: Int, chunkSize: Int, seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
         self.chunkSize = chunkSize
     }

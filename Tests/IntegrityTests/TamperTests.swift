@@ -7,7 +7,7 @@ import Testing
 /// Property tests: changing any single byte of a proof, chunk hash, chain link or manifest is detected.
 @Suite struct TamperTests {
     /// Flips one byte at a random position by a random non-zero mask.
-    private static func tamper(_ bytes: [UInt8], using generator: inout SeededGenerator) -> ([UInt8], Int) {
+    private static func tamper(_ bytes: [UInt8], using generator: inout SplitMix64) -> ([UInt8], Int) {
         var copy = bytes
         let position = Int.random(in: 0..<bytes.count, using: &generator)
         copy[position] ^= UInt8.random(in: 1...255, using: &generator)
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func anyChangedByteOfAProofFailsToParseOrToVerify() throws {
-        var generator = SeededGenerator(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let hashes = IntegrityVectors.chunkHashes(300)
         let builder = try MerkleProofBuilder(chunkHashes: hashes)
         let root = builder.root
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func anyChangedByteOfAChunkHashFailsItsProof() throws {
-        var generator = SeededGenerator(seed: 12)
+        var generator = SplitMix64(seed: 12)
         let hashes = IntegrityVectors.chunkHashes(77)
         let builder = try MerkleProofBuilder(chunkHashes: hashes)
         for _ in 0..<300 {
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func anyChangedByteOfAChainLinkBreaksTheChainThere() throws {
-        var generator = SeededGenerator(seed: 13)
+        var generator = SplitMix64(seed: 13)
         var chain = try ChunkCommitmentChain(sessionID: "tamper", plannedChunkCount: 60)
         let hashes = IntegrityVectors.chunkHashes(60)
         let links = hashes.map { chain.append($0) }
@@ -72,7 +72,7 @@ import Testing
     /// A changed byte anywhere in a manifest either makes it unparseable or makes the original
     /// file fail verification against it: no single-byte edit yields a manifest the file still matches.
     @Test func anyChangedByteOfAManifestIsDetected() throws {
-        var generator = SeededGenerator(seed: 14)
+        var generator = SplitMix64(seed: 14)
         let file = SampleFile(size: 300, chunkSize: 64, seed: 9)
         let manifest = try file.manifest(session: "séance")
         let bytes = Array(try manifest.canonicalJSON())

@@ -1,22 +1,12 @@
+import AetherIO
 import Testing
 
 @testable import AetherScheduling
 
 @Suite struct EndpointSelectorTests {
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func convergesOnTheFastestEndpoint() {
         var selector = EndpointSelector(endpoints: ["a", "b", "c"])
-        var generator = Seeded(state: 42)
+        var generator = SplitMix64(seed: 42)
         let speeds = [10e6, 50e6, 20e6]
         var picks = [0, 0, 0]
         for round in 0..<300 {
@@ -30,7 +20,7 @@ import Testing
 
     @Test func triesEveryEndpointEarly() {
         var selector = EndpointSelector(endpoints: ["a", "b", "c", "d"])
-        var generator = Seeded(state: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<40 {
             let choice = selector.choose(using: &generator)
             selector.record(endpoint: choice, bitsPerSecond: 5e6)

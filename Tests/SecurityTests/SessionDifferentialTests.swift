@@ -6,18 +6,6 @@ import Testing
 /// Reproduces Vectors/session_differential.json: the seeded mutation generator of docs/SECURE-SESSION.md
 /// section 5, run over every parser; inputs digest, verdict bits and accepted-output digest must match.
 @Suite struct SessionDifferentialTests {
-    struct SplitMix64 {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    }
-
     static let interesting: [UInt8] = [0x00, 0x01, 0x02, 0x03, 0x3f, 0x40, 0x41, 0x7f, 0x80, 0xfe, 0xff]
 
     static func mutate(_ rng: inout SplitMix64, _ bases: [[UInt8]]) -> [UInt8] {
@@ -66,7 +54,7 @@ import Testing
         for (index, entry) in parsers.enumerated() {
             let name = try #require(entry["parser"] as? String)
             let bases = try #require(entry["bases"] as? [String]).map { try Hex.decode($0) }
-            var rng = SplitMix64(state: seed ^ (UInt64(index + 1) &* 0x9e37_79b9_7f4a_7c15))
+            var rng = SplitMix64(seed: seed ^ (UInt64(index + 1) &* 0x9e37_79b9_7f4a_7c15))
             var inputs = SHA256()
             var accepted = SHA256()
             var verdicts = [UInt8](repeating: 0, count: (count + 7) / 8)
@@ -90,4 +78,9 @@ import Testing
         }
         #expect(checked == parsers.count && checked == 17)
     }
+}
+
+extension SplitMix64 {
+    /// `next() % bound`, the reduction docs/SECURE-SESSION.md section 5 specifies.
+    fileprivate mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
