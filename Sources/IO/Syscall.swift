@@ -26,9 +26,11 @@ enum Syscall {
     }
 
     /// stat(2), following symlinks, as the pre-open half of the TOCTOU guard.
-    static func stat(_ path: String) throws(IOError) -> FileStatus {
+    static func stat(_ path: FilePath) throws(IOError) -> FileStatus {
         var status = Glibc.stat()
-        _ = try retryingEINTR("stat", path: path) { unsafe systemStat(path, &status) }
+        _ = try retryingEINTR("stat", path: path.description) {
+            unsafe path.withCString { unsafe systemStat($0, &status) }
+        }
         return FileStatus(status)
     }
 
@@ -41,9 +43,9 @@ enum Syscall {
 
     /// open(2) read-only. O_NONBLOCK makes opening a FIFO return at once instead of waiting for a
     /// writer; it changes nothing for regular files. O_NOCTTY keeps a terminal from becoming ours.
-    static func openReadOnly(_ path: String) throws(IOError) -> Int32 {
-        try retryingEINTR("open", path: path) {
-            unsafe Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    static func openReadOnly(_ path: FilePath) throws(IOError) -> Int32 {
+        try retryingEINTR("open", path: path.description) {
+            unsafe path.withCString { unsafe Glibc.open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
         }
     }
 
