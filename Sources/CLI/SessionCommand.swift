@@ -71,7 +71,8 @@ enum SessionCommand: CLICommand {
             (parsed.option("bind") ?? "127.0.0.1") + ":\(port)", option: "--bind", expected: "an IPv4 address")
         guard let state = try FileIdentity.current(FilePath(base)), state.isDirectory else {
             throw SessionCommandError(
-                "the state directory \(base) does not exist; pair a device first (aether session pair) or give --state-dir")
+                "the state directory \(base) does not exist; pair a device first (aether session pair) or give --state-dir"
+            )
         }
         let keys = try hostKeys(base)
         let store = FileKeyStore(directory: base + "/host/keys")

@@ -38,7 +38,8 @@ public struct FileFingerprint: Sendable, Hashable, CustomStringConvertible {
         try file.verifyUnchanged()
         guard done == headCount else {
             throw IOError(
-                .unexpectedEndOfFile, "\(file.path) ended inside its first \(headCount) bytes", path: file.path.description)
+                .unexpectedEndOfFile, "\(file.path) ended inside its first \(headCount) bytes",
+                path: file.path.description)
         }
         size = identity.size
         modificationNanoseconds = identity.modificationNanoseconds
