@@ -6,21 +6,21 @@
 /// output cannot land inside a set being read (a shard directory, a state directory).
 public enum OutputGuard {
     /// Throws `.outputIsInput` when `output` is one of `inputs`, is one of `directories`, or lies
-    /// directly inside one of `directories`; `.notARegularFile` when it exists as a FIFO, device or
-    /// socket. A missing output is fine.
+    /// directly inside one of `directories`; `.notARegularFile` when it exists as a FIFO, device,
+    /// socket or directory. A missing output is fine.
     public static func check(
         output: FilePath, inputs: [FileIdentity], directories: [FileIdentity] = []
     ) throws(IOError) {
         if let existing = try FileIdentity.current(output) {
-            // rename(2) would replace a FIFO, a device node or a socket; none is ever an output.
-            guard existing.isRegularFile || existing.isDirectory else {
-                throw IOError(
-                    .notARegularFile, "\(output) exists and is not a regular file; it is never replaced",
-                    path: output.description)
-            }
             for input in inputs + directories where existing.isSameFile(as: input) {
                 throw IOError(
                     .outputIsInput, "\(output) is an input of this command; writing it would destroy what is read",
+                    path: output.description)
+            }
+            // rename(2) would replace a FIFO, a device node or a socket, and fail late on a directory.
+            guard existing.isRegularFile else {
+                throw IOError(
+                    .notARegularFile, "\(output) exists and is not a regular file; it is never replaced",
                     path: output.description)
             }
         }
