@@ -118,7 +118,8 @@ enum FailureAdvice {
         if let error = error as? CodingError {
             switch error.code {
             case .fileChanged: return "run again once nothing writes the file"
-            case .notARegularFile: return "give regular files: the input, index.json, the shards and any existing output"
+            case .notARegularFile:
+                return "give regular files: the input, index.json, the shards and any existing output"
             case .outputIsInput: return "write the output to another path"
             case .tooFewShards, .shardSizeMismatch: return "restore more shards from a copy"
             case .malformedIndex: return "restore index.json from a copy, or encode the file again"
