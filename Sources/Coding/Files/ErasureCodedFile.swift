@@ -354,6 +354,11 @@ public enum ErasureCodedFile {
     /// (the set is replaced whole, so anything else in it would be lost), must not be a symbolic link
     /// (the switch would move the link, not the set), and must not hold the input.
     static func checkEncodeTarget(_ directory: FilePath, input: FilePath) throws(CodingError) {
+        let name = directory.lastComponent
+        guard name != FilePath("."), name != FilePath(".."), name != FilePath("/"), !name.isEmpty else {
+            throw CodingError(
+                .invalidParameters, "\(directory) cannot be switched as a whole; name the shard directory itself")
+        }
         guard let target = try guarded({ () throws(IOError) in try FileIdentity.current(directory) }) else { return }
         guard target.isDirectory else {
             throw CodingError(
