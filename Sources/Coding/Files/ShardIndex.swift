@@ -81,10 +81,12 @@ public struct ShardIndex: Sendable, Equatable {
         var shardSHA256: [String]
     }
 
-    /// The JSON bytes.
+    /// The JSON bytes (`aether-ec/2`; `aether-ec/1` for an index without `fileSHA256`).
     public func encoded() throws(CodingError) -> [UInt8] {
+        // An index without the file digest keeps its old format, so it never claims to be authenticated.
         let wire = Wire(
-            format: Self.format, dataShards: code.dataShards, parityShards: code.parityShards,
+            format: fileSHA256 == nil ? Self.formatWithoutFileDigest : Self.format, dataShards: code.dataShards,
+            parityShards: code.parityShards,
             field: code.field == .gf256 ? "gf256" : "gf65536", shardSize: shardSize, fileSize: fileSize,
             fileSHA256: fileSHA256?.hex, shardSHA256: shardDigests.map(\.hex))
         let encoder = JSONEncoder()
