@@ -19,6 +19,7 @@ import json
 import os
 import re
 import select
+import signal
 import socket
 import struct
 import sys
@@ -388,6 +389,9 @@ class Host:
 
 
 def main():
+    # A child of a thread that blocks signals inherits the mask: take SIGTERM back, so `stop` ends us.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     parser = argparse.ArgumentParser()
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--port", type=int, default=0)
