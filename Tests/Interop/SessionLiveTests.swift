@@ -129,6 +129,8 @@ import Testing
         #expect(err.contains("retired key \(retired.id.hex) (tombstone)"))
         let left = try FileKeyStore(directory: stateDir + "/keys").load(hostID: hostID)?.keys.map(\.id) ?? []
         #expect(left == [refused.id])
+        // The retirement is also in the device's retired markers, written before the item.
+        #expect(try FileKeyStore(directory: stateDir + "/keys").retiredKeys().contains(retired.id))
     }
 
     @Test func theCLIConnectsSendsLinesAndPrintsTheEchoes() throws {
