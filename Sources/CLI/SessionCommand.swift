@@ -205,7 +205,8 @@ enum SessionCommand: CLICommand {
             case .damaged(let damage):
                 let path = store.path(for: hostID)
                 damaged.append(path)
-                StandardError.write("warning: host key store item \(path) is damaged (\(damage)); skipped, left as it is\n")
+                StandardError.write(
+                    "warning: host key store item \(path) is damaged (\(damage)); skipped, left as it is\n")
             case .intact(let item):
                 if item.keys.contains(where: { $0.id == keyID }) { holder = item }
             }
@@ -324,7 +325,8 @@ enum SessionCommand: CLICommand {
                 status.update { $0.failure = tombstoneMessage(retirement) }
             case .suggestPairing(let keyID):
                 status.update {
-                    $0.failure = "the host refused key \(keyID.hex) (PairAgain): pair again with aether session pair "
+                    $0.failure =
+                        "the host refused key \(keyID.hex) (PairAgain): pair again with aether session pair "
                         + "--host-id \(hostID.hex)"
                 }
             case .gaveUp(_, let reason):

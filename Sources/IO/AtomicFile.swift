@@ -88,7 +88,8 @@ public enum AtomicFile {
         var failure: IOError?
         unsafe array.withUnsafeBytes { raw in
             do throws(IOError) {
-                try unsafe write(raw, named: name, inDirectory: directory, directoryPath: directoryPath, options: options)
+                try unsafe write(
+                    raw, named: name, inDirectory: directory, directoryPath: directoryPath, options: options)
             } catch {
                 failure = error
             }
@@ -109,7 +110,8 @@ public enum AtomicFile {
             unsafe Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
         defer { Syscall.close(directoryDescriptor) }
-        try unsafe write(bytes, named: name, inDirectory: directoryDescriptor, directoryPath: directory, options: options)
+        try unsafe write(
+            bytes, named: name, inDirectory: directoryDescriptor, directoryPath: directory, options: options)
     }
 
     /// Writes `bytes` to the file `name` inside the open directory `directory` (every call is relative to the

@@ -16,7 +16,9 @@ import Testing
         return UInt32(status.st_mode) & 0o7777
     }
 
-    private func contents(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+    private func contents(_ path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
 
     private func names(_ files: TemporaryFiles) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: files.directory.path).sorted()

@@ -24,7 +24,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: stateDir) }
         let key = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
         let path = stateDir + "/host/tombstones"
-        #expect(try SessionLive.runAether(["session", "retire", "--key-id", key.id.hex, "--state-dir", stateDir]).0 == 0)
+        #expect(
+            try SessionLive.runAether(["session", "retire", "--key-id", key.id.hex, "--state-dir", stateDir]).0 == 0)
         let line = "\(key.id.hex) 1700000000000"
         switch damage {
         case "crlf": try Data((line + "\r\n").utf8).write(to: URL(fileURLWithPath: path))
@@ -75,7 +76,8 @@ import Testing
         }
         client.stop()
         host.process.stop()
-        #expect(try SessionLive.runAether(["session", "retire", "--key-id", other.id.hex, "--state-dir", stateDir]).0 == 0)
+        #expect(
+            try SessionLive.runAether(["session", "retire", "--key-id", other.id.hex, "--state-dir", stateDir]).0 == 0)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         guard case .list(let list, .version1) = TombstoneFormat.parse(bytes) else {
             Issue.record("the list was not rewritten in version 1")
@@ -132,7 +134,8 @@ import Testing
         #expect(try fingerprint(item) == before)
         // Moved aside as the advice says, pairing works again.
         try FileManager.default.moveItem(atPath: item, toPath: item + ".damaged")
-        #expect(try SessionLive.runAether(["session", "pair", "--host-id", hostID.hex, "--state-dir", stateDir]).0 == 0)
+        #expect(
+            try SessionLive.runAether(["session", "pair", "--host-id", hostID.hex, "--state-dir", stateDir]).0 == 0)
     }
 
     @Test func aMissingStateDirectoryIsAnErrorForTheHost() throws {

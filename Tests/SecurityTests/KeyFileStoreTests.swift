@@ -304,7 +304,9 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
         try scratch.store.save(try item(host))
         try Data("\(KeyID().hex) 5\r\n".utf8).write(to: URL(fileURLWithPath: scratch.store.retiredPath))
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: scratch.store.retiredPath)
-        let error = #expect(throws: SecurityError.self) { _ = try KeyManager(store: scratch.store, clock: ManualKeyClock()) }
+        let error = #expect(throws: SecurityError.self) {
+            _ = try KeyManager(store: scratch.store, clock: ManualKeyClock())
+        }
         #expect(error?.code == .keyStoreDamaged)
         #expect(error?.message.contains(scratch.store.retiredPath) == true)
     }

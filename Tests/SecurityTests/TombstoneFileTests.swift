@@ -54,7 +54,8 @@ import Testing
         case .crlf: try scratch.put(Array((line + "\r\n").utf8))
         case .upperCase: try scratch.put(Array((line.uppercased() + "\n").utf8))
         case .truncatedLine: try scratch.put(Array(line.prefix(40).utf8))
-        case .directory: try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: false)
+        case .directory:
+            try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: false)
         case .symbolicLink:
             let target = scratch.root.appendingPathComponent("elsewhere").path
             try Data(Array((line + "\n").utf8)).write(to: URL(fileURLWithPath: target))
@@ -94,7 +95,8 @@ import Testing
         let scratch = try Scratch()
         let old = KeyID()
         try scratch.put(Array("\(old.hex) 1700000000000\n".utf8))
-        #expect(try scratch.file.inspect() == .intact(try TombstoneList(entries: [old: 1_700_000_000_000]), .legacyText))
+        #expect(
+            try scratch.file.inspect() == .intact(try TombstoneList(entries: [old: 1_700_000_000_000]), .legacyText))
         // Recording a key already in it still converts the file.
         #expect(try scratch.file.record(old, retiredAt: 1_800_000_000_000))
         #expect(try scratch.file.inspect() == .intact(try TombstoneList(entries: [old: 1_700_000_000_000]), .version1))

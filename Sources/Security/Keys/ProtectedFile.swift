@@ -22,7 +22,7 @@ enum ProtectedFile {
         let status: KeyStorePosix.FileStatus
         do {
             status = try KeyStorePosix.statNoFollow(directory: directory, name)
-        } catch where error == .noEntry {
+        } catch  where error == .noEntry {
             return .absent
         } catch {
             throw failure("stat", path, error)
@@ -32,9 +32,9 @@ enum ProtectedFile {
         let fd: Int32
         do {
             fd = try KeyStorePosix.openForReading(directory: directory, name)
-        } catch where error == .noEntry {
+        } catch  where error == .noEntry {
             return .absent
-        } catch where error == .symbolicLink {
+        } catch  where error == .symbolicLink {
             return .damaged(.notARegularFile)
         } catch {
             throw failure("open", path, error)

@@ -33,7 +33,7 @@ public struct TombstoneFile: Sendable {
         let fd: Int32
         do {
             fd = try KeyStorePosix.openDirectory(directory)
-        } catch where error == .noEntry {
+        } catch  where error == .noEntry {
             return .absent
         } catch {
             throw ProtectedFile.failure("open the directory of", path, error)
@@ -112,7 +112,8 @@ public struct TombstoneFile: Sendable {
     static func damagedError(_ path: String, _ damage: KeyStoreDamage) -> SecurityError {
         SecurityError(
             .keyStoreDamaged,
-            "the tombstone list \(path) is damaged (\(damage)); it is left as it is: move it aside and retire the keys again")
+            "the tombstone list \(path) is damaged (\(damage)); it is left as it is: move it aside and retire the keys again"
+        )
     }
 
     /// The directory part ("." when none) and the file name of `path`.
