@@ -202,7 +202,10 @@ import Testing
             let (status, _, err) = try SessionLive.runAether(
                 ["session", "connect", peer.address.description, "--state-dir", stateDir], input: "two\n")
             #expect(status == 0, "\(err)")
-            #expect(err.contains("the host refused key \(refused.id.hex): pair again; trying the next key"))
+            #expect(
+                err.contains(
+                    "the host refused key \(refused.id.hex) (PairAgain): pair again with aether session pair "
+                        + "--host-id \(hostID.hex); trying the next key"))
             #expect(err.contains("the host retired key \(retired.id.hex) (tombstone); it was deleted here; trying"))
             #expect(err.contains("session up with \(peer.address) under key \(kept.id.hex)"))
             #expect(peer.answers("tombstone") == 1 && peer.answers("pair-again") == 1)
@@ -224,7 +227,10 @@ import Testing
             #expect(status == 1)
             #expect(
                 err.contains("the host retired key \(kept.id.hex) (tombstone); it was deleted here; trying the next"))
-            #expect(err.hasSuffix("aether session: the host refused key \(refused.id.hex): pair again\n"))
+            #expect(
+                err.hasSuffix(
+                    "aether session: the host refused key \(refused.id.hex) (PairAgain): pair again with aether "
+                        + "session pair --host-id \(hostID.hex)\n"))
             #expect(try deviceStore.load(hostID: hostID)?.keys.map(\.id) == [refused.id])
         }
 

@@ -108,20 +108,49 @@ def set_state_in_item(path, key_id, state):
         os.close(dir_fd)
 
 
-def load_keys(state_dir):
-    """key id -> {psk, device, state ('active'|'pending'|'refused'|'retired'), retired_at, path}."""
-    directory = os.path.join(state_dir, "host", "keys")
+def parse_tombstones(data):
+    """key id -> retired-at (ms) from a tombstone list (docs/KEY-STORE.md "Tombstone lists, version 1", or the
+    strict old text form); raise ValueError naming the damage."""
+    if data[:8] == b"AETHTOMB":
+        if len(data) < 48:
+            raise ValueError("truncated")
+        version, reserved, count = struct.unpack_from(">HHI", data, 8)
+        if version != 1:
+            raise ValueError("unsupported version")
+        if reserved != 0 or count > 65_536:
+            raise ValueError("garbage")
+        if len(data) != 48 + 24 * count:
+            raise ValueError("truncated" if len(data) < 48 + 24 * count else "garbage")
+        if hashlib.sha256(data[:-32]).digest() != data[-32:]:
+            raise ValueError("checksum mismatch")
+        entries = [(data[16 + 24 * i:32 + 24 * i], struct.unpack_from(">Q", data, 32 + 24 * i)[0])
+                   for i in range(count)]
+        if any(a[0] >= b[0] for a, b in zip(entries, entries[1:])):
+            raise ValueError("garbage")
+        return dict(entries)
+    if data and not data.endswith(b"\n"):
+        raise ValueError("truncated")
     tombstones = {}
+    for line in data.split(b"\n")[:-1]:
+        match = re.fullmatch(rb"([0-9a-f]{32}) ([0-9]{1,20})", line)
+        if match is None:
+            raise ValueError("garbage")
+        tombstones[bytes.fromhex(match.group(1).decode())] = int(match.group(2))
+    return tombstones
+
+
+def load_keys(state_dir):
+    """key id -> {psk, device, state ('active'|'pending'|'refused'|'retired'), retired_at, path}.
+
+    A tombstone list that cannot be read fails closed: the host does not start (SystemExit)."""
+    directory = os.path.join(state_dir, "host", "keys")
     try:
         with open(os.path.join(state_dir, "host", "tombstones"), "rb") as handle:
-            for line in handle.read().split(b"\n"):
-                fields = line.split(b" ")
-                if len(fields) == 2 and re.fullmatch(rb"[0-9a-f]{32}", fields[0]) and fields[1].isdigit():
-                    tombstones[bytes.fromhex(fields[0].decode())] = int(fields[1])
-                elif line:
-                    log("warning", what="malformed tombstone line")
+            tombstones = parse_tombstones(handle.read(48 + 24 * 65_536 + 1))
     except FileNotFoundError:
-        pass
+        tombstones = {}
+    except (OSError, ValueError) as error:
+        raise SystemExit("the host refuses to start: host/tombstones: %s" % error)
     keys = {}
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
         if not ITEM_NAME.match(name):
