@@ -96,7 +96,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
-            name: "AetherIOTests", dependencies: ["AetherIO"], path: "Tests/IOTests",
+            name: "AetherIOTests", dependencies: ["AetherIO", "CAetherURing"], path: "Tests/IOTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherIntegrityTests", dependencies: ["AetherIO", "AetherIntegrity"], path: "Tests/IntegrityTests",
