@@ -81,7 +81,7 @@ struct PartialSource: PossessionSource {
         // What a hash-only prover can send for the full-hash question: the file's SHA-256, correctly sealed.
         let setup = try Setup()
         let challenge = try setup.verifier.issueChallenge(items: [.fullHash])
-        let ephemeral = X25519.PrivateKey()
+        let ephemeral = try X25519.PrivateKey()
         let keys = try PossessionTranscript.keys(
             shared: ephemeral.sharedSecret(with: challenge.verifierKey), nonce: challenge.nonce,
             claim: setup.verifier.claim, verifierKey: challenge.verifierKey, proverKey: ephemeral.publicKey)
@@ -100,7 +100,7 @@ struct PartialSource: PossessionSource {
         to challenge: PossessionChallenge, claim: PossessionClaim,
         answers: (PossessionTranscript.Keys) throws -> [UInt8]
     ) throws -> PossessionResponse {
-        let ephemeral = X25519.PrivateKey()
+        let ephemeral = try X25519.PrivateKey()
         let keys = try PossessionTranscript.keys(
             shared: ephemeral.sharedSecret(with: challenge.verifierKey), nonce: challenge.nonce, claim: claim,
             verifierKey: challenge.verifierKey, proverKey: ephemeral.publicKey)

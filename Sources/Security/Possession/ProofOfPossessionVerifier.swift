@@ -77,7 +77,7 @@ public final class ProofOfPossessionVerifier: Sendable {
     /// A challenge with exactly `items` (tests choose questions the cheating prover cannot answer).
     func issueChallenge(items: [PossessionChallenge.Item]) throws(SecurityError) -> PossessionChallenge {
         let now = clock.now()
-        let key = X25519.PrivateKey()
+        let key = try X25519.PrivateKey()
         let challenge = try PossessionChallenge(nonce: UUIDv7(date: now), verifierKey: key.publicKey, items: items)
         let entry = PossessionVerifierStateMachine.Pending(challenge: challenge, key: key, issuedAt: now)
         guard state.withLock({ $0.issue(entry, now: now) }) else {
