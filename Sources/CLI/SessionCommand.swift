@@ -1,3 +1,4 @@
+import AetherIO
 import AetherSecurity
 import AetherTransport
 import Glibc
@@ -42,7 +43,7 @@ enum SessionCommand: CLICommand {
         }
         let hostID = try HostID(hex: hex)
         let base = try stateDirectory(parsed)
-        let manager = try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemKeyClock())
+        let manager = try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemClock())
         guard case .paired(let key) = try manager.pair(hostID: hostID) else {
             throw SessionCommandError("pairing refused: this device already holds 16 keys; forget one first")
         }
@@ -77,7 +78,7 @@ enum SessionCommand: CLICommand {
         limits.livenessTimeout = UInt32(liveness)
         let host = SessionHost(
             socket: socket, keys: keys.map(\.key), limits: limits, hostName: "aether",
-            clock: SystemSessionClock(wallSkewMilliseconds: skew)
+            clock: SystemClock(wallSkew: .milliseconds(skew))
         ) { event in
             switch event {
             case .record(let sessionID, _, let type, let bytes):
@@ -163,7 +164,7 @@ enum SessionCommand: CLICommand {
                 continue
             }
             if retire {
-                let line = "\(keyID.hex) \(SystemKeyClock().now().millisecondsSinceEpoch)\n"
+                let line = "\(keyID.hex) \(SystemClock().keyTimestamp().millisecondsSinceEpoch)\n"
                 try appendLine(base + "/host/tombstones", line)
             } else {
                 var keys = item.keys
@@ -185,7 +186,7 @@ enum SessionCommand: CLICommand {
         let address = try UDPAddress(parsing: parsed.positionals[0])
         let timeout = UInt64(try parsed.integer("timeout-ms", default: 10_000, in: 100...600_000))
         let base = try stateDirectory(parsed)
-        let manager = try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemKeyClock())
+        let manager = try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemClock())
         let hostID: HostID
         if let hex = parsed.option("host-id") {
             hostID = try HostID(hex: hex)
@@ -269,10 +270,10 @@ enum SessionCommand: CLICommand {
             sent += 1
         }
         // Let answers (echoes) arrive: until as many came back as went out, or 500 ms of quiet.
-        var quietSince = SystemSessionClock().now().monotonic
+        var quietSince = SessionTime(reading: SystemClock()).monotonic
         var lastCount = status.read { $0.received }
         while status.read({ $0.received }) < sent {
-            let now = SystemSessionClock().now().monotonic
+            let now = SessionTime(reading: SystemClock()).monotonic
             let count = status.read { $0.received }
             if count != lastCount {
                 lastCount = count
@@ -283,9 +284,9 @@ enum SessionCommand: CLICommand {
         }
         if parsed.flag("counts") {
             try client.queryCounts(id: 1)
-            let start = SystemSessionClock().now().monotonic
+            let start = SessionTime(reading: SystemClock()).monotonic
             while !status.read({ $0.countsReceived }) {
-                guard SystemSessionClock().now().monotonic - start < timeout else {
+                guard SessionTime(reading: SystemClock()).monotonic - start < timeout else {
                     throw SessionCommandError("timed out: no counts answer from \(address)")
                 }
                 usleep(5_000)
@@ -318,12 +319,12 @@ enum SessionCommand: CLICommand {
     }
 
     static func waitForSession(_ status: ConnectStatus, timeout: UInt64, address: UDPAddress) throws {
-        let start = SystemSessionClock().now().monotonic
+        let start = SessionTime(reading: SystemClock()).monotonic
         while true {
             let (live, failure) = status.read { ($0.live, $0.failure) }
             if let failure { throw SessionCommandError(failure) }
             if live { return }
-            guard SystemSessionClock().now().monotonic - start < timeout else {
+            guard SessionTime(reading: SystemClock()).monotonic - start < timeout else {
                 throw SessionCommandError("timed out: no session with \(address) within \(timeout) ms")
             }
             usleep(5_000)

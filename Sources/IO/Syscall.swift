@@ -104,6 +104,21 @@ enum Syscall {
         _ = unsafe munmap(UnsafeMutableRawPointer(mutating: base), region.count)
     }
 
+    /// The clocks `clockNanoseconds` reads.
+    enum ClockID {
+        /// `CLOCK_REALTIME`: the wall clock.
+        case realTime
+        /// `CLOCK_MONOTONIC`: time since boot, never decreasing.
+        case monotonic
+    }
+
+    /// clock_gettime(2) in nanoseconds. It cannot fail for these clocks on Linux; a failure would read as 0.
+    static func clockNanoseconds(_ clock: ClockID) -> Int64 {
+        var spec = timespec()
+        _ = unsafe clock_gettime(clock == .realTime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
     /// The system page size.
     static let pageSize: Int = Int(sysconf(Int32(_SC_PAGESIZE)))
 }

@@ -174,7 +174,7 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
         let deleteError = #expect(throws: SecurityError.self) { try scratch.store.delete(hostID: host) }
         #expect(deleteError?.code == .keyStoreDamaged)
         #expect(try scratch.store.loadAll().damaged == [host: damaged.expected])
-        _ = try KeyManager(store: scratch.store, clock: ManualKeyClock())
+        _ = try KeyManager(store: scratch.store, clock: ManualClock())
 
         #expect(try scratch.fingerprint(url) == before)
         #expect(try scratch.names().filter { $0.hasSuffix(".tmp") }.isEmpty)
@@ -246,7 +246,7 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
 
     @Test func aManagerOverTheFileStoreSurvivesARestart() throws {
         let scratch = KeyStoreScratch()
-        let clock = ManualKeyClock()
+        let clock = ManualClock()
         let manager = try KeyManager(store: scratch.store, clock: clock)
         guard case .paired(let key) = try manager.pair(hostID: host) else {
             Issue.record("pairing an empty ring must succeed")

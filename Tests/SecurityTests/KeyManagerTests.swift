@@ -1,3 +1,4 @@
+import AetherIO
 import Testing
 
 @testable import AetherSecurity
@@ -7,13 +8,13 @@ import Testing
 
     @Test func pairingStampsTheInjectedClockAndSavesTheHostItem() throws {
         let store = InMemoryKeyStore()
-        let clock = ManualKeyClock(start: 5_000)
+        let clock = ManualClock(wall: .milliseconds(5_000))
         let manager = try KeyManager(store: store, clock: clock)
         guard case .paired(let first) = try manager.pair(hostID: host) else {
             Issue.record("pairing an empty ring must succeed")
             return
         }
-        clock.advance(milliseconds: 250)
+        clock.advance(by: .milliseconds(250))
         guard case .paired(let second) = try manager.pair(hostID: host) else {
             Issue.record("pairing a ring with one key must succeed")
             return
@@ -28,7 +29,7 @@ import Testing
     @Test func aTombstonedKeyIsNeverUsedAgainWhenSavingFails() throws {
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         store.failSaves = true
         #expect(throws: SecurityError.self) { try manager.receivedTombstone(for: key.id, authenticated: true) }
         // The store still holds the key, yet the ring never offers it, not even after reading the store again.
@@ -46,7 +47,7 @@ import Testing
     @Test func forgettingTheLastKeyOfAHostDeletesItsItem() throws {
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         try manager.forget(key.id)
         #expect(store.item(host) == nil)
         #expect(store.deleteCount == 1)
@@ -54,7 +55,7 @@ import Testing
 
     @Test func aFullRingReturnsFullAndWritesNothing() throws {
         let store = InMemoryKeyStore()
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         for _ in 0..<KeyRing.capacity { _ = try manager.pair(hostID: HostID()) }
         let saves = store.saveCount
         guard case .full = try manager.pair(hostID: host) else {
@@ -69,7 +70,7 @@ import Testing
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
         store.markDamaged(host)
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         #expect(manager.unreadableHosts[host]?.code == .keyStoreDamaged)
         #expect(manager.connectOrder(for: host).isEmpty)
         let error = #expect(throws: SecurityError.self) { _ = try manager.pair(hostID: host) }
@@ -81,7 +82,7 @@ import Testing
         let pending = KeyFixtures.key(host, at: 1, .pending)
         let active = KeyFixtures.key(host, at: 2, .pending)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [pending, active])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         let actions = try manager.hostListed(host, pending: [pending.id], active: [active.id])
         #expect(actions == [.reconnectNow(pending.id)])
         #expect(store.item(host)?.keys.first { $0.id == active.id }?.state == .active)

@@ -2,16 +2,9 @@
     import Glibc
 #endif
 
-/// The few libc calls AetherScheduling needs outside netlink: a monotonic clock and whole-file reads of small
+/// The few libc calls AetherScheduling needs outside netlink: whole-file reads of small
 /// sysfs/procfs files. Every pointer use of the module (except netlink) is in this file.
 enum SystemCalls {
-    /// Monotonic seconds; calls `clock_gettime(CLOCK_MONOTONIC)`.
-    static func monotonicSeconds() -> Double {
-        var spec = timespec()
-        unsafe clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-
     /// The bytes of a small file (at most `limit`), or nil when it is absent or unreadable.
     /// Calls `open(2)`, `read(2)` (EINTR retried) and `close(2)`.
     static func readFile(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {

@@ -1,3 +1,4 @@
+public import AetherIO
 import Synchronization
 
 /// Owns the device's key ring: holds the `KeyRing` state machine in a lock, performs its save
@@ -19,13 +20,13 @@ public final class KeyManager: Sendable {
     private let ring: Mutex<KeyRing>
     private let saving = Mutex<Void>(())
     private let store: any KeyStore
-    private let clock: any KeyClock
+    private let clock: any AetherClock
     /// Hosts whose items could not be read (damaged); their keys are not in the ring.
     public let unreadableHosts: [HostID: SecurityError]
 
     /// Loads every item of `store`. Damaged items are skipped and listed in `unreadableHosts`, never rewritten:
     /// saves for those hosts keep failing until the user repairs or removes the item.
-    public init(store: any KeyStore, clock: any KeyClock) throws(SecurityError) {
+    public init(store: any KeyStore, clock: any AetherClock) throws(SecurityError) {
         var items: [KeyStoreItem] = []
         var unreadable: [HostID: SecurityError] = [:]
         for hostID in try store.hostIDs() {
@@ -50,7 +51,7 @@ public final class KeyManager: Sendable {
     /// Creates, adds and saves a fresh key for `hostID`. If the save fails the key stays in the ring
     /// (it is a live pairing) and the error is thrown.
     public func pair(hostID: HostID) throws(SecurityError) -> PairingResult {
-        let key = PairedKey.generate(hostID: hostID, now: clock.now())
+        let key = PairedKey.generate(hostID: hostID, now: clock.keyTimestamp())
         let outcome = ring.withLock { $0.pair(key) }
         switch outcome {
         case .full: return .full

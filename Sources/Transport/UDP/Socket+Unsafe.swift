@@ -111,20 +111,6 @@ enum Socket {
         return UInt32(bigEndian: address.s_addr)
     }
 
-    /// clock_gettime(CLOCK_MONOTONIC), in milliseconds.
-    static func monotonicMilliseconds() -> UInt64 {
-        var now = timespec()
-        unsafe clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
-    }
-
-    /// clock_gettime(CLOCK_REALTIME), in milliseconds since the epoch.
-    static func realTimeMilliseconds() -> UInt64 {
-        var now = timespec()
-        unsafe clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
-    }
-
     /// nanosleep(2) for a short pause (EINTR ends it early, which is harmless here).
     static func pause(milliseconds: Int) {
         var request = timespec(tv_sec: milliseconds / 1_000, tv_nsec: (milliseconds % 1_000) * 1_000_000)
