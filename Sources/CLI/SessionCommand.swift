@@ -370,26 +370,28 @@ enum SessionCommand: CLICommand {
     }
 
     static func readFile(_ path: String) -> String? {
-        let fd = unsafe open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        while true {
-            let count = unsafe buffer.withUnsafeMutableBytes { unsafe read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += buffer.prefix(count)
+        do throws(IOError) {
+            let fd = try Syscall.open(path, flags: O_RDONLY)
+            defer { Syscall.close(fd) }
+            return String(decoding: try Syscall.readAll(fd, limit: Int.max, path: path), as: UTF8.self)
+        } catch {
+            return nil
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func appendLine(_ path: String, _ line: String) throws {
-        let fd = unsafe open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SessionCommandError("cannot open \(path) to append") }
-        defer { close(fd) }
-        let bytes = Array(line.utf8)
-        let written = unsafe bytes.withUnsafeBytes { unsafe write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else { throw SessionCommandError("cannot write \(path)") }
+        let fd: Int32
+        do throws(IOError) {
+            fd = try Syscall.open(path, flags: O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+        } catch {
+            throw SessionCommandError("cannot open \(path) to append")
+        }
+        defer { Syscall.close(fd) }
+        do throws(IOError) {
+            try Syscall.writeFully(fd, Array(line.utf8), path: path)
+            try Syscall.fsync(fd, path: path)
+        } catch {
+            throw SessionCommandError("cannot write \(path)")
+        }
     }
 }

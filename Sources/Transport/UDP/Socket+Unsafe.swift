@@ -1,7 +1,8 @@
+import AetherIO
 import Glibc
 
 /// Every libc call the UDP driver makes: small static functions, each naming the call it wraps.
-/// Nothing else in AetherTransport's UDP code touches a socket pointer. EINTR is retried in `retrying`.
+/// Nothing else in AetherTransport's UDP code touches a socket pointer. EINTR is retried by AetherIO's `Syscall` layer.
 enum Socket {
     /// A failed call's errno.
     struct Errno: Error, Equatable {
@@ -19,13 +20,13 @@ enum Socket {
         }
     }
 
-    /// Runs a call until it does not fail with EINTR; a failure becomes `Errno`.
-    static func retrying<R: BinaryInteger>(_ call: () -> R) throws(Errno) -> R {
-        while true {
-            let result = call()
-            if result >= 0 { return result }
-            let code = errno
-            if code != EINTR { throw Errno(code: code) }
+    /// Runs a call through AetherIO's `Syscall.retryingEINTR`; a failure becomes `Errno`.
+    static func retrying<R: FixedWidthInteger>(_ name: StaticString = "socket call", _ call: () -> R) throws(Errno) -> R
+    {
+        do throws(IOError) {
+            return try Syscall.retryingEINTR(name, path: nil, call)
+        } catch {
+            throw Errno(code: error.errno ?? EIO)
         }
     }
 
