@@ -18,9 +18,12 @@ public enum DirectorySwap {
         let name = target.lastComponent
         for _ in 0..<8 {
             let candidate = parent.appending(hiddenName(name, suffix: ".aether-new-" + randomSuffix()))
-            let result = unsafe candidate.withCString { unsafe mkdir($0, 0o777) }
-            if result == 0 { return candidate }
-            if errno != EEXIST { throw Syscall.failure("mkdir", code: errno, path: candidate.description) }
+            do {
+                try Syscall.mkdir(candidate, mode: 0o777)
+                return candidate
+            } catch {
+                if error.errno != EEXIST { throw error }
+            }
         }
         throw IOError(.systemCall, "no free staging name beside \(target)", path: target.description)
     }
@@ -50,17 +53,11 @@ public enum DirectorySwap {
 
     /// fsync of a directory's entries; a failure is ignored (the data files were already synced).
     public static func syncDirectory(_ path: FilePath) {
-        let descriptor = unsafe path.withCString { unsafe open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        _ = Glibc.close(descriptor)
+        try? Syscall.syncDirectory(path)
     }
 
     private static func rename(_ from: FilePath, to: FilePath) throws(IOError) {
-        let result = unsafe from.withCString { source in
-            unsafe to.withCString { destination in unsafe Glibc.rename(source, destination) }
-        }
-        guard result == 0 else { throw Syscall.failure("rename", code: errno, path: to.description) }
+        try Syscall.rename(from, to: to)
     }
 
     private typealias RenameAt2 =

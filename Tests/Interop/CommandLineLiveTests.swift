@@ -103,7 +103,8 @@ import Testing
         let (status, _, error) = try SessionLive.runAether([
             "session", "host", "--port", "0", "--state-dir", "/nonexistent-\(UUID().uuidString)",
         ])
-        #expect(status == 1)
-        #expect(error.contains("does not exist"))
+        // A --state-dir that is not a directory is a wrong command line.
+        #expect(status == 2)
+        #expect(error.contains("not an existing directory"))
     }
 }

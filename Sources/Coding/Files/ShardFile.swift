@@ -5,9 +5,10 @@ import AetherIO
 #endif
 
 /// A file the shard-file codec writes (a shard, the index, a rebuilt file): whole writes and reads at
-/// offsets (EINTR and short transfers retried), fsync, and the directory operations around an atomic
-/// replace. Inputs are read through AetherIO's `GuardedFile` instead. Paths are bytes (`FilePath`) from
-/// the caller to the system call. Every failure is a `CodingError(.fileSystem)` naming the path and errno.
+/// offsets, fsync, and the directory operations around an atomic replace, all through AetherIO's `Syscall`
+/// layer (EINTR and short transfers retried there). Inputs are read through AetherIO's `GuardedFile`
+/// instead. Paths are bytes (`FilePath`) from the caller to the system call. Every failure is a
+/// `CodingError(.fileSystem)` naming the path and errno.
 final class ShardFile {
     /// The descriptor, closed in deinit.
     let descriptor: Int32
@@ -19,7 +20,7 @@ final class ShardFile {
         self.path = path
     }
 
-    deinit { close(descriptor) }
+    deinit { Syscall.close(descriptor) }
 
     /// Creates a new file for writing (it must not exist), mode 0666 less the umask.
     static func create(_ path: FilePath) throws(CodingError) -> ShardFile {
@@ -31,14 +32,13 @@ final class ShardFile {
 
     // `create`, but nil when the name is taken.
     private static func createUnlessExists(_ path: FilePath) throws(CodingError) -> ShardFile? {
-        let fd = retrying {
-            unsafe path.withCString { unsafe open($0, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666) }
+        do throws(IOError) {
+            let descriptor = try Syscall.open(path, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o666)
+            return ShardFile(descriptor: descriptor, path: path)
+        } catch {
+            if error.errno == EEXIST { return nil }
+            throw failure("create", path, error)
         }
-        if fd < 0 {
-            if errno == EEXIST { return nil }
-            throw failure("create", path)
-        }
-        return ShardFile(descriptor: fd, path: path)
     }
 
     /// Creates a new temporary file next to `path` (same directory, so a rename replaces atomically),
@@ -57,31 +57,20 @@ final class ShardFile {
 
     /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at end of file.
     func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws(CodingError) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var done = 0
-        while done < buffer.count {
-            let count = unsafe pread(descriptor, base + done, buffer.count - done, off_t(offset + done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure("read", path)
-            }
-            if count == 0 { break }
-            done += count
+        do throws(IOError) {
+            return try unsafe Syscall.preadFully(
+                descriptor, into: buffer, offset: Int64(offset), path: path.description)
+        } catch {
+            throw Self.failure("read", path, error)
         }
-        return done
     }
 
     /// Writes all of `buffer` at `offset`.
     func write(at offset: Int, from buffer: UnsafeRawBufferPointer) throws(CodingError) {
-        guard let base = buffer.baseAddress else { return }
-        var done = 0
-        while done < buffer.count {
-            let count = unsafe pwrite(descriptor, base + done, buffer.count - done, off_t(offset + done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure("write", path)
-            }
-            done += count
+        do throws(IOError) {
+            try unsafe Syscall.pwriteFully(descriptor, from: buffer, offset: Int64(offset), path: path.description)
+        } catch {
+            throw Self.failure("write", path, error)
         }
     }
 
@@ -96,48 +85,69 @@ final class ShardFile {
 
     /// Sets the file's length.
     func truncate(to length: Int) throws(CodingError) {
-        guard retrying({ ftruncate(descriptor, off_t(length)) }) == 0 else { throw Self.failure("truncate", path) }
+        do throws(IOError) {
+            try Syscall.ftruncate(descriptor, length: Int64(length), path: path.description)
+        } catch {
+            throw Self.failure("truncate", path, error)
+        }
     }
 
     /// Sets the permission bits.
     func setPermissions(_ mode: UInt32) throws(CodingError) {
-        guard retrying({ fchmod(descriptor, mode_t(mode)) }) == 0 else { throw Self.failure("chmod", path) }
+        do throws(IOError) {
+            _ = try Syscall.retryingEINTR("fchmod", path: path.description) { fchmod(descriptor, mode_t(mode)) }
+        } catch {
+            throw Self.failure("chmod", path, error)
+        }
     }
 
     /// Flushes the file's data and metadata to stable storage.
     func sync() throws(CodingError) {
-        guard retrying({ fsync(descriptor) }) == 0 else { throw Self.failure("fsync", path) }
+        do throws(IOError) {
+            try Syscall.fsync(descriptor, path: path.description)
+        } catch {
+            throw Self.failure("fsync", path, error)
+        }
     }
 
     /// Renames `from` over `to` (atomic within one file system).
     static func rename(_ from: FilePath, to: FilePath) throws(CodingError) {
-        let result = unsafe from.withCString { a in unsafe to.withCString { b in unsafe Glibc.rename(a, b) } }
-        guard result == 0 else { throw failure("rename \(from) to", to) }
+        do throws(IOError) {
+            try Syscall.rename(from, to: to)
+        } catch {
+            throw failure("rename \(from) to", to, error)
+        }
     }
 
     /// Removes a file; a missing file is fine.
     static func remove(_ path: FilePath) throws(CodingError) {
-        guard unsafe path.withCString({ unsafe unlink($0) }) == 0 || errno == ENOENT else {
-            throw failure("remove", path)
+        do throws(IOError) {
+            try Syscall.unlink(path)
+        } catch {
+            guard error.errno == ENOENT else { throw failure("remove", path, error) }
         }
     }
 
     /// Removes an empty directory; a missing one is fine.
     static func removeDirectory(_ path: FilePath) throws(CodingError) {
-        guard unsafe path.withCString({ unsafe rmdir($0) }) == 0 || errno == ENOENT else {
-            throw failure("remove directory", path)
+        do throws(IOError) {
+            try Syscall.rmdir(path)
+        } catch {
+            guard error.errno == ENOENT else { throw failure("remove directory", path, error) }
         }
     }
 
     /// The names in a directory (without "." and ".."), as bytes.
     static func entries(of path: FilePath) throws(CodingError) -> [FilePath] {
-        guard let stream = unsafe path.withCString({ unsafe opendir($0) }) else { throw failure("list", path) }
+        guard let stream = unsafe path.withCString({ unsafe opendir($0) }) else {
+            throw failure("list", path, code: errno)
+        }
         defer { _ = unsafe closedir(stream) }
         var names: [FilePath] = []
         while true {
             errno = 0
             guard let entry = unsafe readdir(stream) else {
-                if errno != 0 { throw failure("list", path) }
+                if errno != 0 { throw failure("list", path, code: errno) }
                 return names
             }
             let bytes = unsafe withUnsafeBytes(of: &entry.pointee.d_name) { raw in
@@ -150,24 +160,19 @@ final class ShardFile {
 
     /// Flushes a directory's entries (after a rename or create inside it).
     static func syncDirectory(_ path: FilePath) throws(CodingError) {
-        let fd = retrying { unsafe path.withCString { unsafe open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
-        guard fd >= 0 else { throw failure("open directory", path) }
-        defer { close(fd) }
-        guard retrying({ fsync(fd) }) == 0 else { throw failure("fsync directory", path) }
-    }
-
-    private static func retrying(_ call: () -> Int32) -> Int32 {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
+        do throws(IOError) {
+            try Syscall.syncDirectory(path)
+        } catch {
+            throw failure("fsync directory", path, error)
         }
     }
 
-    private func retrying(_ call: () -> Int32) -> Int32 { Self.retrying(call) }
+    private static func failure(_ action: String, _ path: FilePath, _ error: IOError) -> CodingError {
+        failure(action, path, code: error.errno ?? EIO)
+    }
 
-    private static func failure(_ action: String, _ path: FilePath) -> CodingError {
-        let code = errno
-        return CodingError(
+    private static func failure(_ action: String, _ path: FilePath, code: Int32) -> CodingError {
+        CodingError(
             .fileSystem, "cannot \(action) \(path): \(unsafe String(cString: strerror(code))) (errno \(code))")
     }
 }
