@@ -4,7 +4,7 @@ and aether-bench.
 Packets travel as frames: a 4-byte big-endian length, then the packet (FEC payload ID + symbol).
 
   encode T REPAIR LOSS SEED   stdin: object; stdout: frames of raptorq's packets (REPAIR repair packets a
-                              block), each dropped with probability LOSS (seeded), then shuffled
+                              block), with LOSS of each block's packets dropped at random (seeded), shuffled
   decode F T                  stdin: frames; stdout: the object; exit 3 when raptorq cannot decode
   time-encode T REPAIR N      stdin: object; stdout: median seconds of N runs of encode + get_encoded_packets
   time-decode T REPAIR N      stdin: object; stdout: median seconds of N decodes of its packets minus 1 in 10
@@ -38,7 +38,10 @@ def main():
         data = sys.stdin.buffer.read()
         packets = raptorq.Encoder.with_defaults(data, t).get_encoded_packets(repair)
         rng = random.Random(seed)
-        kept = [p for p in packets if rng.random() >= loss]
+        kept = []
+        for block in sorted(set(p[0] for p in packets)):
+            mine = [p for p in packets if p[0] == block]
+            kept += rng.sample(mine, len(mine) - int(len(mine) * loss))
         rng.shuffle(kept)
         sys.stdout.buffer.write(framed(kept))
     elif command == "decode":
