@@ -201,3 +201,40 @@ import Testing
         #expect(failures[0] * 100 <= trials * 5, "far more failures at K than RFC 6330's ~1%")
     }
 }
+
+@Suite struct FountainPolicyTests {
+    /// Above 8% loss the policy says `.fountain`; that group is then RaptorQ-coded and a sender keeps sending
+    /// repair symbols over a lossy link until the receiver stops saying "needs more".
+    @Test(arguments: [0.09, 0.2, 0.5])
+    func aFountainDecisionLeadsToRatelessRaptorQDelivery(lossRate: Double) throws {
+        #expect(try AdaptiveRedundancy.decide(dataShards: 16, lossRate: lossRate, ultrafastLink: false) == .fountain)
+        let group = RaptorQTests.randomBytes(64 * 1024 + 3, seed: UInt64(lossRate * 100))
+        let encoder = try AdaptiveRedundancy.fountainEncoder(group: group, symbolSize: 1024)
+        var receiver = try RaptorQDecoder(transmissionInformation: encoder.transmissionInformation)
+        var generator = SplitMix64(seed: 99)
+        var sent = 0
+        for block in encoder.blocks {
+            let first = try AdaptiveRedundancy.initialRepairSymbols(
+                sourceSymbols: block.sourceSymbols, lossRate: lossRate)
+            var esi: UInt32 = 0
+            var budget = block.sourceSymbols + first
+            while receiver.blocks[block.sourceBlockNumber].progress != .decoded {
+                if budget == 0 { budget = 4 }  // the receiver still needs more: send a few more repair symbols
+                budget -= 1
+                let packet = try block.packet(esi: esi)
+                esi += 1
+                sent += 1
+                if Double.random(in: 0..<1, using: &generator) < lossRate { continue }
+                try receiver.add(packet)
+                #expect(esi < 4 * UInt32(block.sourceSymbols), "the block never decoded")
+                if esi >= 4 * UInt32(block.sourceSymbols) { break }
+            }
+        }
+        #expect(receiver.progress == .decoded)
+        #expect(receiver.decodedObject == group)
+        #expect(try AdaptiveRedundancy.initialRepairSymbols(sourceSymbols: 100, lossRate: 0.5) == 104)
+        #expect(throws: CodingError.self) {
+            try AdaptiveRedundancy.initialRepairSymbols(sourceSymbols: 10, lossRate: 1)
+        }
+    }
+}
