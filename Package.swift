@@ -69,7 +69,7 @@ let package = Package(
             name: "AetherCoding", dependencies: ["AetherIO", "CAetherKernels"],
             path: "Sources/Coding", swiftSettings: swiftSettings),
         .target(
-            name: "AetherScheduling",
+            name: "AetherScheduling", dependencies: ["AetherIO"],
             path: "Sources/Scheduling", swiftSettings: swiftSettings),
         .target(
             name: "AetherSecurity", dependencies: ["AetherIO", "AetherIntegrity", "CAetherOpenSSL", "CAetherSodium"],

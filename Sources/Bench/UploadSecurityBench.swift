@@ -77,7 +77,7 @@ enum UploadSecurityBench: BenchSuite {
         let prover = try ProofOfPossessionProver(
             source: source, chunkSize: chunkSize,
             chunkHashes: ProofOfPossessionProver.chunkHashes(of: source, chunkSize: chunkSize))
-        let verifierKey = X25519.PrivateKey().publicKey
+        let verifierKey = try X25519.PrivateKey().publicKey
         var failure: (any Error)?
         var sink = Digest32.zero
         let (ours, _, ratio) = SessionBench.paired(
