@@ -8,7 +8,8 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case invalidParameters, tooFewShards, shardSizeMismatch, singularMatrix, malformedIndex, verificationFailed
-            case fileSystem, fileChanged, notARegularFile, outputIsInput, unverifiableIndex
+            case fileSystem, malformedPacket, invalidTransmissionInformation
+            case fileChanged, notARegularFile, outputIsInput, unverifiableIndex
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -26,6 +27,10 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
         public static let verificationFailed = Code(.verificationFailed)
         /// A file operation failed (the message names the path and errno).
         public static let fileSystem = Code(.fileSystem)
+        /// A fountain encoding packet is damaged: wrong length, or an SBN or ESI outside the object.
+        public static let malformedPacket = Code(.malformedPacket)
+        /// RaptorQ object transmission information (OTI) is malformed or outside what RFC 6330 allows.
+        public static let invalidTransmissionInformation = Code(.invalidTransmissionInformation)
         /// The input file changed (size, mtime, replaced) while it was encoded.
         public static let fileChanged = Code(.fileChanged)
         /// An input, the index or a shard is a directory, FIFO, device or socket.

@@ -257,6 +257,37 @@ import Testing
         #expect(try GuardedFile(path: other).readAll(maximumBytes: 10) == [1, 2, 3])
     }
 
+    @Test(.timeLimit(.minutes(1))) func theFountainCodeFollowsTheSameRules() throws {
+        let scratch = try Scratch()
+        let (_, original) = try Self.encoded(scratch, size: 6000, seed: 13)
+        // A fountain set replaces a Reed-Solomon set whole, and rebuilds.
+        let index = try FountainCodedFile.encode(
+            file: scratch.input, symbolSize: 64, repairSymbolsPerBlock: 4, into: scratch.shards)
+        let names = try FileManager.default.contentsOfDirectory(atPath: scratch.shards)
+        #expect(!names.contains { $0.hasPrefix("shard-") })
+        #expect(names.count == index.packetDigests.count + 1)
+        #expect(scratch.leftovers.isEmpty)
+        // Its outputs are never its inputs.
+        let packet = scratch.shards + "/" + FountainIndex.packetFileName(sourceBlockNumber: 0, encodingSymbolID: 0)
+        for output in [scratch.index, packet, scratch.shards + "/new.bin"] {
+            #expect {
+                try FountainCodedFile.decode(directory: scratch.shards, to: output)
+            } throws: { Self.code(of: $0) == .outputIsInput }
+        }
+        #expect {
+            try FountainCodedFile.encode(file: packet, symbolSize: 64, repairSymbolsPerBlock: 1, into: scratch.shards)
+        } throws: { Self.code(of: $0) == .outputIsInput }
+        // A FIFO among the packets is an error, not a hang.
+        try scratch.remove(packet)
+        #expect(unsafe mkfifo(packet, 0o600) == 0)
+        #expect {
+            try FountainCodedFile.decode(directory: scratch.shards, to: scratch.output)
+        } throws: { Self.code(of: $0) == .notARegularFile }
+        try scratch.remove(packet)
+        try FountainCodedFile.decode(directory: scratch.shards, to: scratch.output)
+        #expect(try scratch.read(scratch.output) == original)
+    }
+
     static func mode(_ path: String) throws -> UInt32 {
         var status = stat()
         guard unsafe stat(path, &status) == 0 else { throw CodingError(.fileSystem, "stat \(path)") }

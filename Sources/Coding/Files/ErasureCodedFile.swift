@@ -383,10 +383,19 @@ public enum ErasureCodedFile {
         }
     }
 
-    /// `index.json` or `shard-NNNNN.bin` (five or more digits).
+    /// `index.json`, `shard-NNNNN.bin` (five or more digits) or a fountain set's `packet-SSS-EEEEEEEE.bin`.
     static func isShardSetName(_ name: FilePath) -> Bool {
         if name == FilePath(ShardIndex.fileName) { return true }
         let bytes = name.bytes
+        let packet = Array("packet-".utf8)
+        if bytes.starts(with: packet), bytes.count == packet.count + 3 + 1 + 8 + 4,
+            bytes.suffix(4).elementsEqual(".bin".utf8)
+        {
+            let digits = bytes[packet.count..<(bytes.count - 4)]
+            return digits.enumerated().allSatisfy { offset, byte in
+                offset == 3 ? byte == UInt8(ascii: "-") : (0x30...0x39).contains(byte)
+            }
+        }
         let prefix = Array("shard-".utf8)
         let suffix = Array(".bin".utf8)
         guard bytes.count >= prefix.count + 5 + suffix.count, bytes.starts(with: prefix),
@@ -397,7 +406,7 @@ public enum ErasureCodedFile {
 
     /// Removes a shard set directory: its shard files and index, then the directory. Best effort: what
     /// is left is a hidden directory beside the target, never part of the live set.
-    private static func removeSet(_ directory: FilePath, totalShards: Int?) {
+    static func removeSet(_ directory: FilePath, totalShards: Int?) {
         let names: [FilePath]
         if let totalShards {
             names = (0..<totalShards).map { FilePath(ShardIndex.shardFileName($0)) } + [FilePath(ShardIndex.fileName)]
