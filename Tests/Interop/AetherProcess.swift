@@ -14,7 +14,12 @@ final class AetherProcess: @unchecked Sendable {
     let errPath: String
     private let directory: String
 
-    init(_ arguments: [String], input: String = "") throws {
+    convenience init(_ arguments: [String], input: String = "") throws {
+        try self.init(arguments, inputBytes: Array(input.utf8))
+    }
+
+    /// Starts `aether` with `arguments`; `inputBytes` go to its standard input exactly, which is then closed.
+    init(_ arguments: [String], inputBytes: [UInt8]) throws {
         directory = try SessionLive.temporaryDirectory()
         outPath = directory + "/out"
         errPath = directory + "/err"
@@ -27,21 +32,29 @@ final class AetherProcess: @unchecked Sendable {
         let stdin = Pipe()
         process.standardInput = stdin
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
+        stdin.fileHandleForWriting.write(Data(inputBytes))
         try? stdin.fileHandleForWriting.close()
     }
 
     var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
+    /// Standard output as bytes (it need not be UTF-8).
+    var stdoutBytes: [UInt8] { FileManager.default.contents(atPath: outPath).map { Array($0) } ?? [] }
     var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
 
     /// Waits for the process to exit by itself.
     func wait(timeout: Double) throws -> (Int32, String, String) {
+        let (status, out, err) = try waitForBytes(timeout: timeout)
+        return (status, String(decoding: out, as: UTF8.self), err)
+    }
+
+    /// Waits for the process to exit by itself; standard output as bytes.
+    func waitForBytes(timeout: Double) throws -> (Int32, [UInt8], String) {
         try SessionLive.wait("aether \(process.arguments?.joined(separator: " ") ?? "") to exit", timeout: timeout) {
             !process.isRunning
         }
         process.waitUntilExit()
         defer { cleanup() }
-        return (process.terminationStatus, stdout, stderr)
+        return (process.terminationStatus, stdoutBytes, stderr)
     }
 
     /// Kills the process (if it still runs), waits for it and removes its files.
