@@ -1,4 +1,5 @@
 import AetherIO
+import Glibc
 
 /// Standard input as byte lines, read through `Syscall.read`: no decoding, so every byte of a line reaches the
 /// record as it was (docs/SECURE-SESSION.md section 6.2).
@@ -6,6 +7,7 @@ import AetherIO
 /// A line ends at `0x0A`, which is removed, and one `0x0D` right before it is removed too (`\r\n` endings).
 /// A last line without `0x0A` is returned as it is (a lone trailing `0x0D` stays). Memory is bounded: a line
 /// longer than `limit` bytes is an error, found before more than `limit` plus one read's bytes are held.
+/// A standard input inherited in non-blocking mode is waited on with `poll`: EAGAIN is not the end of input.
 struct StandardInputLines {
     private static let chunkSize = 16_384
     private let descriptor: Int32
@@ -58,8 +60,18 @@ struct StandardInputLines {
             start = 0
         }
         var chunk = [UInt8](repeating: 0, count: Self.chunkSize)
-        let count = try unsafe chunk.withUnsafeMutableBytes { buffer throws(IOError) in
-            try unsafe Syscall.read(descriptor, into: buffer, path: "standard input")
+        var count = 0
+        while true {
+            do {
+                count = try unsafe chunk.withUnsafeMutableBytes { buffer throws(IOError) in
+                    try unsafe Syscall.read(descriptor, into: buffer, path: "standard input")
+                }
+                break
+            } catch let error as IOError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+                // A standard input inherited in non-blocking mode: wait for data rather than end early.
+                _ = try Syscall.poll(
+                    descriptor, events: Int16(POLLIN), timeoutMilliseconds: 1_000, path: "standard input")
+            }
         }
         if count == 0 { ended = true }
         pending += chunk[0..<count]

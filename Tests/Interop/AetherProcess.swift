@@ -13,13 +13,18 @@ final class AetherProcess: @unchecked Sendable {
     let outPath: String
     let errPath: String
     private let directory: String
+    private let input = Pipe()
 
     convenience init(_ arguments: [String], input: String = "") throws {
         try self.init(arguments, inputBytes: Array(input.utf8))
     }
 
-    /// Starts `aether` with `arguments`; `inputBytes` go to its standard input exactly, which is then closed.
-    init(_ arguments: [String], inputBytes: [UInt8]) throws {
+    /// Starts `aether` with `arguments`; `inputBytes` go to its standard input exactly, which is then closed
+    /// unless `keepInputOpen` (then `writeInput` and `closeInput` feed it). `nonBlockingInput` hands the child
+    /// a standard input in `O_NONBLOCK` mode, as a parent shell may.
+    init(
+        _ arguments: [String], inputBytes: [UInt8], keepInputOpen: Bool = false, nonBlockingInput: Bool = false
+    ) throws {
         directory = try SessionLive.temporaryDirectory()
         outPath = directory + "/out"
         errPath = directory + "/err"
@@ -29,12 +34,21 @@ final class AetherProcess: @unchecked Sendable {
         process.arguments = arguments
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
-        let stdin = Pipe()
-        process.standardInput = stdin
+        if nonBlockingInput {
+            let descriptor = input.fileHandleForReading.fileDescriptor
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+        process.standardInput = input
         try process.run()
-        stdin.fileHandleForWriting.write(Data(inputBytes))
-        try? stdin.fileHandleForWriting.close()
+        writeInput(inputBytes)
+        if !keepInputOpen { closeInput() }
     }
+
+    /// Writes more bytes to the child's standard input.
+    func writeInput(_ bytes: [UInt8]) { input.fileHandleForWriting.write(Data(bytes)) }
+
+    /// Closes the child's standard input (its end of input).
+    func closeInput() { try? input.fileHandleForWriting.close() }
 
     var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
     /// Standard output as bytes (it need not be UTF-8).

@@ -193,6 +193,25 @@ import Testing
         #expect(out == lines.flatMap { $0 + [0x0a] }, "\(out)")
     }
 
+    @Test func aNonBlockingStandardInputThatIsMomentarilyEmptyIsNotTheEndOfInput() throws {
+        let stateDir = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDir) }
+        _ = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
+        let peer = try PythonHostProcess(stateDir: stateDir)
+        defer { peer.stop() }
+        let process = try AetherProcess(
+            ["session", "connect", peer.address.description, "--state-dir", stateDir],
+            inputBytes: Array("first\n".utf8), keepInputOpen: true, nonBlockingInput: true)
+        defer { process.stop() }
+        // The first line is in; the pipe is then empty (EAGAIN) until the second line comes.
+        try SessionLive.wait("the first line at the Python host") { !peer.records.isEmpty }
+        process.writeInput(Array("second\n".utf8))
+        process.closeInput()
+        let (status, _, err) = try process.waitForBytes(timeout: 20)
+        #expect(status == 0, "\(err)")
+        #expect(peer.records.map(\.bytes) == [Array("first".utf8), Array("second".utf8)])
+    }
+
     @Test func aLineLongerThanTheLargestRecordIsAnErrorBeforeItIsReadWhole() throws {
         let stateDir = try SessionLive.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: stateDir) }
