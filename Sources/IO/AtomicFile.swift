@@ -82,6 +82,14 @@ public enum AtomicFile {
         _ bytes: some Collection<UInt8>, named name: String, inDirectory directory: Int32, directoryPath: String,
         options: Options
     ) throws(IOError) {
+        try write(bytes, named: FilePath(name), inDirectory: directory, directoryPath: directoryPath, options: options)
+    }
+
+    /// Writes `bytes` to the file `name`, given as bytes, inside the open directory `directory`.
+    public static func write(
+        _ bytes: some Collection<UInt8>, named name: FilePath, inDirectory directory: Int32, directoryPath: String,
+        options: Options
+    ) throws(IOError) {
         let array = Array(bytes)
         var failure: IOError?
         unsafe array.withUnsafeBytes { raw in
@@ -138,7 +146,7 @@ public enum AtomicFile {
 
     /// `write(_:named:inDirectory:directoryPath:options:)` with the name as bytes: the streaming form
     /// (`Staged`) with one write of the whole buffer.
-    static func write(
+    public static func write(
         _ bytes: UnsafeRawBufferPointer, named name: FilePath, inDirectory directory: Int32, directoryPath: String,
         options: Options
     ) throws(IOError) {
