@@ -71,7 +71,9 @@ let package = Package(
             path: "Sources/Security", swiftSettings: swiftSettings),
         .target(
             name: "AetherTransport",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity"],
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "CAetherCurl",
+            ],
             path: "Sources/Transport", swiftSettings: swiftSettings),
         .target(
             name: "AetherUploader",
