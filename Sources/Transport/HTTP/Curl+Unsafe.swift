@@ -287,7 +287,28 @@ struct CurlCode {
                     body: transfer.responseBody, telemetry: telemetry()))
         }
         if let failure = transfer.failure { return .failure(failure) }
+        // RFC 9113 section 8.1: a server may send a complete response before it has read the whole request and
+        // then reset the stream with NO_ERROR (nginx does for a `return` that ignores the body). libcurl 7.88
+        // reports any reset as CURLE_HTTP2_STREAM (or CURLE_PARTIAL_FILE when the server closes the connection
+        // instead) and cannot say which code came, so a complete response (its head ended and its body as long as
+        // Content-Length says, or a status without a body) counts as the answer.
+        if code == CURLE_HTTP2_STREAM || code == CURLE_PARTIAL_FILE, let head = transfer.parser.head,
+            Self.bodyIsComplete(status: head.status, headers: head.headers, received: transfer.responseBody.count)
+        {
+            return .success(
+                HTTPResponse(
+                    status: head.status, headers: head.headers, informational: transfer.parser.informational,
+                    body: transfer.responseBody, telemetry: telemetry()))
+        }
         return .failure(error(code, headComplete: transfer.parser.head != nil))
+    }
+
+    /// True when a response's body is all there: 1xx, 204 and 304 have none; otherwise Content-Length must be
+    /// present and met (without it, a reset stream leaves the end unknown).
+    static func bodyIsComplete(status: Int, headers: HTTPHeaders, received: Int) -> Bool {
+        if status == 204 || status == 304 { return received == 0 }
+        guard let declared = headers["Content-Length"], let length = Int(declared) else { return false }
+        return length == received
     }
 
     /// Maps a libcurl error to a TransportError code; the message carries libcurl's own detail.
