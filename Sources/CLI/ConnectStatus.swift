@@ -1,3 +1,4 @@
+import AetherSecurity
 import Synchronization
 
 /// What `session connect` learns from the client's events (written on the client's thread).
@@ -8,6 +9,8 @@ final class ConnectStatus: Sendable {
         var received = 0
         var countsReceived = false
         var failure: String?
+        /// The key the main loop (or a reconnect the host asked for) is connecting under.
+        var currentKey: KeyID?
     }
     private let state = Mutex(State())
     func update(_ body: (inout State) -> Void) { state.withLock { body(&$0) } }

@@ -42,8 +42,17 @@ enum SessionCommand: CLICommand {
         }
         let hostID = try HostID(hex: hex)
         let base = try stateDirectory(parsed)
-        let manager = try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemKeyClock())
-        guard case .paired(let key) = try manager.pair(hostID: hostID) else {
+        let manager = try deviceKeys(base)
+        if let damaged = manager.unreadableHosts[hostID] {
+            throw SessionCommandError("pairing refused: \(damaged.message)")
+        }
+        let result: KeyManager.PairingResult
+        do {
+            result = try manager.pair(hostID: hostID)
+        } catch {
+            throw SessionCommandError("pairing failed: \(error.message)")
+        }
+        guard case .paired(let key) = result else {
             throw SessionCommandError("pairing refused: this device already holds 16 keys; forget one first")
         }
         let hostStore = FileKeyStore(directory: base + "/host/keys")
@@ -51,11 +60,27 @@ enum SessionCommand: CLICommand {
             let existing = try hostStore.load(hostID: hostID)?.keys ?? []
             try hostStore.save(KeyStoreItem(hostID: hostID, keys: existing + [key]))
         } catch {
-            try? manager.pairingRefused(key.id)
-            throw SessionCommandError("pairing refused by the host store: \(error.message)")
+            let message = error.message
+            do {
+                try manager.pairingRefused(key.id)
+            } catch {
+                throw SessionCommandError(
+                    "pairing refused by the host store: \(message); the new key \(key.id.hex) could not be removed "
+                        + "from the device store either: \(error.message)")
+            }
+            throw SessionCommandError("pairing refused by the host store: \(message)")
         }
         StandardOutput.write("aether-session-pairing host=\(hostID.hex) key=\(key.id.hex) state=pending\n")
         return ExitStatus.success
+    }
+
+    /// The device's key manager over `base/keys`; a damaged retired-markers file is one clear line.
+    static func deviceKeys(_ base: String) throws -> KeyManager {
+        do {
+            return try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemKeyClock())
+        } catch {
+            throw SessionCommandError("cannot read the device key store: \(error.message)")
+        }
     }
 
     // MARK: host
@@ -64,6 +89,9 @@ enum SessionCommand: CLICommand {
         let parsed = try Arguments(
             arguments, options: ["port", "bind", "state-dir", "clock-skew-ms", "liveness-ms"], flags: ["echo"])
         let base = try stateDirectory(parsed)
+        if let given = parsed.option("state-dir"), !isDirectory(given) {
+            throw Arguments.UsageError(description: "--state-dir \(given) is not an existing directory")
+        }
         let port = try parsed.integer("port", default: 47_300, in: 0...65_535)
         let liveness = try parsed.integer("liveness-ms", default: 15_000, in: 1_000...600_000)
         let skew = try signedInteger(parsed, "clock-skew-ms")
@@ -112,18 +140,27 @@ enum SessionCommand: CLICommand {
         }
     }
 
-    /// Every key of the host store, with the tombstones file applied.
+    /// Every key of the host store, with the tombstone list applied. A tombstone list that cannot be read or
+    /// is damaged stops the host (fails closed): otherwise a retired key would be accepted again.
     static func hostKeys(_ base: String) throws -> [(key: SessionHost.HostKey, hostID: HostID)] {
-        let report = try FileKeyStore(directory: base + "/host/keys").loadAll()
-        for (hostID, damage) in report.damaged {
-            StandardError.write("warning: host key store item \(hostID) is damaged (\(damage)); skipped\n")
+        let tombstones: TombstoneList
+        do {
+            tombstones = try TombstoneFile(path: base + "/host/tombstones").load()
+        } catch {
+            throw SessionCommandError("the host refuses to start: \(error.message)")
         }
-        let tombstones = readTombstones(base)
+        let store = FileKeyStore(directory: base + "/host/keys")
+        let report = try store.loadAll()
+        for (hostID, damage) in report.damaged.sorted(by: { $0.key < $1.key }) {
+            StandardError.write(
+                "warning: host key store item \(store.path(for: hostID)) is damaged (\(damage)); its keys are not "
+                    + "served; left as it is\n")
+        }
         var keys: [(key: SessionHost.HostKey, hostID: HostID)] = []
         for item in report.items {
             for paired in item.keys {
                 let state: SessionTableStateMachine.KeyState
-                if let retiredAt = tombstones[paired.id] {
+                if let retiredAt = tombstones.retiredAt(paired.id) {
                     state = .retired(retiredAt: retiredAt)
                 } else {
                     switch paired.state {
@@ -158,22 +195,54 @@ enum SessionCommand: CLICommand {
         let keyID = try KeyID(hex: hex)
         let base = try stateDirectory(parsed)
         let store = FileKeyStore(directory: base + "/host/keys")
+        // Only the item that holds the key is touched; a damaged item of another host is reported, never
+        // rewritten, and does not stop the others.
+        var holder: KeyStoreItem?
+        var damaged: [String] = []
         for hostID in try store.hostIDs() {
-            guard let item = try store.load(hostID: hostID), item.keys.contains(where: { $0.id == keyID }) else {
-                continue
+            switch try store.inspect(hostID: hostID) {
+            case .absent: continue
+            case .damaged(let damage):
+                let path = store.path(for: hostID)
+                damaged.append(path)
+                StandardError.write(
+                    "warning: host key store item \(path) is damaged (\(damage)); skipped, left as it is\n")
+            case .intact(let item):
+                if item.keys.contains(where: { $0.id == keyID }) { holder = item }
             }
-            if retire {
-                let line = "\(keyID.hex) \(SystemKeyClock().now().millisecondsSinceEpoch)\n"
-                try appendLine(base + "/host/tombstones", line)
-            } else {
-                var keys = item.keys
-                for index in keys.indices where keys[index].id == keyID { keys[index].state = .unlisted }
-                try store.save(KeyStoreItem(hostID: hostID, keys: keys))
-            }
-            StandardOutput.write("\(retire ? "retired" : "refused") key \(keyID.hex)\n")
-            return ExitStatus.success
         }
-        throw SessionCommandError("unknown key \(keyID.hex): the host store does not hold it")
+        if retire {
+            // A tombstone needs only the key id: a key held by a damaged item can still be retired.
+            guard holder != nil || !damaged.isEmpty else {
+                throw SessionCommandError("unknown key \(keyID.hex): the host store does not hold it")
+            }
+            let file = TombstoneFile(path: base + "/host/tombstones")
+            do {
+                try file.record(keyID, retiredAt: SystemKeyClock().now().millisecondsSinceEpoch)
+            } catch {
+                throw SessionCommandError("could not retire key \(keyID.hex): \(error.message)")
+            }
+            if holder == nil {
+                StandardError.write(
+                    "warning: key \(keyID.hex) is in no readable item; its tombstone is recorded for when the damaged "
+                        + "item is repaired\n")
+            }
+        } else {
+            guard let item = holder else {
+                let reason =
+                    damaged.isEmpty ? "" : " (it may be in a damaged item: \(damaged.joined(separator: ", ")))"
+                throw SessionCommandError("unknown key \(keyID.hex): the host store does not hold it\(reason)")
+            }
+            var keys = item.keys
+            for index in keys.indices where keys[index].id == keyID { keys[index].state = .unlisted }
+            do {
+                try store.save(KeyStoreItem(hostID: item.hostID, keys: keys))
+            } catch {
+                throw SessionCommandError("could not refuse key \(keyID.hex): \(error.message)")
+            }
+        }
+        StandardOutput.write("\(retire ? "retired" : "refused") key \(keyID.hex)\n")
+        return ExitStatus.success
     }
 
     // MARK: connect
@@ -185,13 +254,16 @@ enum SessionCommand: CLICommand {
         let address = try UDPAddress(parsing: parsed.positionals[0])
         let timeout = UInt64(try parsed.integer("timeout-ms", default: 10_000, in: 100...600_000))
         let base = try stateDirectory(parsed)
-        let manager = try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemKeyClock())
+        let manager = try deviceKeys(base)
         let hostID: HostID
         if let hex = parsed.option("host-id") {
             hostID = try HostID(hex: hex)
         } else {
             let hosts = manager.snapshot.hostIDs
             guard hosts.count == 1, let only = hosts.first else {
+                if hosts.isEmpty, let damaged = manager.unreadableHosts.sorted(by: { $0.key < $1.key }).first {
+                    throw SessionCommandError("cannot connect: \(damaged.value.message)")
+                }
                 throw SessionCommandError(
                     hosts.isEmpty
                         ? "unknown key: no paired host; run aether session pair"
@@ -201,17 +273,23 @@ enum SessionCommand: CLICommand {
         }
         let order = manager.connectOrder(for: hostID)
         guard !order.isEmpty else {
+            if let damaged = manager.unreadableHosts[hostID] {
+                throw SessionCommandError("cannot connect: \(damaged.message)")
+            }
             throw SessionCommandError("unknown key: no paired key for host \(hostID.hex)")
         }
         let socket = try UDPSocket(binding: UDPAddress(ipv4: address.ipv4 == 0x7f00_0001 ? 0x7f00_0001 : 0, port: 0))
         let status = ConnectStatus()
+        let holder = ClientHolder()
         var psks: [KeyID: SymmetricKey] = [:]
         for paired in order { psks[paired.id] = paired.key }
+        let known = Set(psks.keys)
         let client = SessionClient(socket: socket, host: address, keys: psks) { event in
             switch event {
-            case .up(let info):
+            case .up:
                 status.update {
-                    $0.live = true; $0.sessions += 1; _ = info
+                    $0.live = true
+                    $0.sessions += 1
                 }
             case .down: status.update { $0.live = false }
             case .record(_, let bytes):
@@ -226,12 +304,31 @@ enum SessionCommand: CLICommand {
             case .slotStatus(let slots):
                 let active = Set(slots.entries.filter { $0.state == .active }.map(\.keyID))
                 let pending = Set(slots.entries.filter { $0.state == .pending }.map(\.keyID))
-                _ = try? manager.hostListed(hostID, pending: pending, active: active)
+                let listing = manager.hostListed(hostID, pending: pending, active: active)
+                if let failure = listing.saveFailure {
+                    StandardError.write("warning: could not save the key states the host listed: \(failure.message)\n")
+                }
+                for case .reconnectNow(let keyID) in listing.actions where known.contains(keyID) {
+                    // The key being connected is listed pending until its promote commits: nothing to do.
+                    guard status.read({ $0.currentKey }) != keyID else { continue }
+                    StandardError.write("the host lists key \(keyID.hex) as pending: reconnecting under it\n")
+                    status.update { $0.currentKey = keyID }
+                    guard let client = holder.client else { continue }
+                    do throws(TransportError) {
+                        try client.connect(keyID: keyID, pending: true)
+                    } catch {
+                        StandardError.write("warning: could not reconnect under key \(keyID.hex): \(error.message)\n")
+                    }
+                }
             case .tombstoned(let keyID, _):
-                try? manager.receivedTombstone(for: keyID, authenticated: true)
-                status.update { $0.failure = "the host retired key \(keyID.hex) (tombstone); it was deleted here" }
+                let retirement = manager.receivedTombstone(for: keyID, authenticated: true)
+                status.update { $0.failure = tombstoneMessage(retirement) }
             case .suggestPairing(let keyID):
-                status.update { $0.failure = "the host refused key \(keyID.hex): pair again" }
+                status.update {
+                    $0.failure =
+                        "the host refused key \(keyID.hex) (PairAgain): pair again with aether session pair "
+                        + "--host-id \(hostID.hex)"
+                }
             case .gaveUp(_, let reason):
                 status.update { state in
                     if state.failure == nil {
@@ -241,16 +338,29 @@ enum SessionCommand: CLICommand {
                     }
                 }
             case .cycleEnded(let keyID, let answered):
-                _ = manager.connectCycleEnded(keyID, answered: answered)
+                for case .suggestPairingAgain(let host) in manager.connectCycleEnded(keyID, answered: answered) {
+                    status.update { state in
+                        if state.failure == nil {
+                            state.failure =
+                                "no answer to the pending key \(keyID.hex) in "
+                                + "\(KeyRing.silentCyclesBeforePairingAgain) connect cycles: the host may not hold it; "
+                                + "pair again with aether session pair --host-id \(host.hex)"
+                        }
+                    }
+                }
             }
         }
+        holder.set(client)
         try client.start()
         defer { client.stop() }
         // Keys in connect order (pending, active, unlisted; newest first): a key the host refuses or
         // retired gives way to the next one.
         var lastFailure: String?
         for (index, key) in order.enumerated() {
-            status.update { $0.failure = nil }
+            status.update {
+                $0.failure = nil
+                $0.currentKey = key.id
+            }
             try client.connect(keyID: key.id, pending: key.state == .pending)
             do {
                 try waitForSession(status, timeout: timeout, address: address)
@@ -293,6 +403,21 @@ enum SessionCommand: CLICommand {
         }
         client.close()
         return ExitStatus.success
+    }
+
+    /// What `connect` says when the host proved it retired a key: whether the deletion (or the retired marker
+    /// that keeps the key from being offered after a restart) reached the disk.
+    static func tombstoneMessage(_ retirement: KeyManager.Retirement) -> String {
+        let head = "the host retired key \(retirement.keyID.hex) (tombstone)"
+        switch (retirement.itemFailure, retirement.markerFailure) {
+        case (nil, _): return head + "; it was deleted here"
+        case (let item?, nil):
+            return head + "; it is recorded as retired here and never offered again, but its deletion could not be "
+                + "saved: \(item.message)"
+        case (let item?, let marker?):
+            return head + "; it is not offered again in this run, but neither its deletion (\(item.message)) nor its "
+                + "retired marker (\(marker.message)) could be saved: it would be offered again after a restart"
+        }
     }
 
     /// Sends one line, waiting for a session again when the live one went down meanwhile.
@@ -354,41 +479,9 @@ enum SessionCommand: CLICommand {
         return unsafe String(cString: value)
     }
 
-    static func readTombstones(_ base: String) -> [KeyID: UInt64] {
-        guard let text = readFile(base + "/host/tombstones") else { return [:] }
-        var result: [KeyID: UInt64] = [:]
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count == 2, let id = try? KeyID(hex: String(fields[0])), let at = UInt64(fields[1]) else {
-                StandardError.write("warning: ignoring a malformed tombstone line\n")
-                continue
-            }
-            result[id] = at
-        }
-        return result
-    }
-
-    static func readFile(_ path: String) -> String? {
-        let fd = unsafe open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        while true {
-            let count = unsafe buffer.withUnsafeMutableBytes { unsafe read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += buffer.prefix(count)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func appendLine(_ path: String, _ line: String) throws {
-        let fd = unsafe open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SessionCommandError("cannot open \(path) to append") }
-        defer { close(fd) }
-        let bytes = Array(line.utf8)
-        let written = unsafe bytes.withUnsafeBytes { unsafe write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else { throw SessionCommandError("cannot write \(path)") }
+    /// Whether `path` names an existing directory (following links, as `--state-dir` may be one).
+    static func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return unsafe stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
     }
 }

@@ -6,7 +6,7 @@ public struct IOError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case systemCall, notARegularFile, fileChanged, unexpectedEndOfFile, invalidArgument
-            case ioUringUnavailable, invalidDomainTag, invalidHex, cryptoFailure
+            case ioUringUnavailable, invalidDomainTag, invalidHex, cryptoFailure, wrongOwner
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -28,6 +28,8 @@ public struct IOError: Error, Sendable, CustomStringConvertible {
         public static let invalidHex = Code(.invalidHex)
         /// A crypto library call reported failure.
         public static let cryptoFailure = Code(.cryptoFailure)
+        /// A file is owned by another user than the effective user (refused, left as it is).
+        public static let wrongOwner = Code(.wrongOwner)
         public var description: String { "\(base)" }
     }
 

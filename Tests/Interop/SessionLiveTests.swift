@@ -124,10 +124,13 @@ import Testing
         let (status, _, err) = try SessionLive.runAether(
             ["session", "connect", host.address.description, "--state-dir", stateDir, "--host-id", hostID.hex])
         #expect(status == 1)
-        #expect(err.contains("refused key \(refused.id.hex): pair again; trying the next key"))
+        #expect(err.contains("refused key \(refused.id.hex) (PairAgain): pair again with aether session pair"))
+        #expect(err.contains("; trying the next key"))
         #expect(err.contains("retired key \(retired.id.hex) (tombstone)"))
         let left = try FileKeyStore(directory: stateDir + "/keys").load(hostID: hostID)?.keys.map(\.id) ?? []
         #expect(left == [refused.id])
+        // The retirement is also in the device's retired markers, written before the item.
+        #expect(try FileKeyStore(directory: stateDir + "/keys").retiredKeys().contains(retired.id))
     }
 
     @Test func theCLIConnectsSendsLinesAndPrintsTheEchoes() throws {

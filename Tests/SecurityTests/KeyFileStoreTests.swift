@@ -1,10 +1,10 @@
-import AetherIO
+@_spi(Testing) import AetherIO
 import Dispatch
 import Foundation
 import Synchronization
 import Testing
 
-@testable import AetherSecurity
+@_spi(Testing) @testable import AetherSecurity
 
 /// A fresh store directory under the system temporary directory, removed at the end.
 struct KeyStoreScratch: ~Copyable {
@@ -252,10 +252,98 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
             Issue.record("pairing an empty ring must succeed")
             return
         }
-        _ = try manager.hostListed(host, pending: [], active: [key.id])
+        #expect(manager.hostListed(host, pending: [], active: [key.id]).saveFailure == nil)
         let restarted = try KeyManager(store: scratch.store, clock: clock)
         #expect(restarted.connectOrder(for: host).map(\.id) == [key.id])
         #expect(restarted.connectOrder(for: host).first?.state == .active)
         #expect(restarted.connectOrder(for: host).first?.key == key.key)
+    }
+
+    // MARK: Issue 11: one atomic writer, retired markers, damage named by file
+
+    @Test(arguments: [AtomicFile.Fault.write, .fileSync, .rename])
+    func aFailedSaveLeavesThePreviousItemWholeAndNoTemporaryFile(_ fault: AtomicFile.Fault) throws {
+        let scratch = KeyStoreScratch()
+        let first = try item(host, keys: 2, start: 1)
+        try scratch.store.save(first)
+        let before = try scratch.fingerprint(scratch.url(host))
+        var failing = scratch.store
+        failing.writeFault = fault
+        let error = #expect(throws: SecurityError.self) { try failing.save(try item(host, keys: 3, start: 10)) }
+        #expect(error?.code == .systemCall)
+        #expect(error?.message.contains(scratch.store.path(for: host)) == true)
+        #expect(try scratch.fingerprint(scratch.url(host)) == before)
+        #expect(try scratch.store.load(hostID: host) == first)
+        #expect(try scratch.names() == ["\(host.hex).key"])
+    }
+
+    @Test func aDamagedItemsErrorNamesItsFileAndWhatToDo() throws {
+        let scratch = KeyStoreScratch()
+        try scratch.store.save(try item(host))
+        try DamagedKeyStoreFile.garbage.make(in: scratch, hostID: host)
+        let error = #expect(throws: SecurityError.self) { _ = try scratch.store.load(hostID: host) }
+        #expect(error?.message.contains(scratch.url(host).path) == true)
+        #expect(error?.message.contains("move it aside") == true)
+    }
+
+    @Test func retiredMarkersAreAVersion1ListBesideTheItems() throws {
+        let scratch = KeyStoreScratch()
+        try scratch.store.save(try item(host))
+        let id = KeyID()
+        try scratch.store.markRetired(id, at: KeyTimestamp(millisecondsSinceEpoch: 12))
+        #expect(try scratch.store.retiredKeys() == TombstoneList(entries: [id: 12]))
+        #expect(try scratch.store.hostIDs() == [host])
+        #expect(try scratch.names() == ["\(host.hex).key", FileKeyStore.retiredFileName])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: scratch.store.retiredPath)))
+        #expect(TombstoneFormat.parse(bytes) == .list(try TombstoneList(entries: [id: 12]), .version1))
+        #expect(try scratch.permissions(URL(fileURLWithPath: scratch.store.retiredPath)) == 0o600)
+    }
+
+    @Test func damagedRetiredMarkersStopTheManagerNamingTheFile() throws {
+        let scratch = KeyStoreScratch()
+        try scratch.store.save(try item(host))
+        try Data("\(KeyID().hex) 5\r\n".utf8).write(to: URL(fileURLWithPath: scratch.store.retiredPath))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: scratch.store.retiredPath)
+        let error = #expect(throws: SecurityError.self) {
+            _ = try KeyManager(store: scratch.store, clock: ManualKeyClock())
+        }
+        #expect(error?.code == .keyStoreDamaged)
+        #expect(error?.message.contains(scratch.store.retiredPath) == true)
+    }
+
+    /// The file store with item writes that fail (a full disk for the item only); markers still work.
+    struct ItemSavesFail: KeyStore {
+        let files: FileKeyStore
+        func load(hostID: HostID) throws(SecurityError) -> KeyStoreItem? { try files.load(hostID: hostID) }
+        func save(_ item: KeyStoreItem) throws(SecurityError) {
+            var failing = files
+            failing.writeFault = .write
+            try failing.save(item)
+        }
+        func delete(hostID: HostID) throws(SecurityError) { throw SecurityError(.systemCall, "injected") }
+        func hostIDs() throws(SecurityError) -> [HostID] { try files.hostIDs() }
+        func retiredKeys() throws(SecurityError) -> TombstoneList { try files.retiredKeys() }
+        func markRetired(_ id: KeyID, at instant: KeyTimestamp) throws(SecurityError) {
+            try files.markRetired(id, at: instant)
+        }
+    }
+
+    @Test func aTombstonedKeyWhoseItemSaveFailedIsNotOfferedByTheNextProcess() throws {
+        let scratch = KeyStoreScratch()
+        let stored = try item(host, keys: 2, start: 1)
+        try scratch.store.save(stored)
+        let retired = stored.keys[0].id
+        let manager = try KeyManager(store: ItemSavesFail(files: scratch.store), clock: ManualKeyClock())
+        let retirement = manager.receivedTombstone(for: retired, authenticated: true)
+        #expect(retirement.itemFailure?.code == .systemCall)
+        #expect(retirement.markerFailure == nil)
+        // The file still holds the key ...
+        #expect(try scratch.store.load(hostID: host)?.keys.contains { $0.id == retired } == true)
+        // ... a restarted process over the real store never offers it ...
+        let restarted = try KeyManager(store: scratch.store, clock: ManualKeyClock())
+        #expect(restarted.connectOrder(for: host).map(\.id) == [stored.keys[1].id])
+        // ... and its next save of the host writes the deletion.
+        #expect(restarted.hostListed(host, pending: [], active: [stored.keys[1].id]).saveFailure == nil)
+        #expect(try scratch.store.load(hostID: host)?.keys.map(\.id) == [stored.keys[1].id])
     }
 }

@@ -7,6 +7,9 @@ final class InMemoryKeyStore: KeyStore {
         var items: [HostID: KeyStoreItem] = [:]
         var damaged: Set<HostID> = []
         var failSaves = false
+        var failMarkers = false
+        var retired = TombstoneList()
+        var markerWrites = 0
         var saves = 0
         var deletes = 0
     }
@@ -24,6 +27,15 @@ final class InMemoryKeyStore: KeyStore {
         get { state.withLock { $0.failSaves } }
         set { state.withLock { $0.failSaves = newValue } }
     }
+
+    /// Every write of a retired marker throws `.systemCall` while set.
+    var failMarkers: Bool {
+        get { state.withLock { $0.failMarkers } }
+        set { state.withLock { $0.failMarkers = newValue } }
+    }
+
+    var retired: TombstoneList { state.withLock { $0.retired } }
+    var markerWrites: Int { state.withLock { $0.markerWrites } }
 
     var saveCount: Int { state.withLock { $0.saves } }
     var deleteCount: Int { state.withLock { $0.deletes } }
@@ -55,6 +67,16 @@ final class InMemoryKeyStore: KeyStore {
             if state.failSaves { throw SecurityError(.systemCall, "no space left on device") }
             state.items[hostID] = nil
             state.deletes += 1
+        }
+    }
+
+    func retiredKeys() throws(SecurityError) -> TombstoneList { state.withLock { $0.retired } }
+
+    func markRetired(_ id: KeyID, at instant: KeyTimestamp) throws(SecurityError) {
+        try state.withLock { (state) throws(SecurityError) in
+            if state.failMarkers { throw SecurityError(.systemCall, "no space left on device") }
+            try state.retired.insert(id, retiredAt: instant.millisecondsSinceEpoch)
+            state.markerWrites += 1
         }
     }
 

@@ -1,4 +1,4 @@
-import AetherIO
+@_spi(Testing) public import AetherIO
 
 /// The Linux key store: one file per host id (`<host id hex>.key`, mode 0600) in a directory of mode
 /// 0700 owned by the user, by default `$XDG_STATE_HOME/aether/keys` (`~/.local/state/aether/keys`).
@@ -35,6 +35,9 @@ public struct FileKeyStore: KeyStore {
     /// The store's directory.
     public let directory: String
 
+    /// For tests: where the store's writes fail (`AtomicFile.Fault`).
+    @_spi(Testing) public var writeFault: AtomicFile.Fault?
+
     /// A store in `directory` (created 0700 on the first save when missing).
     public init(directory: String) { self.directory = directory }
 
@@ -55,6 +58,9 @@ public struct FileKeyStore: KeyStore {
     /// The file name of a host's item.
     public static func fileName(for hostID: HostID) -> String { hostID.hex + ".key" }
 
+    /// The path of a host's item (for messages that tell the user which file to look at).
+    public func path(for hostID: HostID) -> String { directory + "/" + Self.fileName(for: hostID) }
+
     // MARK: KeyStore
 
     /// The host's item, nil when absent; `.keyStoreDamaged` when damaged.
@@ -62,47 +68,30 @@ public struct FileKeyStore: KeyStore {
         switch try inspect(hostID: hostID) {
         case .absent: return nil
         case .intact(let item): return item
-        case .damaged(let damage): throw damage.error(hostID: hostID)
+        case .damaged(let damage): throw damage.error(hostID: hostID, path: path(for: hostID))
         }
     }
 
-    /// Replaces the host's item in one atomic write; refuses (writing nothing) when the item on disk is damaged.
+    /// Replaces the host's item in one atomic write (AetherIO's `AtomicFile`, mode exactly 0600); refuses
+    /// (writing nothing) when the item on disk is damaged.
     public func save(_ item: KeyStoreItem) throws(SecurityError) {
         let dir = try openDirectory(creating: true)
         defer { KeyStorePosix.closeDescriptor(dir) }
         if case .damaged(let damage) = try inspect(directory: dir, hostID: item.hostID) {
-            throw damage.error(hostID: item.hostID)
+            throw damage.error(hostID: item.hostID, path: path(for: item.hostID))
         }
         let encoded = KeyStoreFormat.encode(item)
-        let name = Self.fileName(for: item.hostID)
-        let temporary = "." + item.hostID.hex + "." + Hex.encode(SecureRandom.bytes(8)) + ".tmp"
-        let fd: Int32
+        var options = ProtectedFile.writeOptions(temporaryPrefix: item.hostID.hex)
+        options.fault = writeFault
         do {
-            fd = try KeyStorePosix.createExclusive(directory: dir, temporary, mode: Self.fileMode)
-        } catch {
-            throw Self.failure("create a temporary item", error)
-        }
-        do {
-            try unsafe encoded.withUnsafeBytes { (bytes) throws(KeyStorePosix.Errno) in
-                try unsafe KeyStorePosix.writeFully(fd, bytes)
+            // Written straight from the wiped buffer: no other copy of the key bytes is made.
+            try unsafe encoded.withUnsafeBytes { (bytes) throws(IOError) in
+                try unsafe AtomicFile.write(
+                    bytes, named: Self.fileName(for: item.hostID), inDirectory: dir, directoryPath: directory,
+                    options: options)
             }
-            try KeyStorePosix.synchronize(fd)
         } catch {
-            KeyStorePosix.closeDescriptor(fd)
-            try? KeyStorePosix.unlink(directory: dir, temporary)
-            throw Self.failure("write the temporary item", error)
-        }
-        KeyStorePosix.closeDescriptor(fd)
-        do {
-            try KeyStorePosix.rename(directory: dir, from: temporary, to: name)
-        } catch {
-            try? KeyStorePosix.unlink(directory: dir, temporary)
-            throw Self.failure("rename the temporary item", error)
-        }
-        do {
-            try KeyStorePosix.synchronize(dir)
-        } catch {
-            throw Self.failure("fsync the key store directory", error)
+            throw SecurityError(.systemCall, "key store: could not save \(path(for: item.hostID)): \(error.message)")
         }
     }
 
@@ -112,7 +101,7 @@ public struct FileKeyStore: KeyStore {
         defer { KeyStorePosix.closeDescriptor(dir) }
         switch try inspect(directory: dir, hostID: hostID) {
         case .absent: return
-        case .damaged(let damage): throw damage.error(hostID: hostID)
+        case .damaged(let damage): throw damage.error(hostID: hostID, path: path(for: hostID))
         case .intact: break
         }
         do {
@@ -162,62 +151,50 @@ public struct FileKeyStore: KeyStore {
     }
 
     private func inspect(directory dir: Int32, hostID: HostID) throws(SecurityError) -> ItemStatus {
-        let name = Self.fileName(for: hostID)
-        let status: KeyStorePosix.FileStatus
-        do {
-            status = try KeyStorePosix.statNoFollow(directory: dir, name)
-        } catch  where error == .noEntry {
-            return .absent
-        } catch {
-            throw Self.failure("stat the item", error)
-        }
-        if let damage = Self.damage(of: status) { return .damaged(damage) }
-
-        let fd: Int32
-        do {
-            fd = try KeyStorePosix.openForReading(directory: dir, name)
-        } catch  where error == .noEntry {
-            return .absent
-        } catch  where error == .symbolicLink {
-            return .damaged(.notARegularFile)
-        } catch {
-            throw Self.failure("open the item", error)
-        }
-        defer { KeyStorePosix.closeDescriptor(fd) }
-        let opened: KeyStorePosix.FileStatus
-        do {
-            opened = try KeyStorePosix.status(fd)
-        } catch {
-            throw Self.failure("stat the item", error)
-        }
-        // The name was swapped between the stat and the open: judge what was opened.
-        if let damage = Self.damage(of: opened) { return .damaged(damage) }
-
-        // Read one byte more than the largest item, straight into wiped storage, to see oversize files.
-        var length = 0
-        let contents: SecureBytes
-        do {
-            contents = try unsafe SecureBytes(count: KeyStoreFormat.maximumByteCount + 1) {
-                (buffer) throws(KeyStorePosix.Errno) in length = try unsafe KeyStorePosix.readFully(fd, into: buffer)
-            }
-        } catch {
-            throw Self.failure("read the item", error)
-        }
-        let parsed = unsafe contents.withUnsafeBytes { raw in
-            unsafe KeyStoreFormat.parse(UnsafeRawBufferPointer(rebasing: raw[0..<length]), expectedHostID: hostID)
-        }
-        switch parsed {
-        case .item(let item): return .intact(item)
+        switch try ProtectedFile.read(
+            directory: dir, name: Self.fileName(for: hostID), path: path(for: hostID),
+            maximumByteCount: KeyStoreFormat.maximumByteCount)
+        {
+        case .absent: return .absent
         case .damaged(let damage): return .damaged(damage)
+        case .bytes(let contents, let length):
+            let parsed = unsafe contents.withUnsafeBytes { raw in
+                unsafe KeyStoreFormat.parse(UnsafeRawBufferPointer(rebasing: raw[0..<length]), expectedHostID: hostID)
+            }
+            switch parsed {
+            case .item(let item): return .intact(item)
+            case .damaged(let damage): return .damaged(damage)
+            }
         }
     }
 
-    private static func damage(of status: KeyStorePosix.FileStatus) -> KeyStoreDamage? {
-        guard status.isRegularFile else { return .notARegularFile }
-        guard status.ownerID == KeyStorePosix.effectiveUserID() else { return .wrongOwner }
-        guard status.permissions == fileMode else { return .wrongMode }
-        guard status.size <= KeyStoreFormat.maximumByteCount else { return .garbage }
-        return nil
+    // MARK: Retired markers
+
+    /// The name of the list of keys retired by an authenticated tombstone (`TombstoneFormat`).
+    public static let retiredFileName = "retired"
+
+    /// The path of the retired markers.
+    public var retiredPath: String { directory + "/" + Self.retiredFileName }
+
+    /// Keys retired by an authenticated tombstone, from the markers file (empty when there is none).
+    /// A damaged file throws `.keyStoreDamaged` naming it: which keys are retired cannot be proven.
+    public func retiredKeys() throws(SecurityError) -> TombstoneList {
+        guard let dir = try openExistingDirectory() else { return TombstoneList() }
+        defer { KeyStorePosix.closeDescriptor(dir) }
+        switch try TombstoneFile.inspect(directory: dir, name: Self.retiredFileName, path: retiredPath) {
+        case .absent: return TombstoneList()
+        case .intact(let list, _): return list
+        case .damaged(let damage): throw TombstoneFile.damagedError(retiredPath, damage)
+        }
+    }
+
+    /// Adds `id` to the retired markers in one atomic write (nothing is written when it is there already).
+    public func markRetired(_ id: KeyID, at instant: KeyTimestamp) throws(SecurityError) {
+        let dir = try openDirectory(creating: true)
+        defer { KeyStorePosix.closeDescriptor(dir) }
+        _ = try TombstoneFile.record(
+            id, retiredAt: instant.millisecondsSinceEpoch, directory: dir, name: Self.retiredFileName,
+            path: retiredPath, fault: writeFault)
     }
 
     // MARK: Directory

@@ -70,6 +70,17 @@ public struct KeyRing: Sendable {
         }
     }
 
+    /// Keys a previous run saw retired by an authenticated tombstone (the store's retired markers): they
+    /// are deleted from the ring and never offered, even when the store's item still holds them because
+    /// that run's save failed. The next save of their host writes the deletion.
+    public mutating func restoreRetired(_ ids: some Sequence<KeyID>) {
+        for id in ids {
+            keys[id] = nil
+            removed[id] = .tombstone
+            silentCycles[id] = nil
+        }
+    }
+
     /// Number of live keys.
     public var count: Int { keys.count }
 

@@ -13,4 +13,10 @@ public protocol KeyStore: Sendable {
     func delete(hostID: HostID) throws(SecurityError)
     /// Every host id with an item (damaged ones included), in order.
     func hostIDs() throws(SecurityError) -> [HostID]
+    /// Keys retired by an authenticated tombstone (markers written before the item's save, so a
+    /// retirement holds across a restart even when that save failed). A damaged list throws
+    /// `.keyStoreDamaged`: the store cannot prove which keys are retired.
+    func retiredKeys() throws(SecurityError) -> TombstoneList
+    /// Records that `id` was retired, in one atomic write.
+    func markRetired(_ id: KeyID, at instant: KeyTimestamp) throws(SecurityError)
 }

@@ -21,7 +21,7 @@ public enum KeyStoreDamage: String, Sendable, Hashable, CaseIterable, CustomStri
     public var description: String {
         switch self {
         case .truncated: "truncated"
-        case .garbage: "not a key store item"
+        case .garbage: "not in the key store format"
         case .unsupportedVersion: "unsupported format version"
         case .checksumMismatch: "checksum mismatch"
         case .otherHostID: "holds another host's keys"
@@ -29,6 +29,16 @@ public enum KeyStoreDamage: String, Sendable, Hashable, CaseIterable, CustomStri
         case .wrongOwner: "owned by another user"
         case .notARegularFile: "not a regular file"
         }
+    }
+
+    /// The error reported for the item file at `path` with this damage: it names the file, the host and the
+    /// damage (never content), and what to do.
+    public func error(hostID: HostID, path: String, file: StaticString = #fileID, line: UInt = #line) -> SecurityError {
+        SecurityError(
+            .keyStoreDamaged,
+            "key store item \(path) for host \(hostID) is damaged (\(self)); it is left as it is: move it aside "
+                + "(for example to \(path).damaged) and pair again",
+            file: file, line: line)
     }
 
     /// The error reported for an item with this damage; it names the host and the damage, never content.

@@ -95,20 +95,6 @@ enum KeyStorePosix {
         try retrying { unsafe openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
     }
 
-    /// openat(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode), then fchmod to `mode`
-    /// exactly (the umask may have cleared bits).
-    static func createExclusive(directory: Int32, _ name: String, mode: UInt32) throws(Errno) -> Int32 {
-        let fd = try retrying {
-            unsafe openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
-        }
-        guard fchmod(fd, mode_t(mode)) == 0 else {
-            let failure = Errno(code: errno)
-            close(fd)
-            throw failure
-        }
-        return fd
-    }
-
     /// fchmod
     static func setPermissions(_ fd: Int32, _ mode: UInt32) throws(Errno) {
         guard fchmod(fd, mode_t(mode)) == 0 else { throw Errno(code: errno) }
@@ -129,19 +115,6 @@ enum KeyStorePosix {
         return done
     }
 
-    /// write until every byte is written.
-    static func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
-        var done = 0
-        while done < bytes.count {
-            let result = unsafe write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw Errno(code: errno)
-            }
-            done += result
-        }
-    }
-
     /// fsync
     static func synchronize(_ fd: Int32) throws(Errno) {
         _ = try retrying { fsync(fd) }
@@ -149,11 +122,6 @@ enum KeyStorePosix {
 
     /// close (its error is not retried: Linux closes the descriptor even on EINTR).
     static func closeDescriptor(_ fd: Int32) { close(fd) }
-
-    /// renameat within one directory: atomic replacement of `to`.
-    static func rename(directory: Int32, from: String, to: String) throws(Errno) {
-        guard unsafe renameat(directory, from, directory, to) == 0 else { throw Errno(code: errno) }
-    }
 
     /// unlinkat of a file.
     static func unlink(directory: Int32, _ name: String) throws(Errno) {

@@ -1,25 +1,35 @@
 import AetherIO
 
-/// Fresh non-zero attempt ids: SplitMix64 from a seed (random by default; tests pass one).
+/// Fresh non-zero ids that go on the wire (client attempt ids, host session ids).
+///
+/// By default every id comes from the CSPRNG (`SecureRandom`): an observer who sees any number of ids
+/// learns nothing about the next one. A seed switches to SplitMix64, whose whole sequence follows from one
+/// output; that is only for tests, which need reproducible ids and where predictability does not matter.
 struct AttemptIDGenerator: Sendable {
-    private var state: UInt64
+    private enum Source: Sendable {
+        case secure
+        case seeded(SplitMix64)
+    }
 
+    private var source: Source
+
+    /// The CSPRNG when `seed` is nil (every production caller); a reproducible sequence for tests otherwise.
     init(seed: UInt64?) {
-        if let seed {
-            state = seed
-        } else {
-            var generator = SecureRandom()
-            state = generator.next()
-        }
+        source = seed.map { .seeded(SplitMix64(seed: $0)) } ?? .secure
     }
 
     mutating func next() -> AttemptID {
         while true {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            if let id = AttemptID(rawValue: z ^ (z >> 31)) { return id }
+            let value: UInt64
+            switch source {
+            case .secure:
+                var random = SecureRandom()
+                value = random.next()
+            case .seeded(var generator):
+                value = generator.next()
+                source = .seeded(generator)
+            }
+            if let id = AttemptID(rawValue: value) { return id }
         }
     }
 }
