@@ -454,3 +454,32 @@ import Testing
         #expect(again.alreadyWarm)
     }
 }
+
+@Suite struct HTTPClientEnvironmentProxyTests {
+    /// libcurl reads `http_proxy` from the environment by itself. Setting it in this process would send every
+    /// concurrent test through it (and setenv races getenv), so the check runs in a child process (an exit test)
+    /// that starts its own peer.
+    @Test func theStandardProxyVariableIsHonouredAndNoneIgnoresIt() async {
+        await #expect(processExitsWith: .success) { () async -> Void in
+            guard let peer = try? HTTPPeerProcess.get() else { exit(2) }
+            unsafe setenv("http_proxy", "http://127.0.0.1:\(peer.raw)", 1)
+            unsafe unsetenv("no_proxy")
+            unsafe unsetenv("NO_PROXY")
+            let url = "http://example.invalid/from-the-environment"
+            guard let client = try? HTTPClient() else { exit(3) }
+            guard let response = try? await client.send(HTTPRequest(url: url, version: .http1)),
+                String(decoding: response.body, as: UTF8.self) == url
+            else { exit(4) }
+            // `.none` ignores the variable: example.invalid does not resolve.
+            guard let direct = try? HTTPClient(configuration: HTTPClientConfiguration(proxy: .none)) else { exit(5) }
+            do {
+                _ = try await direct.send(HTTPRequest(url: url, version: .http1))
+                exit(6)
+            } catch let error as TransportError {
+                exit(error.code == .hostNotFound ? 0 : 7)
+            } catch {
+                exit(8)
+            }
+        }
+    }
+}
