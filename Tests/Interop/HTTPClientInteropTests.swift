@@ -156,6 +156,21 @@ import Testing
     }
 
     /// Over TLS (ALPN) all requests may start at once: they wait for the one connection (CURLOPT_PIPEWAIT).
+    @Test func headDeleteAndOptionsAreSentAsSuch() async throws {
+        let peer = try HTTPPeerProcess.get()
+        let client = try Self.client()
+        defer { client.shutDown() }
+        let head = try await client.send(HTTPRequest(method: "HEAD", url: peer.url(peer.plain, "/bytes?n=5000")))
+        #expect(head.status == 200)
+        #expect(head.headers["Content-Length"] == "5000")
+        #expect(head.body.isEmpty)
+        let delete = try await client.send(HTTPRequest(method: "DELETE", url: peer.url(peer.plain, "/uploads/9")))
+        #expect(try Self.echo(delete).method == "DELETE")
+        #expect(try Self.echo(delete).length == 0)
+        let post = try await client.send(HTTPRequest(method: "POST", url: peer.url(peer.plain, "/empty")))
+        #expect(try Self.echo(post).content_length == "0")
+    }
+
     @Test func concurrentHTTP2RequestsOverTLSShareOneConnection() async throws {
         let peer = try HTTPPeerProcess.get()
         let client = try Self.client(HTTPClientConfiguration(trustAnchorsFile: peer.path("root.pem"), proxy: .none))

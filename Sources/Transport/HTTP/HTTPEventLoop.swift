@@ -10,7 +10,6 @@ final class HTTPEventLoop: @unchecked Sendable {
     private let configuration: HTTPClientConfiguration
     private let state = Mutex(HTTPEventLoopStateMachine())
     private let nextID = Atomic<UInt64>(1)
-    private let running = Atomic<Bool>(false)
     private var active: [UInt64: HTTPTransfer] = [:]
     private var byHandle: [Int: UInt64] = [:]
 
@@ -21,11 +20,9 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     /// Starts the thread.
     func start() throws(TransportError) {
-        running.store(true, ordering: .releasing)
         do {
             try Socket.spawnThread { self.run() }
         } catch {
-            running.store(false, ordering: .releasing)
             throw TransportError(.systemCall, "cannot start the HTTP client thread: \(error.text)")
         }
     }
@@ -44,8 +41,8 @@ final class HTTPEventLoop: @unchecked Sendable {
         return true
     }
 
-    /// Fails every transfer still running with `.cancelled`, closes the connections and ends the thread. Returns
-    /// without waiting when called from the loop's own thread (a callback dropping the last reference).
+    /// Asks the thread to fail every transfer still running with `.cancelled`, close the connections and end.
+    /// Returns at once (it may run on the loop's own thread, when a callback drops the last reference).
     func shutDown() {
         guard state.withLock({ $0.shutDown() }) else { return }
         multi.wakeup()
@@ -54,7 +51,6 @@ final class HTTPEventLoop: @unchecked Sendable {
     // MARK: The thread
 
     private func run() {
-        defer { running.store(false, ordering: .releasing) }
         while true {
             let (commands, shuttingDown) = state.withLock { $0.drain() }
             for command in commands { handle(command) }
