@@ -164,7 +164,7 @@ import Testing
     }
 
     /// Over TLS (ALPN) all requests may start at once: they wait for the one connection (CURLOPT_PIPEWAIT).
-    @Test func headDeleteAndOptionsAreSentAsSuch() async throws {
+    @Test func headDeleteAndAnEmptyPostAreSentAsSuch() async throws {
         let peer = try HTTPPeerProcess.get()
         let client = try Self.client()
         defer { client.shutDown() }
