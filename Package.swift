@@ -75,7 +75,7 @@ let package = Package(
             name: "AetherSecurity", dependencies: ["AetherIO", "AetherIntegrity", "CAetherOpenSSL", "CAetherSodium"],
             path: "Sources/Security", swiftSettings: swiftSettings),
         .target(
-            name: "AetherTransport", dependencies: ["AetherIO", "AetherSecurity"],
+            name: "AetherTransport", dependencies: ["AetherIO", "AetherSecurity", "CAetherCurl"],
             path: "Sources/Transport", swiftSettings: swiftSettings),
         .target(
             name: "AetherUploader",
@@ -89,8 +89,8 @@ let package = Package(
         .executableTarget(
             name: "aether-bench",
             dependencies: [
-                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "CAetherOpenSSL",
-                "CAetherSodium", "CAetherISAL", "CAetherKernels",
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 

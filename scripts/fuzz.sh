@@ -66,10 +66,11 @@ flags=(
     -Xcc -fmodule-map-file=Sources/C/CAetherOpenSSL/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherSodium/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherZlib/module.modulemap
+    -Xcc -fmodule-map-file=Sources/C/CAetherCurl/module.modulemap
     -Xcc -fmodule-map-file="$debug/CAetherURing.build/module.modulemap"
     -Xcc -fmodule-map-file="$debug/CAetherKernels.build/module.modulemap"
 )
-libraries=($(pkg-config --libs libsodium openssl zlib liburing))
+libraries=($(pkg-config --libs libsodium openssl zlib liburing libcurl))
 
 mkdir -p "$scratch/fuzz"
 failed=()

@@ -15,6 +15,7 @@ struct BenchMain {
         ScheduleBench.self,
         UploadSecurityBench.self,
         SessionBench.self,
+        TransportBench.self,
     ]
 
     static func main() async {

@@ -6,6 +6,8 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case timedOut, refused, protocolViolation, systemCall, invalidArgument, notConnected, unknownKey
+            case cancelled, hostNotFound, connectionRefused, connectionClosed, tlsHandshakeFailed
+            case certificateRejected, pinMismatch, headerTooLarge, responseTooLarge, bodySourceFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -23,6 +25,26 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let notConnected = Code(.notConnected)
         /// No paired key for the host (or the key id is unknown).
         public static let unknownKey = Code(.unknownKey)
+        /// The caller cancelled the request (task cancellation) or the client shut down under it.
+        public static let cancelled = Code(.cancelled)
+        /// The host name (or the proxy's) did not resolve.
+        public static let hostNotFound = Code(.hostNotFound)
+        /// No TCP connection could be made (refused, unreachable).
+        public static let connectionRefused = Code(.connectionRefused)
+        /// The peer closed the connection before the exchange was complete (mid-body, or with nothing sent).
+        public static let connectionClosed = Code(.connectionClosed)
+        /// The TLS handshake failed for a reason other than the certificate (protocol version, alert, ...).
+        public static let tlsHandshakeFailed = Code(.tlsHandshakeFailed)
+        /// The server's certificate chain is invalid: untrusted, expired, or for another name.
+        public static let certificateRejected = Code(.certificateRejected)
+        /// The chain is valid but no configured pin matches it.
+        public static let pinMismatch = Code(.pinMismatch)
+        /// The response's header section is larger than the configured limit (or libcurl's).
+        public static let headerTooLarge = Code(.headerTooLarge)
+        /// The response body is larger than the request's limit.
+        public static let responseTooLarge = Code(.responseTooLarge)
+        /// The request body's source ended early, overran its declared length, or was aborted.
+        public static let bodySourceFailed = Code(.bodySourceFailed)
         public var description: String { "\(base)" }
     }
 

@@ -12,6 +12,8 @@ import Testing
     @Test func codesAreDistinct() {
         let codes: [TransportError.Code] = [
             .timedOut, .refused, .protocolViolation, .systemCall, .invalidArgument, .notConnected, .unknownKey,
+            .cancelled, .hostNotFound, .connectionRefused, .connectionClosed, .tlsHandshakeFailed,
+            .certificateRejected, .pinMismatch, .headerTooLarge, .responseTooLarge, .bodySourceFailed,
         ]
         #expect(Set(codes).count == codes.count)
     }

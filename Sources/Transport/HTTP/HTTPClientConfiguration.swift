@@ -1,0 +1,34 @@
+public import AetherSecurity
+
+/// How a client connects: trust, pins, proxy, and buffer sizes. Every request of a client shares it, so that a
+/// connection libcurl keeps for reuse was always verified the same way.
+public struct HTTPClientConfiguration: Sendable {
+    /// A PEM bundle of trust anchors; nil uses the system trust store (libcurl's built-in CA bundle path).
+    public var trustAnchorsFile: String?
+    /// With a pin manager, every TLS connection's verified chain must also match one of its pins
+    /// (`CertificatePinManager.installPinning`, run from libcurl's `CURLOPT_SSL_CTX_FUNCTION`). TLS sessions are
+    /// then never resumed, so every connection is verified.
+    public var pinning: CertificatePinManager?
+    /// The proxy; by default libcurl's standard environment variables.
+    public var proxy: HTTPProxy
+    /// libcurl's upload buffer (`CURLOPT_UPLOAD_BUFFERSIZE`; libcurl keeps it within 16 KiB...2 MiB).
+    public var uploadBufferSize: Int
+    /// The largest response header section accepted, all blocks (1xx included) counted; more fails with
+    /// `.headerTooLarge`. libcurl's own limits (100 KiB per line, 300 KiB in all) apply too.
+    public var maximumHeaderBytes: Int
+    /// Sent as `User-Agent` unless a request sets its own.
+    public var userAgent: String
+
+    /// The defaults: system trust, no pins, proxies from the environment, 1 MiB upload buffer, 64 KiB of headers.
+    public init(
+        trustAnchorsFile: String? = nil, pinning: CertificatePinManager? = nil, proxy: HTTPProxy = .environment,
+        uploadBufferSize: Int = 1 << 20, maximumHeaderBytes: Int = 64 << 10, userAgent: String = "aether/1"
+    ) {
+        self.trustAnchorsFile = trustAnchorsFile
+        self.pinning = pinning
+        self.proxy = proxy
+        self.uploadBufferSize = uploadBufferSize
+        self.maximumHeaderBytes = maximumHeaderBytes
+        self.userAgent = userAgent
+    }
+}
