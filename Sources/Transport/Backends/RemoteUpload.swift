@@ -8,12 +8,21 @@ public struct RemoteUpload: Sendable, Hashable, Codable {
     public var size: Int64
     /// The size of every part but the last.
     public var partSize: Int64
+    /// `Content-Type` still to be sent with the object's bytes (S3's single `PutObject`), if any.
+    public var contentType: String?
+    /// Metadata still to be sent with the object's bytes (S3's single `PutObject`), if any.
+    public var metadata: [String: String]?
 
     /// A remote upload.
-    public init(location: String, uploadID: String?, size: Int64, partSize: Int64) {
+    public init(
+        location: String, uploadID: String?, size: Int64, partSize: Int64, contentType: String? = nil,
+        metadata: [String: String]? = nil
+    ) {
         self.location = location
         self.uploadID = uploadID
         self.size = size
         self.partSize = partSize
+        self.contentType = contentType
+        self.metadata = metadata
     }
 }

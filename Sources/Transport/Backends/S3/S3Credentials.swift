@@ -18,7 +18,8 @@ public struct S3Credentials: Sendable, CustomStringConvertible, CustomDebugStrin
         guard !accessKeyID.isEmpty, accessKeyID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw TransportError(.credentialsUnavailable, "the access key id is empty or has spaces or control bytes")
         }
-        let printable: (UnsafeRawBufferPointer) -> Bool = { bytes in unsafe bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
+        let printable: (UnsafeRawBufferPointer) -> Bool = { bytes in unsafe bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        }
         guard secretAccessKey.count > 0, unsafe secretAccessKey.withUnsafeBytes(printable) else {
             throw TransportError(
                 .credentialsUnavailable, "the secret access key of \(accessKeyID) is empty or has control bytes")
