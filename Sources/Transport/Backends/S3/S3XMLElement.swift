@@ -22,6 +22,11 @@ struct S3XMLElement: Sendable, Equatable {
     static func parse(_ bytes: [UInt8]) throws(TransportError) -> S3XMLElement {
         let start = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D } ?? bytes.count
         guard start < bytes.count else { throw TransportError(.protocolViolation, "the S3 response body is empty") }
+        // S3 never sends a document type; refusing one rules out entity expansion of any kind.
+        let body = bytes[start...]
+        for marker in ["<!DOCTYPE", "<!ENTITY"] where Self.contains(body, Array(marker.utf8)) {
+            throw TransportError(.protocolViolation, "the S3 response declares a document type or entity")
+        }
         let parser = XMLParser(data: Data(bytes[start...]))
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = true
@@ -33,6 +38,16 @@ struct S3XMLElement: Sendable, Equatable {
                 "the S3 response is not well-formed XML" + (builder.failure.map { ": \($0)" } ?? ""))
         }
         return root
+    }
+
+    private static func contains(_ haystack: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        var index = haystack.startIndex
+        while index <= haystack.endIndex - needle.count {
+            if haystack[index..<index + needle.count].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
     }
 
     /// Builds the tree from parser events.
@@ -64,6 +79,10 @@ struct S3XMLElement: Sendable, Equatable {
             guard var element = stack.popLast() else { return }
             element.text = element.text.trimmingCharacters(in: .whitespacesAndNewlines)
             if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+            if failure == nil { failure = "libxml2 reported a parse error" }
         }
 
         func parser(_ parser: XMLParser, resolveExternalEntityName name: String, systemID: String?) -> Data? {
