@@ -70,6 +70,29 @@ public final class S3Backend: UploadBackend {
             transport: { (request) async throws(TransportError) -> HTTPResponse in try await client.send(request) })
     }
 
+    /// A backend for a destination as a user writes it: `s3://bucket/key`, an optional endpoint URL (MinIO, Ceph,
+    /// R2 or a test server; path-style), credentials and region from `chain` (region `us-east-1` when none is
+    /// configured). Without an endpoint the flavor must be `.aws`.
+    public convenience init(
+        url: String, endpoint: String? = nil, flavor: S3Flavor = .aws, chain: S3CredentialChain = S3CredentialChain(),
+        client: HTTPClient, options: Options = Options()
+    ) throws(TransportError) {
+        let destination = try S3Destination(parsing: url)
+        let region = try chain.region() ?? "us-east-1"
+        let resolved: S3Endpoint
+        if let endpoint {
+            resolved = try S3Endpoint(url: endpoint, region: region)
+        } else {
+            guard flavor == .aws else {
+                throw TransportError(.invalidArgument, "an S3 destination outside AWS needs an endpoint URL")
+            }
+            resolved = S3Endpoint.aws(region: region)
+        }
+        try self.init(
+            destination: destination, endpoint: resolved, flavor: flavor, credentials: chain.credentials(),
+            client: client, options: options)
+    }
+
     /// A backend with every dependency given: `now` in seconds since 1970 (for signatures), `sleep` returning
     /// false when cancelled, `random` uniform in [0, 1) (back-off jitter).
     init(
