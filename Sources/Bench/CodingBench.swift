@@ -8,6 +8,7 @@ import AetherIO
 enum CodingBench: BenchSuite {
     static let name = "coding"
     static let runsByDefault = true
+    static let summary = "Reed-Solomon k=10 m=4 encode and rebuild against ISA-L"
 
     static let k = 10
     static let m = 4
@@ -100,6 +101,8 @@ enum CodingBench: BenchSuite {
         Measure.line(
             "rs_encode_simd_vs_swift", Measure.rate(bytes: dataBytes, seconds: simd),
             ratios: [("ratio_vs_portable_swift", swift / simd)])
+
+        try RaptorQBench.run()
     }
 
     /// Median seconds of `body` and of `baseline`, measured alternately after a warm-up of each.
