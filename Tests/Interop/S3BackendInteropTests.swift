@@ -214,6 +214,42 @@ import Testing
         }
     }
 
+    @Test func temporaryCredentialsSignTheirSessionTokenAndAWrongTokenIsRefused() async throws {
+        let peer = try S3PeerProcess.get()
+        let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
+        defer { client.shutDown() }
+        let temporary = peer.temporary
+        #expect(temporary.accessKeyID.hasPrefix("ASIA"))
+        for token in [temporary.sessionToken, "not-the-token-" + temporary.sessionToken.prefix(8)] {
+            let key = "token/\(UUID().uuidString).bin"
+            let credentials = try S3Credentials(
+                accessKeyID: temporary.accessKeyID, secretAccessKey: temporary.secretAccessKey, sessionToken: token)
+            let backend = try S3Backend(
+                destination: S3Destination(bucket: peer.bucket, key: key),
+                endpoint: S3Endpoint(url: peer.endpoint, region: "us-east-1"), credentials: credentials,
+                client: client)
+            let content = Self.bytes((5 << 20) + 3, seed: 71)
+            let description = try Self.description(content.count, backend: backend)
+            do {
+                let upload = try await backend.create(description)
+                var receipts: [PartReceipt] = []
+                for index in 0..<description.layout.partCount {
+                    receipts.append(
+                        try await backend.send(Self.part(index, of: content, layout: description.layout), to: upload))
+                }
+                _ = try await backend.complete(
+                    upload, summary: CompletionSummary(parts: receipts, fileSHA256: SHA256.hash(content)))
+                #expect(token == temporary.sessionToken, "a wrong session token was accepted")
+                try Self.expectStored(peer, key: key, content: content)
+            } catch let error as TransportError {
+                #expect(token != temporary.sessionToken, "\(error)")
+                #expect(error.code == .accessDenied)
+                #expect(!error.description.contains(token))
+                #expect(!error.description.contains(temporary.secretAccessKey))
+            }
+        }
+    }
+
     @Test func aCompletionWithAWrongETagIsRejected() async throws {
         let peer = try S3PeerProcess.get()
         let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))

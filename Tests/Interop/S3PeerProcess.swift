@@ -13,6 +13,8 @@ final class S3PeerProcess: @unchecked Sendable {
     let accessKeyID: String
     let secretAccessKey: String
     let bucket: String
+    /// Temporary credentials of an assumed role (with a session token).
+    let temporary: Started.Temporary
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
@@ -24,6 +26,12 @@ final class S3PeerProcess: @unchecked Sendable {
     static func get() throws -> S3PeerProcess { try shared.get() }
 
     struct Started: Decodable {
+        struct Temporary: Decodable {
+            let accessKeyID: String
+            let secretAccessKey: String
+            let sessionToken: String
+        }
+        let temporary: Temporary
         let port: UInt16
         let accessKeyID: String
         let secretAccessKey: String
@@ -41,8 +49,8 @@ final class S3PeerProcess: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let started = try JSONDecoder().decode(Started.self, from: Self.readLine(output, &buffered))
-        (port, accessKeyID, secretAccessKey, bucket) =
-            (started.port, started.accessKeyID, started.secretAccessKey, started.bucket)
+        (port, accessKeyID, secretAccessKey, bucket, temporary) =
+            (started.port, started.accessKeyID, started.secretAccessKey, started.bucket, started.temporary)
     }
 
     var endpoint: String { "http://127.0.0.1:\(port)" }

@@ -140,8 +140,9 @@ public struct S3SigV4Signer: Sendable {
         }
         var key = prefixed
         for step in [date, region, service, "aws4_request"] {
-            let digest = try HMACSHA256.authenticate(Array(step.utf8), key: key)
-            key = SecureBytes(copying: digest.bytes)
+            var digest = try HMACSHA256.authenticate(Array(step.utf8), key: key)
+            key = unsafe digest.withUnsafeBytes { unsafe SecureBytes(copying: $0) }
+            digest = .zero
         }
         return key
     }
