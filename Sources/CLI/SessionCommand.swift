@@ -110,7 +110,7 @@ enum SessionCommand: CLICommand {
         ) { event in
             switch event {
             case .record(let sessionID, _, let type, let bytes):
-                StandardOutput.write(String(decoding: bytes, as: UTF8.self) + "\n")
+                StandardOutput.write(bytes: bytes + [0x0A])
                 if echo { try? holder.host?.send(sessionID: sessionID, type: type, bytes: bytes) }
             case .keyPromoted(let keyID):
                 if let hostID = keys.first(where: { $0.key.entry.keyID == keyID })?.hostID {
@@ -294,7 +294,7 @@ enum SessionCommand: CLICommand {
                 }
             case .down: status.update { $0.live = false }
             case .record(_, let bytes):
-                StandardOutput.write(String(decoding: bytes, as: UTF8.self) + "\n")
+                StandardOutput.write(bytes: bytes + [0x0A])
                 status.update { $0.received += 1 }
             case .counts(let answer):
                 StandardOutput.write(
@@ -375,7 +375,8 @@ enum SessionCommand: CLICommand {
         }
         if let lastFailure { throw SessionCommandError(lastFailure) }
         var sent = 0
-        while let line = readLine(strippingNewline: true) {
+        var lines = StandardInputLines(limit: SessionWire.maxRecordPlaintext)
+        while let line = try lines.next() {
             try sendLine(line, client: client, status: status, timeout: timeout, address: address)
             sent += 1
         }
@@ -423,12 +424,12 @@ enum SessionCommand: CLICommand {
 
     /// Sends one line, waiting for a session again when the live one went down meanwhile.
     static func sendLine(
-        _ line: String, client: SessionClient, status: ConnectStatus, timeout: UInt64, address: UDPAddress
+        _ line: [UInt8], client: SessionClient, status: ConnectStatus, timeout: UInt64, address: UDPAddress
     ) throws {
         for _ in 0..<3 {
             let result: Result<Void, TransportError>
             do throws(TransportError) {
-                try client.send(type: 0, bytes: Array(line.utf8))
+                try client.send(type: 0, bytes: line)
                 result = .success(())
             } catch {
                 result = .failure(error)
