@@ -112,7 +112,7 @@ let package = Package(
             name: "AetherSecurityTests", dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity"],
             path: "Tests/SecurityTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherTransportTests", dependencies: ["AetherTransport"], path: "Tests/TransportTests",
+            name: "AetherTransportTests", dependencies: ["AetherIO", "AetherTransport"], path: "Tests/TransportTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherUploaderTests", dependencies: ["AetherUploader"], path: "Tests/UploaderTests",

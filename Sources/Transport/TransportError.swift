@@ -8,6 +8,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case timedOut, refused, protocolViolation, systemCall, invalidArgument, notConnected, unknownKey
             case cancelled, hostNotFound, connectionRefused, connectionClosed, tlsHandshakeFailed
             case certificateRejected, pinMismatch, headerTooLarge, responseTooLarge, bodySourceFailed
+            case credentialsUnavailable, accessDenied, remoteRejected, gone, throttled, serverFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -45,6 +46,19 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let responseTooLarge = Code(.responseTooLarge)
         /// The request body's source ended early, overran its declared length, or was aborted.
         public static let bodySourceFailed = Code(.bodySourceFailed)
+        /// No credentials were found (environment, shared files) or they are malformed.
+        public static let credentialsUnavailable = Code(.credentialsUnavailable)
+        /// The destination refused the credentials or the signature (S3 `AccessDenied`, `SignatureDoesNotMatch`,
+        /// `InvalidAccessKeyId`, HTTP 401/403).
+        public static let accessDenied = Code(.accessDenied)
+        /// The destination refused the request itself (S3 `EntityTooSmall`, `InvalidPart`, any other 4xx).
+        public static let remoteRejected = Code(.remoteRejected)
+        /// The upload or its container no longer exists (S3 `NoSuchUpload`, `NoSuchBucket`, HTTP 404/410).
+        public static let gone = Code(.gone)
+        /// The destination kept asking to slow down (S3 `SlowDown`, HTTP 503/429) after the bounded retries.
+        public static let throttled = Code(.throttled)
+        /// The destination kept failing (HTTP 500, S3 `InternalError`) after the bounded retries.
+        public static let serverFailed = Code(.serverFailed)
         public var description: String { "\(base)" }
     }
 

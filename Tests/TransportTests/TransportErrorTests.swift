@@ -14,6 +14,7 @@ import Testing
             .timedOut, .refused, .protocolViolation, .systemCall, .invalidArgument, .notConnected, .unknownKey,
             .cancelled, .hostNotFound, .connectionRefused, .connectionClosed, .tlsHandshakeFailed,
             .certificateRejected, .pinMismatch, .headerTooLarge, .responseTooLarge, .bodySourceFailed,
+            .credentialsUnavailable, .accessDenied, .remoteRejected, .gone, .throttled, .serverFailed,
         ]
         #expect(Set(codes).count == codes.count)
     }

@@ -1,0 +1,414 @@
+import AetherIO
+import Foundation
+
+/// S3 multipart upload (AWS S3, Cloudflare R2, MinIO, Ceph RGW) as an `UploadBackend`.
+///
+/// `create` starts a multipart upload (`CreateMultipartUpload`), or nothing when the layout has one part: that part
+/// is then sent as a single `PutObject`. `send` is `UploadPart` with `x-amz-checksum-crc32c`; `progress` pages
+/// through `ListParts`; `complete` is `CompleteMultipartUpload` (a 200 whose body is an `<Error>` is a failure);
+/// `abort` is `AbortMultipartUpload`. Every request is signed with SigV4. 500, 502, 503 (`SlowDown`) and 504 are
+/// retried with jittered exponential back-off, a bounded number of times, when the request body can be sent again
+/// (always except a part streamed from `HTTPBodyStream` or pooled chunks, which the caller sends again).
+public final class S3Backend: UploadBackend {
+    /// How a request reaches the server (the HTTP client, or a script in tests).
+    public typealias Transport = @Sendable (HTTPRequest) async throws(TransportError) -> HTTPResponse
+
+    /// Whether part bodies are covered by the signature.
+    public enum PayloadSigning: Sendable, Hashable {
+        /// `x-amz-content-sha256` is the part's SHA-256 (already computed by the IO layer), so S3 checks it.
+        case signed
+        /// `UNSIGNED-PAYLOAD` (use over TLS only; the CRC32C still covers the bytes).
+        case unsigned
+    }
+
+    /// Tunables.
+    public struct Options: Sendable {
+        /// Part bodies signed or not.
+        public var payloadSigning: PayloadSigning
+        /// Retries of 5xx and SlowDown.
+        public var retry: S3RetryPolicy
+        /// Time limits of every request.
+        public var timeouts: HTTPTimeouts
+        /// `max-parts` of each `ListParts` page (1-1000).
+        public var listPartsPageSize: Int
+
+        /// Options; by default signed payloads, the default retry policy and timeouts, 1000 parts per page.
+        public init(
+            payloadSigning: PayloadSigning = .signed, retry: S3RetryPolicy = S3RetryPolicy(),
+            timeouts: HTTPTimeouts = HTTPTimeouts(), listPartsPageSize: Int = 1000
+        ) {
+            self.payloadSigning = payloadSigning
+            self.retry = retry
+            self.timeouts = timeouts
+            self.listPartsPageSize = min(max(listPartsPageSize, 1), 1000)
+        }
+    }
+
+    /// The object written.
+    public let destination: S3Destination
+    /// The service.
+    public let endpoint: S3Endpoint
+    /// The implementation behind the endpoint.
+    public let flavor: S3Flavor
+    /// Tunables.
+    public let options: Options
+    public var capabilities: BackendCapabilities { flavor.capabilities }
+
+    private let signer: S3SigV4Signer
+    private let transport: Transport
+    private let now: @Sendable () -> Int64
+    private let sleep: @Sendable (Duration) async -> Bool
+    private let random: @Sendable () -> Double
+
+    /// A backend that sends through `client`.
+    public convenience init(
+        destination: S3Destination, endpoint: S3Endpoint, flavor: S3Flavor = .aws, credentials: S3Credentials,
+        client: HTTPClient, options: Options = Options()
+    ) throws(TransportError) {
+        try self.init(
+            destination: destination, endpoint: endpoint, flavor: flavor, credentials: credentials, options: options,
+            transport: { (request) async throws(TransportError) -> HTTPResponse in try await client.send(request) })
+    }
+
+    /// A backend for a destination as a user writes it: `s3://bucket/key`, an optional endpoint URL (MinIO, Ceph,
+    /// R2 or a test server; path-style), credentials and region from `chain` (region `us-east-1` when none is
+    /// configured). Without an endpoint the flavor must be `.aws`.
+    public convenience init(
+        url: String, endpoint: String? = nil, flavor: S3Flavor = .aws, chain: S3CredentialChain = S3CredentialChain(),
+        client: HTTPClient, options: Options = Options()
+    ) throws(TransportError) {
+        let destination = try S3Destination(parsing: url)
+        let region = try chain.region() ?? "us-east-1"
+        let resolved: S3Endpoint
+        if let endpoint {
+            resolved = try S3Endpoint(url: endpoint, region: region)
+        } else {
+            guard flavor == .aws else {
+                throw TransportError(.invalidArgument, "an S3 destination outside AWS needs an endpoint URL")
+            }
+            resolved = S3Endpoint.aws(region: region)
+        }
+        try self.init(
+            destination: destination, endpoint: resolved, flavor: flavor, credentials: chain.credentials(),
+            client: client, options: options)
+    }
+
+    /// A backend with every dependency given: `now` in seconds since 1970 (for signatures), `sleep` returning
+    /// false when cancelled, `random` uniform in [0, 1) (back-off jitter).
+    init(
+        destination: S3Destination, endpoint: S3Endpoint, flavor: S3Flavor, credentials: S3Credentials,
+        options: Options, transport: @escaping Transport,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+        sleep: @escaping @Sendable (Duration) async -> Bool = { duration in
+            do {
+                try await Task.sleep(for: duration)
+                return true
+            } catch { return false }
+        },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) throws(TransportError) {
+        try endpoint.validate(destination)
+        self.destination = destination
+        self.endpoint = endpoint
+        self.flavor = flavor
+        self.options = options
+        self.signer = S3SigV4Signer(credentials: credentials, region: endpoint.region)
+        self.transport = transport
+        self.now = now
+        self.sleep = sleep
+        self.random = random
+    }
+
+    /// The object's URL, which is every `RemoteUpload.location` of this backend.
+    public var objectURL: String { endpoint.url(for: destination, query: []) }
+
+    // MARK: UploadBackend
+
+    public func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload {
+        let layout = description.layout
+        guard description.size == layout.objectSize, description.size >= 0,
+            description.size <= capabilities.maximumObjectSize
+        else {
+            throw TransportError(.invalidArgument, "the description's size does not match its layout or S3's limit")
+        }
+        guard layout.partCount <= capabilities.maximumParts, layout.partSize <= capabilities.maximumPartSize,
+            layout.partCount == 1 || layout.partSize >= capabilities.minimumPartSize
+        else {
+            throw TransportError(
+                .invalidArgument,
+                "a layout of \(layout.partCount) parts of \(layout.partSize) bytes is outside S3's part limits")
+        }
+        if layout.partCount == 1 {
+            return RemoteUpload(
+                location: objectURL, uploadID: nil, size: description.size, partSize: layout.partSize,
+                contentType: description.contentType,
+                metadata: description.metadata.isEmpty ? nil : description.metadata)
+        }
+        var headers = try Self.objectHeaders(contentType: description.contentType, metadata: description.metadata)
+        if capabilities.checksums.contains(.crc32c) { headers.add("x-amz-checksum-algorithm", "CRC32C") }
+        let response = try await perform(
+            "CreateMultipartUpload", method: "POST", query: [("uploads", "")], headers: headers, body: [])
+        let document = try S3XMLElement.parse(response.body)
+        guard document.name == "InitiateMultipartUploadResult", let uploadID = document.text("UploadId"),
+            !uploadID.isEmpty, uploadID.utf8.count <= 1024, uploadID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else {
+            throw TransportError(.protocolViolation, "S3 CreateMultipartUpload answered without a usable UploadId")
+        }
+        return RemoteUpload(location: objectURL, uploadID: uploadID, size: description.size, partSize: layout.partSize)
+    }
+
+    public func progress(of upload: RemoteUpload) async throws(TransportError) -> RemoteProgress {
+        try check(upload)
+        // A single PutObject is all or nothing: there is nothing to resume, the part is sent again.
+        guard let uploadID = upload.uploadID else { return .parts([]) }
+        var parts: [PartReceipt] = []
+        var seen = Set<Int>()
+        var marker: Int?
+        let partCount = Self.partCount(upload)
+        for _ in 0...partCount {
+            var query: [(name: String, value: String)] = [
+                ("max-parts", String(options.listPartsPageSize)), ("uploadId", uploadID),
+            ]
+            if let marker { query.append(("part-number-marker", String(marker))) }
+            let response: HTTPResponse
+            do {
+                response = try await perform("ListParts", method: "GET", query: query, headers: [:], body: [])
+            } catch  where error.code == .gone {
+                return .gone
+            }
+            let document = try S3XMLElement.parse(response.body)
+            guard document.name == "ListPartsResult" else {
+                throw TransportError(.protocolViolation, "S3 ListParts answered with <\(document.name.prefix(64))>")
+            }
+            for element in document.children("Part") {
+                guard let number = element.text("PartNumber").flatMap({ Int($0) }), number >= 1, number <= partCount,
+                    let size = element.text("Size").flatMap({ Int64($0) }), size >= 0,
+                    let entityTag = element.text("ETag"), !entityTag.isEmpty
+                else { throw TransportError(.protocolViolation, "S3 ListParts listed a part outside the upload") }
+                guard seen.insert(number).inserted else {
+                    throw TransportError(.protocolViolation, "S3 ListParts listed part \(number) twice")
+                }
+                let checksum = try element.text("ChecksumCRC32C").map { (text) throws(TransportError) in
+                    try Self.decodeCRC32C(text)
+                }
+                parts.append(
+                    PartReceipt(index: number - 1, length: size, entityTag: entityTag, checksumCRC32C: checksum))
+            }
+            guard document.text("IsTruncated") == "true" else {
+                return .parts(parts.sorted { $0.index < $1.index })
+            }
+            guard let next = document.text("NextPartNumberMarker").flatMap({ Int($0) }), next > (marker ?? 0) else {
+                throw TransportError(.protocolViolation, "S3 ListParts is truncated but its marker does not advance")
+            }
+            marker = next
+        }
+        throw TransportError(.protocolViolation, "S3 ListParts returned more pages than the upload has parts")
+    }
+
+    public func send(_ part: UploadPart, to upload: RemoteUpload) async throws(TransportError) -> PartReceipt {
+        try check(upload)
+        let partCount = Self.partCount(upload)
+        let start = Int64(part.index) * upload.partSize
+        guard part.index >= 0, part.index < partCount, part.offset == start,
+            part.length == min(upload.partSize, upload.size - start), part.body.length == part.length
+        else {
+            throw TransportError(
+                .invalidArgument, "part \(part.index) of \(part.length) bytes does not fit the upload's layout")
+        }
+        var headers = HTTPHeaders()
+        let crc = capabilities.checksums.contains(.crc32c) ? Self.encodeCRC32C(part.crc32c) : nil
+        if let crc { headers.add("x-amz-checksum-crc32c", crc) }
+        let operation: String
+        var query: [(name: String, value: String)] = []
+        if let uploadID = upload.uploadID {
+            operation = "UploadPart \(part.index + 1)"
+            query = [("partNumber", String(part.index + 1)), ("uploadId", uploadID)]
+        } else {
+            operation = "PutObject"
+            for field in try Self.objectHeaders(contentType: upload.contentType, metadata: upload.metadata ?? [:]) {
+                headers.add(field.name, field.value)
+            }
+        }
+        let payload: S3SigV4Signer.Payload = options.payloadSigning == .signed ? .sha256(part.sha256) : .unsigned
+        let response = try await perform(
+            operation, method: "PUT", query: query, headers: headers, body: part.body, payload: payload,
+            replayable: Self.isReplayable(part.body))
+        guard let entityTag = response.headers["ETag"], !entityTag.isEmpty else {
+            throw TransportError(.protocolViolation, "S3 \(operation) answered without an ETag")
+        }
+        if let crc, let echoed = response.headers["x-amz-checksum-crc32c"], echoed != crc {
+            throw TransportError(
+                .protocolViolation, "S3 \(operation) recorded CRC32C \(echoed.prefix(16)) but \(crc) was sent")
+        }
+        return PartReceipt(
+            index: part.index, length: part.length, entityTag: entityTag,
+            checksumCRC32C: crc == nil ? nil : part.crc32c)
+    }
+
+    public func complete(_ upload: RemoteUpload, summary: CompletionSummary) async throws(TransportError)
+        -> UploadReceipt
+    {
+        try check(upload)
+        let partCount = Self.partCount(upload)
+        let parts = summary.parts.sorted { $0.index < $1.index }
+        guard parts.count == partCount, parts.enumerated().allSatisfy({ $0.offset == $0.element.index }),
+            parts.allSatisfy({ $0.entityTag != nil }),
+            parts.reduce(Int64(0), { $0 + $1.length }) == upload.size
+        else {
+            throw TransportError(
+                .invalidArgument, "completion needs a receipt with an ETag for each of the \(partCount) parts")
+        }
+        guard let uploadID = upload.uploadID else {
+            return UploadReceipt(location: upload.location, size: upload.size, entityTag: parts[0].entityTag)
+        }
+        var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        for part in parts {
+            xml += "<Part><PartNumber>\(part.index + 1)</PartNumber><ETag>\(Self.escape(part.entityTag ?? ""))</ETag>"
+            if let crc = part.checksumCRC32C { xml += "<ChecksumCRC32C>\(Self.encodeCRC32C(crc))</ChecksumCRC32C>" }
+            xml += "</Part>"
+        }
+        xml += "</CompleteMultipartUpload>"
+        let response = try await perform(
+            "CompleteMultipartUpload", method: "POST", query: [("uploadId", uploadID)],
+            headers: ["Content-Type": "application/xml"], body: Array(xml.utf8)
+        ) { (response) throws(TransportError) in
+            // S3 may answer 200 and then report the failure in the body (it has already sent the status while
+            // it assembled the parts).
+            let document = try S3XMLElement.parse(response.body)
+            if document.name == "Error" {
+                throw S3ErrorMapping.error(
+                    operation: "CompleteMultipartUpload", status: response.status, code: document.text("Code"),
+                    message: document.text("Message"), requestID: document.text("RequestId"))
+            }
+            guard document.name == "CompleteMultipartUploadResult" else {
+                throw TransportError(
+                    .protocolViolation, "S3 CompleteMultipartUpload answered with <\(document.name.prefix(64))>")
+            }
+        }
+        let entityTag = (try? S3XMLElement.parse(response.body))?.text("ETag")
+        return UploadReceipt(location: upload.location, size: upload.size, entityTag: entityTag)
+    }
+
+    public func abort(_ upload: RemoteUpload) async throws(TransportError) {
+        try check(upload)
+        guard let uploadID = upload.uploadID else { return }
+        do {
+            _ = try await perform(
+                "AbortMultipartUpload", method: "DELETE", query: [("uploadId", uploadID)], headers: [:], body: [])
+        } catch  where error.code == .gone {
+            return  // already aborted, completed or expired: nothing is held
+        }
+    }
+
+    // MARK: Requests
+
+    /// Signs and sends one request, retrying per S3's guidance while the body can be sent again. `validate` runs
+    /// on a 2xx response and may throw (a retryable code is retried like a 5xx).
+    private func perform(
+        _ operation: String, method: String, query: [(name: String, value: String)], headers: HTTPHeaders,
+        body: [UInt8], validate: (HTTPResponse) throws(TransportError) -> Void = { _ in }
+    ) async throws(TransportError) -> HTTPResponse {
+        try await perform(
+            operation, method: method, query: query, headers: headers, body: body.isEmpty ? .empty : .bytes(body),
+            payload: .sha256(SHA256.hash(body)), replayable: true, validate: validate)
+    }
+
+    private func perform(
+        _ operation: String, method: String, query: [(name: String, value: String)], headers: HTTPHeaders,
+        body: HTTPRequestBody, payload: S3SigV4Signer.Payload, replayable: Bool,
+        validate: (HTTPResponse) throws(TransportError) -> Void = { _ in }
+    ) async throws(TransportError) -> HTTPResponse {
+        let url = endpoint.url(for: destination, query: query)
+        var attempt = 1
+        while true {
+            let signature = try signer.sign(
+                S3SigV4Signer.Request(
+                    method: method, host: endpoint.authority(bucket: destination.bucket),
+                    path: endpoint.path(of: destination), query: query, headers: headers),
+                payload: payload, at: now())
+            var sent = headers
+            for field in signature.headers { sent.add(field.name, field.value) }
+            let failure: TransportError
+            do {
+                let response = try await transport(
+                    HTTPRequest(method: method, url: url, headers: sent, body: body, timeouts: options.timeouts))
+                if (200..<300).contains(response.status) {
+                    try validate(response)
+                    return response
+                }
+                failure = S3ErrorMapping.error(operation: operation, status: response.status, body: response.body)
+            } catch {
+                failure = error
+            }
+            let transient =
+                S3ErrorMapping.isRetryable(failure.code)
+                || failure.code == .connectionClosed || failure.code == .timedOut
+            guard transient, replayable, attempt < options.retry.maximumAttempts else {
+                if transient, attempt > 1 {
+                    throw TransportError(failure.code, failure.message + " (after \(attempt) attempts)")
+                }
+                throw failure
+            }
+            guard await sleep(options.retry.delay(beforeRetry: attempt, unit: random())) else {
+                throw TransportError(.cancelled, "S3 \(operation) was cancelled while backing off")
+            }
+            attempt += 1
+        }
+    }
+
+    // MARK: Helpers
+
+    private func check(_ upload: RemoteUpload) throws(TransportError) {
+        guard upload.location == objectURL, upload.size >= 0, upload.partSize > 0 else {
+            throw TransportError(.invalidArgument, "the upload belongs to another S3 object or its layout is invalid")
+        }
+    }
+
+    static func partCount(_ upload: RemoteUpload) -> Int {
+        upload.size == 0 ? 1 : Int((upload.size + upload.partSize - 1) / upload.partSize)
+    }
+
+    static func isReplayable(_ body: HTTPRequestBody) -> Bool {
+        switch body.storage {
+        case .none: true
+        case .pieces(let pieces, _): pieces.allSatisfy { if case .bytes = $0 { true } else { false } }
+        case .stream: false
+        }
+    }
+
+    static func objectHeaders(contentType: String?, metadata: [String: String]) throws(TransportError) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        if let contentType { headers.add("Content-Type", contentType) }
+        for (name, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            guard HTTPHeaders.isSendable(name: "x-amz-meta-" + name, value: value),
+                value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+            else {
+                throw TransportError(
+                    .invalidArgument, "metadata \(name.prefix(64)) is not a token or its value is not printable ASCII")
+            }
+            headers.add("x-amz-meta-" + name.lowercased(), value)
+        }
+        return headers
+    }
+
+    /// The `x-amz-checksum-crc32c` value of a CRC32C: its four big-endian bytes in base64.
+    public static func checksumHeaderValue(_ crc32c: UInt32) -> String { encodeCRC32C(crc32c) }
+
+    /// S3's form of a CRC32C: the four big-endian bytes in base64.
+    static func encodeCRC32C(_ value: UInt32) -> String {
+        Data([UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
+            .base64EncodedString()
+    }
+
+    static func decodeCRC32C(_ text: String) throws(TransportError) -> UInt32 {
+        guard let data = Data(base64Encoded: text), data.count == 4 else {
+            throw TransportError(.protocolViolation, "S3 sent a CRC32C that is not 4 bytes in base64")
+        }
+        return data.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+    }
+}

@@ -1,0 +1,24 @@
+/// One upload protocol spoken to one destination (native `aether/1`, IETF resumable upload, tus 1.0, S3
+/// multipart). The Uploader drives every backend the same way: `create` once, `send` each part of a
+/// `PartLayout` (in parallel and out of order only where `capabilities` allow), `progress` after an
+/// interruption to learn what is stored, then `complete` (or `abort`). Every failure is a typed
+/// `TransportError`; a backend never retries on its own beyond what its protocol prescribes (S3 SlowDown).
+public protocol UploadBackend: Sendable {
+    /// What this backend accepts; parts are re-blocked to satisfy it.
+    var capabilities: BackendCapabilities { get }
+
+    /// Creates the upload at the destination.
+    func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload
+
+    /// What the destination holds of `upload` now.
+    func progress(of upload: RemoteUpload) async throws(TransportError) -> RemoteProgress
+
+    /// Sends one part; returns only after the destination acknowledged it.
+    func send(_ part: UploadPart, to upload: RemoteUpload) async throws(TransportError) -> PartReceipt
+
+    /// Finishes the upload after every part was acknowledged.
+    func complete(_ upload: RemoteUpload, summary: CompletionSummary) async throws(TransportError) -> UploadReceipt
+
+    /// Abandons the upload and asks the destination to drop what it holds.
+    func abort(_ upload: RemoteUpload) async throws(TransportError)
+}

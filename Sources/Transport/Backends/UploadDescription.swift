@@ -1,0 +1,28 @@
+/// What is about to be uploaded.
+public struct UploadDescription: Sendable, Hashable {
+    /// The object size in bytes.
+    public var size: Int64
+    /// The re-blocking into parts.
+    public var layout: PartLayout
+    /// `Content-Type` of the object, when the protocol carries one.
+    public var contentType: String?
+    /// Metadata as the protocol carries it (tus `Upload-Metadata`, S3 `x-amz-meta-*`).
+    public var metadata: [String: String]
+    /// The commitment chain's session id (native).
+    public var chainSessionID: String
+    /// The ACI of the whole object when known in advance (native dedup).
+    public var contentID: String?
+
+    /// A description.
+    public init(
+        size: Int64, layout: PartLayout, contentType: String? = nil, metadata: [String: String] = [:],
+        chainSessionID: String, contentID: String? = nil
+    ) {
+        self.size = size
+        self.layout = layout
+        self.contentType = contentType
+        self.metadata = metadata
+        self.chainSessionID = chainSessionID
+        self.contentID = contentID
+    }
+}
