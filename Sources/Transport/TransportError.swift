@@ -8,6 +8,8 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case timedOut, refused, protocolViolation, systemCall, invalidArgument, notConnected, unknownKey
             case cancelled, hostNotFound, connectionRefused, connectionClosed, tlsHandshakeFailed
             case certificateRejected, pinMismatch, headerTooLarge, responseTooLarge, bodySourceFailed
+            case accessDenied, remoteRejected, gone, serverFailed, conflict, versionUnsupported, tooLarge
+            case checksumMismatch
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -45,6 +47,22 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let responseTooLarge = Code(.responseTooLarge)
         /// The request body's source ended early, overran its declared length, or was aborted.
         public static let bodySourceFailed = Code(.bodySourceFailed)
+        /// The destination refused the credentials (HTTP 401/403).
+        public static let accessDenied = Code(.accessDenied)
+        /// The destination refused the request itself (a 4xx with no more specific code).
+        public static let remoteRejected = Code(.remoteRejected)
+        /// The upload no longer exists: expired, terminated or unknown (HTTP 404/410, a past `Upload-Expires`).
+        public static let gone = Code(.gone)
+        /// The destination failed (HTTP 5xx).
+        public static let serverFailed = Code(.serverFailed)
+        /// The destination holds another offset than the request assumed and it cannot be reconciled (HTTP 409).
+        public static let conflict = Code(.conflict)
+        /// The destination does not speak the protocol version the client does (tus 412, no common version).
+        public static let versionUnsupported = Code(.versionUnsupported)
+        /// The upload is larger than the destination accepts (HTTP 413, tus `Tus-Max-Size`).
+        public static let tooLarge = Code(.tooLarge)
+        /// The destination computed another checksum over the bytes it received (tus 460).
+        public static let checksumMismatch = Code(.checksumMismatch)
         public var description: String { "\(base)" }
     }
 
