@@ -6,7 +6,8 @@ enum Zlib {
     /// crc32_z: continues the CRC-32 (ISO-HDLC) `crc` over `bytes`; zlib takes and returns the final form.
     static func crc32(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress, unsafe !bytes.isEmpty else { return crc }
-        return unsafe UInt32(truncatingIfNeeded: crc32_z(uLong(crc), base.assumingMemoryBound(to: Bytef.self), bytes.count))
+        return unsafe UInt32(
+            truncatingIfNeeded: crc32_z(uLong(crc), base.assumingMemoryBound(to: Bytef.self), bytes.count))
     }
 }
 

@@ -261,7 +261,9 @@ import Testing
         }
         #expect(held != "0")
         var receipts: [PartReceipt] = []
-        for index in 0..<layout.partCount { receipts.append(try await backend.send(Self.part(index, content, layout), to: upload)) }
+        for index in 0..<layout.partCount {
+            receipts.append(try await backend.send(Self.part(index, content, layout), to: upload))
+        }
         let receipt = try await backend.complete(upload, summary: Self.summary(content, receipts))
         #expect(SHA256.hash(try peer.storedOnTusServer("files", receipt.location)) == SHA256.hash(content))
     }
@@ -364,7 +366,9 @@ import Testing
         let upload = try await backend.create(Self.description(content, layout))
         #expect(await Self.code { try await backend.send(Self.part(1, content, layout), to: upload) } == .conflict)
         let first = try await backend.send(Self.part(0, content, layout), to: upload)
-        #expect(await Self.code { try await backend.complete(upload, summary: Self.summary(content, [first])) } == .conflict)
+        #expect(
+            await Self.code { try await backend.complete(upload, summary: Self.summary(content, [first])) } == .conflict
+        )
         let mismatched = UploadPart(
             index: 0, offset: 0, body: .bytes([1, 2, 3]), length: 3, sha256: SHA256.hash([1, 2, 3]), crc32c: 0)
         #expect(await Self.code { try await backend.send(mismatched, to: upload) } == .invalidArgument)
@@ -443,7 +447,9 @@ import Testing
         #expect(post.length == Int(layout.partSize))
         #expect(post.headers["Content-Type"] == "application/offset+octet-stream")
         #expect(post.headers["Upload-Length"] == "100000")
-        #expect(post.headers["Upload-Checksum"] == "sha1 \(Data(SHA1.hash(Self.bytes(of: 0, content, layout))).base64EncodedString())")
+        #expect(
+            post.headers["Upload-Checksum"]
+                == "sha1 \(Data(SHA1.hash(Self.bytes(of: 0, content, layout))).base64EncodedString())")
         #expect(post.headers["Upload-Metadata"] == "filename c2Nhbi5iaW4=,filetype YXBwbGljYXRpb24vb2N0ZXQtc3RyZWFt")
         let patches = requests.filter { $0.method == "PATCH" && $0.path.hasSuffix(id) }
         #expect(patches.map { $0.headers["Upload-Offset"] } == ["\(layout.partSize)"])

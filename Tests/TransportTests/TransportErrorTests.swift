@@ -14,6 +14,8 @@ import Testing
             .timedOut, .refused, .protocolViolation, .systemCall, .invalidArgument, .notConnected, .unknownKey,
             .cancelled, .hostNotFound, .connectionRefused, .connectionClosed, .tlsHandshakeFailed,
             .certificateRejected, .pinMismatch, .headerTooLarge, .responseTooLarge, .bodySourceFailed,
+            .accessDenied, .remoteRejected, .gone, .serverFailed, .conflict, .versionUnsupported, .tooLarge,
+            .checksumMismatch,
         ]
         #expect(Set(codes).count == codes.count)
     }

@@ -177,7 +177,9 @@ import Testing
     @Test func integersAreNonNegativeDecimalsOnly() {
         #expect(TusBackend.integer("0") == 0)
         #expect(TusBackend.integer(" 123 ") == 123)
-        for bad in ["", "-1", "+1", "1.0", "0x10", "1 2", "9999999999999999999"] { #expect(TusBackend.integer(bad) == nil) }
+        for bad in ["", "-1", "+1", "1.0", "0x10", "1 2", "9999999999999999999"] {
+            #expect(TusBackend.integer(bad) == nil)
+        }
     }
 
     // MARK: Bodies and checksums

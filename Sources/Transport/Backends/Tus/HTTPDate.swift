@@ -45,7 +45,8 @@ enum HTTPDate {
         guard let dayOfMonth = number(String(decoding: dayText, as: UTF8.self)),
             let year = number(String(decoding: bytes[20..<24], as: UTF8.self))
         else { return nil }
-        return seconds(year: year, month: month + 1, day: dayOfMonth, time: String(decoding: bytes[11..<19], as: UTF8.self))
+        return seconds(
+            year: year, month: month + 1, day: dayOfMonth, time: String(decoding: bytes[11..<19], as: UTF8.self))
     }
 
     /// IMF-fixdate of `seconds` since 1970 (the form a server must send).

@@ -241,7 +241,8 @@ public struct TusBackend: UploadBackend {
         if let field = checksumField(part.body) { all.add("Upload-Checksum", field) }
         let created = try await post(all, body: part.body)
         guard let offset = created.offset, offset <= part.length else {
-            throw TransportError(.protocolViolation, "a creation with upload was answered without a valid Upload-Offset")
+            throw TransportError(
+                .protocolViolation, "a creation with upload was answered without a valid Upload-Offset")
         }
         return created
     }
@@ -302,7 +303,8 @@ public struct TusBackend: UploadBackend {
             } else {
                 throw TransportError(
                     .conflict,
-                    "the server holds \(offset) bytes and the part's body is a stream that cannot be sent again from there")
+                    "the server holds \(offset) bytes and the part's body is a stream that cannot be sent again from there"
+                )
             }
             var headers = HTTPHeaders([
                 ("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "\(offset)"),
@@ -444,12 +446,14 @@ public struct TusBackend: UploadBackend {
         switch status {
         case 401, 403: return TransportError(.accessDenied, "the tus server refused the \(method) (\(status))")
         case 404, 410:
-            return TransportError(.gone, "the upload is gone: \(method) answered \(status) (expired, terminated or unknown)")
+            return TransportError(
+                .gone, "the upload is gone: \(method) answered \(status) (expired, terminated or unknown)")
         case 409: return TransportError(.conflict, "the \(method) was for another offset than the server's (409)")
         case 412:
             let versions = String((response.headers["Tus-Version"] ?? "none").prefix(64))
             return TransportError(
-                .versionUnsupported, "the tus server refused version \(TusServerInfo.version) (412); it speaks \(versions)")
+                .versionUnsupported,
+                "the tus server refused version \(TusServerInfo.version) (412); it speaks \(versions)")
         case 413: return TransportError(.tooLarge, "the tus server refused the \(method) as too large (413)")
         case 460:
             return TransportError(.checksumMismatch, "the tus server's checksum of the \(method) body differs (460)")

@@ -46,7 +46,9 @@ struct TusURL: Sendable, Hashable {
             if host.hasPrefix("[") {
                 guard let close = host.firstIndex(of: "]") else { throw Self.malformed("has an unclosed IPv6 host") }
                 let after = host[host.index(after: close)...]
-                if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty {
+                if after.hasPrefix(":") {
+                    port = after.dropFirst()
+                } else if !after.isEmpty {
                     throw Self.malformed("has text after its IPv6 host")
                 }
                 host = host[...close]
