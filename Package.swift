@@ -10,10 +10,15 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .strictMemorySafety(),
-    .unsafeFlags(["-warnings-as-errors"]),
+    // Zero warnings, without unsafeFlags: a package that depends on Aether can still resolve it by version.
+    .treatAllWarnings(as: .error),
 ]
 
-let cSettings: [CSetting] = [.unsafeFlags(["-O3", "-Werror", "-Wall", "-Wextra"])]
+// -Wall -Wextra -Werror through the safe settings. The optimisation level follows the build configuration
+// (SwiftPM builds C at -O0 in debug and optimised in release; aether-bench refuses debug builds).
+let cSettings: [CSetting] = [
+    .enableWarning("all"), .enableWarning("extra"), .treatAllWarnings(as: .error),
+]
 
 let package = Package(
     name: "Aether",
@@ -70,25 +75,16 @@ let package = Package(
             name: "AetherSecurity", dependencies: ["AetherIO", "AetherIntegrity", "CAetherOpenSSL", "CAetherSodium"],
             path: "Sources/Security", swiftSettings: swiftSettings),
         .target(
-            name: "AetherTransport",
-            dependencies: [
-                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "CAetherCurl",
-            ],
+            name: "AetherTransport", dependencies: ["AetherIO", "AetherSecurity", "CAetherCurl"],
             path: "Sources/Transport", swiftSettings: swiftSettings),
         .target(
             name: "AetherUploader",
-            dependencies: [
-                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
-            ],
             path: "Sources/Uploader", swiftSettings: swiftSettings),
 
         // MARK: Executables
         .executableTarget(
             name: "aether",
-            dependencies: [
-                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
-                "AetherUploader",
-            ],
+            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport"],
             path: "Sources/CLI", swiftSettings: swiftSettings),
         .executableTarget(
             name: "aether-bench",
@@ -100,7 +96,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
-            name: "AetherIOTests", dependencies: ["AetherIO"], path: "Tests/IOTests",
+            name: "AetherIOTests", dependencies: ["AetherIO", "CAetherURing"], path: "Tests/IOTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherIntegrityTests", dependencies: ["AetherIO", "AetherIntegrity"], path: "Tests/IntegrityTests",

@@ -2,12 +2,20 @@
 """Layering check: a library module may depend only on modules of a lower layer and on C wrappers.
 
 Reads `swift package describe --type json` (the package as SwiftPM sees it, not a hand-kept list)
-and fails when a module depends on one of its own layer or above, or on an executable.
+and fails when a module depends on one of its own layer or above, or on an executable; the receiver
+(beside the Uploader, on layers 1-6) may not reach the Uploader, directly or through another module.
+
+    check-layering.py                      check the package in the current directory
+    check-layering.py --describe-json F    check the package described in F (tests feed it fake packages)
+    check-layering.py --phases             print the phase build order: every layered library module the
+                                           package has, one per line (the one list CI and `make phases` use)
 """
 import json
 import subprocess
 import sys
 
+# Layer of every library module, in phase-build order: the receiver builds before the Uploader so that
+# a clean phase build proves it needs layers 1-6 only.
 LAYERS = {
     "AetherIO": 1,
     "AetherIntegrity": 2,
@@ -15,20 +23,50 @@ LAYERS = {
     "AetherScheduling": 4,
     "AetherSecurity": 5,
     "AetherTransport": 6,
-    "AetherUploader": 7,
     "AetherReceiver": 7,
+    "AetherUploader": 7,
 }
 
+# Modules one may never reach from the other, directly or through any chain of dependencies.
+FORBIDDEN_REACH = [("AetherReceiver", "AetherUploader"), ("AetherUploader", "AetherReceiver")]
 
-def main() -> int:
-    raw = subprocess.run(
-        ["swift", "package", "describe", "--type", "json"], check=True, capture_output=True, text=True
-    ).stdout
-    package = json.loads(raw[raw.index("{"):])
+
+def load(arguments):
+    if "--describe-json" in arguments:
+        index = arguments.index("--describe-json")
+        if index + 1 >= len(arguments):
+            raise SystemExit("layering: --describe-json needs a file")
+        with open(arguments[index + 1], encoding="utf-8") as handle:
+            raw = handle.read()
+    else:
+        raw = subprocess.run(
+            ["swift", "package", "describe", "--type", "json"], check=True, capture_output=True, text=True
+        ).stdout
+    return json.loads(raw[raw.index("{"):])
+
+
+def dependencies(target):
+    return (target.get("target_dependencies") or []) + (target.get("product_dependencies") or [])
+
+
+def reaches(targets, start, goal):
+    seen, stack = set(), list(dependencies(targets[start]))
+    while stack:
+        name = stack.pop()
+        if name == goal:
+            return True
+        if name in seen or name not in targets:
+            continue
+        seen.add(name)
+        stack.extend(dependencies(targets[name]))
+    return False
+
+
+def failures_of(package):
     targets = {t["name"]: t for t in package["targets"]}
     failures = []
     for name, target in targets.items():
-        deps = target.get("target_dependencies", []) + target.get("product_dependencies", [])
+        deps = dependencies(target)
         if name in LAYERS:
             layer = LAYERS[name]
             for dep in deps:
@@ -41,14 +79,27 @@ def main() -> int:
                 if not dep.startswith("CAether"):
                     failures.append(f"C wrapper {name} depends on Swift module {dep}")
         elif target.get("type") == "library":
-            failures.append(f"library target {name} has no layer; add it to LAYERS in {sys.argv[0]}")
+            failures.append(f"library target {name} has no layer; add it to LAYERS in scripts/check-layering.py")
+    for start, goal in FORBIDDEN_REACH:
+        if start in targets and reaches(targets, start, goal):
+            failures.append(f"{start} reaches {goal}; it must build on layers 1-6 only")
+    return failures
+
+
+def main(arguments):
+    package = load(arguments)
+    if "--phases" in arguments:
+        present = {t["name"] for t in package["targets"]}
+        print("\n".join(name for name in LAYERS if name in present))
+        return 0
+    failures = failures_of(package)
     for line in failures:
         print("layering: " + line, file=sys.stderr)
     if not failures:
-        checked = sum(1 for n in targets if n in LAYERS)
+        checked = sum(1 for t in package["targets"] if t["name"] in LAYERS)
         print(f"layering: {checked} modules checked, every dependency points to a lower layer")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

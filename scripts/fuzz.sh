@@ -27,8 +27,8 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
 fi
 
 scratch=.build-fuzz
-# The highest module the targets may import; SwiftPM builds it and everything below it.
-top_module=AetherTransport
+# The modules the targets may import. Each is built by name: no one of them depends on all the others
+# (AetherTransport does not need Coding or Scheduling), so building the highest alone would miss some.
 modules=(AetherIO AetherIntegrity AetherCoding AetherScheduling AetherSecurity AetherTransport)
 c_objects=(CAetherURing CAetherKernels)
 
@@ -47,11 +47,14 @@ if [ ${#names[@]} -eq 0 ]; then
     exit 0
 fi
 
-echo "fuzz: building $top_module with -sanitize=fuzzer,address in $scratch"
-if ! build_log=$(swift build --scratch-path "$scratch" --sanitize fuzzer --sanitize address --target "$top_module" 2>&1); then
-    echo "$build_log" >&2
-    exit 1
-fi
+echo "fuzz: building ${modules[*]} with -sanitize=fuzzer,address in $scratch"
+for module in "${modules[@]}"; do
+    if ! build_log=$(swift build --scratch-path "$scratch" --sanitize fuzzer --sanitize address --target "$module" 2>&1)
+    then
+        echo "$build_log" >&2
+        exit 1
+    fi
+done
 debug="$scratch/debug"
 
 objects=()

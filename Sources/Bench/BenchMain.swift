@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// `aether-bench [SUITE ...] [--options]`: release-only benchmarks that print the median of several
+/// `aether-bench [SUITE ...] [--options]` (see `BenchArguments`): release-only benchmarks that print the median of several
 /// runs and a ratio against a fair baseline measured in the same run.
 @main
 struct BenchMain {
@@ -19,26 +19,26 @@ struct BenchMain {
     ]
 
     static func main() async {
+        // Closures, not key paths (`map(\.name)`): a key path on the existential metatype crashes
+        // swift-frontend 6.3.1 in release SILGen.
+        let names = suites.map { $0.name }
+        let request: BenchArguments.Request
+        do {
+            request = try BenchArguments.parse(Array(CommandLine.arguments.dropFirst()), known: names)
+        } catch {
+            printError("aether-bench: \(error)\nrun `aether-bench --help` for the usage")
+            exit(2)
+        }
+        guard case .run(let requested, let options) = request else {
+            print(BenchArguments.usage(suites: suites.map { ($0.name, $0.runsByDefault, $0.summary) }))
+            exit(0)
+        }
         #if DEBUG
-            print("aether-bench refuses debug builds: run `swift run -c release aether-bench`")
+            printError("aether-bench refuses debug builds: run `swift run -c release aether-bench`")
             exit(2)
         #else
-            let arguments = Array(CommandLine.arguments.dropFirst())
-            let names = arguments.prefix { !$0.hasPrefix("--") }
-            let options = Array(arguments.dropFirst(names.count))
-            // Closures, not key paths: `\.runsByDefault` on `any BenchSuite.Type` crashes swift-frontend 6.3.1 (-O).
-            // Closures, not key paths: `\.runsByDefault` on `any BenchSuite.Type` crashes 6.3.1 SILGen in release.
-            // Closures, not key paths (`map(\.name)`): a key path on the existential metatype crashes
-            // swift-frontend 6.3.1 in release SILGen.
             let selected =
-                names.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { names.contains($0.name) }
-            let unknown = names.filter { name in !suites.contains { $0.name == name } }
-            guard unknown.isEmpty else {
-                print(
-                    "unknown suite(s): \(unknown.joined(separator: ", ")); known: \(suites.map { $0.name }.joined(separator: ", "))"
-                )
-                exit(2)
-            }
+                requested.isEmpty ? suites.filter { $0.runsByDefault } : suites.filter { requested.contains($0.name) }
             for suite in selected {
                 do {
                     try await suite.run(options: options)
@@ -49,14 +49,30 @@ struct BenchMain {
             }
         #endif
     }
+
+    /// One line on stderr.
+    static func printError(_ line: String) {
+        var standardError = StandardError()
+        print(line, to: &standardError)
+    }
+}
+
+/// stderr as a `TextOutputStream`; calls `write(2)` on descriptor 2 (a short usage line: one call).
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        let bytes = Array(string.utf8)
+        _ = unsafe bytes.withUnsafeBytes { unsafe Glibc.write(2, $0.baseAddress, $0.count) }
+    }
 }
 
 /// One group of benchmarks (`io`, `integrity`, `coding` ...).
 protocol BenchSuite: SendableMetatype {
     /// The name that selects it.
     static var name: String { get }
-    /// Whether a bare `aether-bench` runs it (trace replays need `--traces` and do not).
+    /// Whether a bare `aether-bench` runs it (the trace replays do not).
     static var runsByDefault: Bool { get }
+    /// One line for the usage.
+    static var summary: String { get }
     /// Runs the suite and prints its lines.
     static func run(options: [String]) async throws
 }

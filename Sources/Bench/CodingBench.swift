@@ -8,6 +8,7 @@ import AetherIO
 enum CodingBench: BenchSuite {
     static let name = "coding"
     static let runsByDefault = true
+    static let summary = "Reed-Solomon k=10 m=4 encode and rebuild against ISA-L"
 
     static let k = 10
     static let m = 4

@@ -1,3 +1,4 @@
+import AetherIO
 internal import CAetherKernels
 
 #if canImport(Glibc)
@@ -37,7 +38,7 @@ enum IOBaseline {
         guard spawned == 0 else { return ChildRun(seconds: 0, status: -1, peakResidentKiB: 0) }
         var status: Int32 = 0
         var usage = rusage()
-        while unsafe wait4(pid, &status, 0, &usage) == -1 && errno == EINTR {}
+        _ = try? Syscall.retryingEINTR("wait4", path: nil) { unsafe wait4(pid, &status, 0, &usage) }
         let seconds = Measure.now() - start
         let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return ChildRun(seconds: seconds, status: exitStatus, peakResidentKiB: Int(usage.ru_maxrss))

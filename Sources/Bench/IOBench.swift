@@ -16,6 +16,7 @@ import Synchronization
 enum IOBench: BenchSuite {
     static let name = "io"
     static let runsByDefault = true
+    static let summary = "chunk reading (pread, mmap, io_uring) and one-pass digests of a 1 GiB file"
 
     static let fileSize = 1 << 30
     static let chunkSize = ChunkReadOptions.defaultChunkSize

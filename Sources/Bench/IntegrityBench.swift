@@ -14,6 +14,7 @@ import AetherIntegrity
 struct IntegrityBench: BenchSuite {
     static let name = "integrity"
     static let runsByDefault = true
+    static let summary = "Merkle tree, commitment chain and digest-with-manifest rates against raw OpenSSL"
 
     /// Hash calls a workload makes: (count, message length).
     private typealias Calls = [(count: Int, length: Int)]

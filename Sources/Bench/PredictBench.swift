@@ -1,6 +1,6 @@
 import AetherScheduling
 
-/// `aether-bench predict --traces DIR`: replays every trace and scores one-step-ahead forecasts.
+/// `aether-bench predict [--traces DIR]` (the project's `Traces/` by default): replays every trace and scores one-step-ahead forecasts.
 ///
 /// For each sample the predictors forecast first, then see the sample. Two errors per predictor: MAPE over
 /// samples with a non-zero truth (outages would divide by zero), and the volume-weighted error Σ|err| / Σtruth over
@@ -10,6 +10,7 @@ import AetherScheduling
 enum PredictBench: BenchSuite {
     static let name = "predict"
     static let runsByDefault = false
+    static let summary = "one-step-ahead bandwidth forecasts over the throughput traces"
 
     /// Accumulated errors of one predictor over a set of samples.
     struct Score {
@@ -68,7 +69,7 @@ enum PredictBench: BenchSuite {
     }
 
     static func run(options: [String]) async throws {
-        let directory = try BenchOptions.value("--traces", in: options)
+        let directory = BenchOptions.traces(in: options)
         let traces = try TraceLoader.loadAll(directory: directory)
         print("predict: \(traces.count) traces from \(Set(traces.map(\.family)).count) families (one-step-ahead)")
         var families: [String] = []
@@ -158,17 +159,12 @@ enum PredictBench: BenchSuite {
 
 /// Option parsing shared by the trace suites.
 enum BenchOptions {
-    /// Thrown when a required option is absent.
-    struct MissingOption: Error, CustomStringConvertible {
-        let name: String
-        var description: String { "missing option \(name) (e.g. \(name) ../shared/traces)" }
-    }
+    /// The project's copy of the traces, `Traces/` at the root of the checkout this binary was built from.
+    static let projectTraces = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/Traces"
 
-    /// The value following `name`.
-    static func value(_ name: String, in options: [String]) throws -> String {
-        guard let index = options.firstIndex(of: name), index + 1 < options.count else {
-            throw MissingOption(name: name)
-        }
+    /// `--traces DIR`, or the project's copy when the option is absent.
+    static func traces(in options: [String]) -> String {
+        guard let index = options.firstIndex(of: "--traces"), index + 1 < options.count else { return projectTraces }
         return options[index + 1]
     }
 }

@@ -1,6 +1,6 @@
 import AetherScheduling
 
-/// `aether-bench schedule --traces DIR`: completion time of a 1 GiB upload over every trace under the fusion
+/// `aether-bench schedule [--traces DIR]`: completion time of a 1 GiB upload over every trace under the fusion
 /// scheduler and three fixed policies (5 MiB sequential, tus-like; 8 MiB × 4, S3 SDK-like; 16 MiB × 8).
 ///
 /// Link per family: 3G RTT 150 ms, failure 2 %; LTE 60 ms, 1 %; 5G 30 ms, 0.5 %. Per group the figure is the
@@ -10,6 +10,7 @@ import AetherScheduling
 enum ScheduleBench: BenchSuite {
     static let name = "schedule"
     static let runsByDefault = false
+    static let summary = "simulated 1 GiB upload times under the fusion scheduler over the traces"
     static let totalBytes: Int64 = 1 << 30
     static let mib = 1024 * 1024
 
@@ -52,7 +53,7 @@ enum ScheduleBench: BenchSuite {
     }
 
     static func run(options: [String]) async throws {
-        let directory = try BenchOptions.value("--traces", in: options)
+        let directory = BenchOptions.traces(in: options)
         let traces = try TraceLoader.loadAll(directory: directory)
         print("schedule: 1 GiB upload, \(traces.count) traces; seconds summed per group (lower is better)")
         var sums: [String: [Double]] = [:]

@@ -6,6 +6,7 @@ import AetherSecurity
 enum SessionBench: BenchSuite {
     static let name = "session"
     static let runsByDefault = true
+    static let summary = "sealed records against raw libsodium, and a full handshake against its X25519 work"
 
     /// Times `ours` and `baseline` alternately (so both see the same machine load) and returns the
     /// median seconds of each and the median of the per-pair ratios `ours / baseline`.

@@ -1,3 +1,4 @@
+import AetherIO
 import AetherSecurity
 import AetherTransport
 import Glibc
@@ -77,7 +78,7 @@ enum SessionCommand: CLICommand {
     /// The device's key manager over `base/keys`; a damaged retired-markers file is one clear line.
     static func deviceKeys(_ base: String) throws -> KeyManager {
         do {
-            return try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemKeyClock())
+            return try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemClock())
         } catch {
             throw SessionCommandError("cannot read the device key store: \(error.message)")
         }
@@ -105,7 +106,7 @@ enum SessionCommand: CLICommand {
         limits.livenessTimeout = UInt32(liveness)
         let host = SessionHost(
             socket: socket, keys: keys.map(\.key), limits: limits, hostName: "aether",
-            clock: SystemSessionClock(wallSkewMilliseconds: skew)
+            clock: SystemClock(wallSkew: .milliseconds(skew))
         ) { event in
             switch event {
             case .record(let sessionID, _, let type, let bytes):
@@ -218,7 +219,7 @@ enum SessionCommand: CLICommand {
             }
             let file = TombstoneFile(path: base + "/host/tombstones")
             do {
-                try file.record(keyID, retiredAt: SystemKeyClock().now().millisecondsSinceEpoch)
+                try file.record(keyID, retiredAt: SystemClock().keyTimestamp().millisecondsSinceEpoch)
             } catch {
                 throw SessionCommandError("could not retire key \(keyID.hex): \(error.message)")
             }
@@ -379,10 +380,10 @@ enum SessionCommand: CLICommand {
             sent += 1
         }
         // Let answers (echoes) arrive: until as many came back as went out, or 500 ms of quiet.
-        var quietSince = SystemSessionClock().now().monotonic
+        var quietSince = SessionTime(reading: SystemClock()).monotonic
         var lastCount = status.read { $0.received }
         while status.read({ $0.received }) < sent {
-            let now = SystemSessionClock().now().monotonic
+            let now = SessionTime(reading: SystemClock()).monotonic
             let count = status.read { $0.received }
             if count != lastCount {
                 lastCount = count
@@ -393,9 +394,9 @@ enum SessionCommand: CLICommand {
         }
         if parsed.flag("counts") {
             try client.queryCounts(id: 1)
-            let start = SystemSessionClock().now().monotonic
+            let start = SessionTime(reading: SystemClock()).monotonic
             while !status.read({ $0.countsReceived }) {
-                guard SystemSessionClock().now().monotonic - start < timeout else {
+                guard SessionTime(reading: SystemClock()).monotonic - start < timeout else {
                     throw SessionCommandError("timed out: no counts answer from \(address)")
                 }
                 usleep(5_000)
@@ -443,12 +444,12 @@ enum SessionCommand: CLICommand {
     }
 
     static func waitForSession(_ status: ConnectStatus, timeout: UInt64, address: UDPAddress) throws {
-        let start = SystemSessionClock().now().monotonic
+        let start = SessionTime(reading: SystemClock()).monotonic
         while true {
             let (live, failure) = status.read { ($0.live, $0.failure) }
             if let failure { throw SessionCommandError(failure) }
             if live { return }
-            guard SystemSessionClock().now().monotonic - start < timeout else {
+            guard SessionTime(reading: SystemClock()).monotonic - start < timeout else {
                 throw SessionCommandError("timed out: no session with \(address) within \(timeout) ms")
             }
             usleep(5_000)

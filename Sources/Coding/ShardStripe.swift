@@ -82,8 +82,12 @@
         return unsafe Array(UnsafeBufferPointer(start: pointer(index), count: count))
     }
 
-    /// Copies `bytes` to the start of shard `index` and zero-fills the rest of its capacity.
+    /// Copies `bytes` to the start of shard `index` and zero-fills the rest of its capacity. An index outside
+    /// `0..<shardCount` throws `.invalidParameters`; more bytes than the capacity throw `.shardSizeMismatch`.
     public func setShard(_ index: Int, to bytes: some Collection<UInt8>) throws(CodingError) {
+        guard index >= 0 && index < shardCount else {
+            throw CodingError(.invalidParameters, "shard index \(index) outside 0..<\(shardCount)")
+        }
         guard bytes.count <= shardCapacity else {
             throw CodingError(.shardSizeMismatch, "\(bytes.count) bytes do not fit a \(shardCapacity)-byte shard")
         }

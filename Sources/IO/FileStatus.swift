@@ -2,14 +2,20 @@
     import Glibc
 #endif
 
-/// The fields of `struct stat` the TOCTOU guard compares.
-struct FileStatus: Sendable, Equatable {
-    let device: UInt64
-    let inode: UInt64
-    let size: Int64
-    let modificationNanoseconds: Int64
-    let changeNanoseconds: Int64
-    let mode: UInt32
+/// The fields of `struct stat` the TOCTOU guard compares (returned by `Syscall.stat` and `Syscall.fstat`).
+public struct FileStatus: Sendable, Equatable {
+    /// `st_dev`.
+    public let device: UInt64
+    /// `st_ino`.
+    public let inode: UInt64
+    /// `st_size` in bytes.
+    public let size: Int64
+    /// `st_mtim` in nanoseconds since the epoch.
+    public let modificationNanoseconds: Int64
+    /// `st_ctim` in nanoseconds since the epoch.
+    public let changeNanoseconds: Int64
+    /// `st_mode`: file type and permission bits.
+    public let mode: UInt32
 
     init(_ status: Glibc.stat) {
         device = UInt64(status.st_dev)
@@ -20,10 +26,11 @@ struct FileStatus: Sendable, Equatable {
         mode = UInt32(status.st_mode)
     }
 
-    var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+    /// Whether this is a regular file (not a directory, FIFO, device, socket or link).
+    public var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
 
-    /// "directory", "FIFO" ... for error messages.
-    var kindName: String {
+    /// "a directory", "a FIFO" ... for error messages.
+    public var kindName: String {
         switch mode & UInt32(S_IFMT) {
         case UInt32(S_IFDIR): "a directory"
         case UInt32(S_IFIFO): "a FIFO"

@@ -1,5 +1,8 @@
 /// The system CSPRNG (libsodium `randombytes`, backed by getrandom(2)).
 ///
+/// Fails closed: when the CSPRNG is unavailable (libsodium did not initialise, or getrandom(2) and
+/// /dev/urandom both fail) the process stops with a message; weak or zero bytes are never returned.
+///
 /// Conforms to `RandomNumberGenerator`, so `shuffle(using:)` and `Int.random(in:using:)` run on it.
 public struct SecureRandom: RandomNumberGenerator, Sendable {
     /// A handle on the system CSPRNG; it holds no state.

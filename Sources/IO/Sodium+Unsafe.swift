@@ -21,17 +21,25 @@ enum Sodium {
         unsafe sodium_memzero(base, buffer.count)
     }
 
-    /// randombytes_buf (getrandom(2) underneath).
-    static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) {
+    /// randombytes_buf (getrandom(2) underneath). Stops the process when libsodium did not initialise
+    /// (`libraryReady` is false only in tests that force that failure): weak bytes are never returned.
+    static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer, libraryReady: Bool = initialized) {
+        requireRandomness(libraryReady)
         guard let base = buffer.baseAddress, unsafe !buffer.isEmpty else { return }
-        _ = initialized
         unsafe randombytes_buf(base, buffer.count)
     }
 
-    /// randombytes_uniform: uniform in 0..<upperBound without modulo bias.
-    static func randomUniform(_ upperBound: UInt32) -> UInt32 {
-        _ = initialized
+    /// randombytes_uniform: uniform in 0..<upperBound without modulo bias. Stops the process as `randomBytes`.
+    static func randomUniform(_ upperBound: UInt32, libraryReady: Bool = initialized) -> UInt32 {
+        requireRandomness(libraryReady)
         return randombytes_uniform(upperBound)
+    }
+
+    /// The CSPRNG's fail-closed rule: without an initialised libsodium there is no randomness Aether trusts, and
+    /// no caller could go on safely (keys, nonces and identifiers all need it), so this is a system error that
+    /// stops the process. libsodium itself aborts when getrandom(2) and /dev/urandom both fail.
+    private static func requireRandomness(_ libraryReady: Bool) {
+        precondition(libraryReady, "the system CSPRNG is unavailable (sodium_init failed); refusing weak randomness")
     }
 
     /// sodium_memcmp: constant-time equality of equal-length buffers.

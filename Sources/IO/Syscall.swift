@@ -2,12 +2,14 @@
     import Glibc
 #endif
 
-/// Thin wrappers of the system calls AetherIO uses. Each retries EINTR in one helper and turns a
-/// failure into `IOError(.systemCall)` carrying errno and path (ERR-1: errors are never EOF).
-enum Syscall {
+/// The one system-call layer of Aether: thin wrappers, one per call, that every module uses instead of calling
+/// libc itself. Each retries EINTR in one helper (`retryingEINTR`), completes short reads and writes, opens every
+/// descriptor with `O_CLOEXEC`, and turns a failure into `IOError(.systemCall)` carrying the call's name, errno
+/// and path (ERR-1: errors are never EOF). Pointer arguments are the caller's buffers; nothing is kept.
+public enum Syscall {
     /// Calls `call` until it returns something other than -1 with EINTR; -1 with any other errno
-    /// becomes a typed error naming the call and the path.
-    static func retryingEINTR<T: FixedWidthInteger>(
+    /// becomes a typed error naming the call and the path. For a call this layer has no wrapper for.
+    public static func retryingEINTR<T: FixedWidthInteger>(
         _ name: StaticString, path: String?, _ call: () -> T
     ) throws(IOError) -> T {
         while true {
@@ -20,57 +22,176 @@ enum Syscall {
     }
 
     /// The error for a failed call: `name` and the system's text for `code`.
-    static func failure(_ name: StaticString, code: Int32, path: String?) -> IOError {
+    public static func failure(_ name: StaticString, code: Int32, path: String?) -> IOError {
         let text = unsafe String(cString: strerror(code))
         return IOError(.systemCall, "\(name) failed: \(text)", errno: code, path: path)
     }
 
     /// stat(2), following symlinks, as the pre-open half of the TOCTOU guard.
-    static func stat(_ path: String) throws(IOError) -> FileStatus {
+    public static func stat(_ path: String) throws(IOError) -> FileStatus {
         var status = Glibc.stat()
         _ = try retryingEINTR("stat", path: path) { unsafe systemStat(path, &status) }
         return FileStatus(status)
     }
 
     /// fstat(2).
-    static func fstat(_ descriptor: Int32, path: String) throws(IOError) -> FileStatus {
+    public static func fstat(_ descriptor: Int32, path: String) throws(IOError) -> FileStatus {
         var status = Glibc.stat()
         _ = try retryingEINTR("fstat", path: path) { unsafe Glibc.fstat(descriptor, &status) }
         return FileStatus(status)
     }
 
+    /// open(2) with `flags | O_CLOEXEC` and, when `flags` holds `O_CREAT`, permission bits `mode`.
+    public static func open(_ path: String, flags: Int32, mode: UInt32 = 0) throws(IOError) -> Int32 {
+        try retryingEINTR("open", path: path) { unsafe Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    /// openat(2) relative to the directory `directory`, with `flags | O_CLOEXEC`; `path` names it in errors.
+    public static func openat(
+        _ directory: Int32, _ name: String, flags: Int32, mode: UInt32 = 0, path: String
+    ) throws(IOError) -> Int32 {
+        try retryingEINTR("openat", path: path) { unsafe Glibc.openat(directory, name, flags | O_CLOEXEC, mode) }
+    }
+
     /// open(2) read-only. O_NONBLOCK makes opening a FIFO return at once instead of waiting for a
     /// writer; it changes nothing for regular files. O_NOCTTY keeps a terminal from becoming ours.
-    static func openReadOnly(_ path: String) throws(IOError) -> Int32 {
-        try retryingEINTR("open", path: path) {
-            unsafe Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        }
+    public static func openReadOnly(_ path: String) throws(IOError) -> Int32 {
+        try open(path, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
     }
 
     /// close(2). EINTR is not retried: on Linux the descriptor is released even then.
-    static func close(_ descriptor: Int32) {
+    public static func close(_ descriptor: Int32) {
         _ = Glibc.close(descriptor)
     }
 
     /// flock(2), shared and non-blocking: a writer holding an exclusive lock is an error, not a wait.
-    static func lockShared(_ descriptor: Int32, path: String) throws(IOError) {
+    public static func lockShared(_ descriptor: Int32, path: String) throws(IOError) {
         _ = try retryingEINTR("flock", path: path) { systemFlock(descriptor, LOCK_SH | LOCK_NB) }
     }
 
+    /// read(2) once: the bytes read, 0 at end of file.
+    public static func read(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String
+    ) throws(IOError) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        return try retryingEINTR("read", path: path) { unsafe Glibc.read(descriptor, base, buffer.count) }
+    }
+
+    /// read(2) until end of file or `limit` bytes, whichever comes first.
+    public static func readAll(_ descriptor: Int32, limit: Int, path: String) throws(IOError) -> [UInt8] {
+        var result: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+        defer { unsafe buffer.deallocate() }
+        while result.count < limit {
+            let count = try unsafe read(descriptor, into: buffer, path: path)
+            if count == 0 { break }
+            unsafe result.append(contentsOf: buffer[0..<min(count, limit - result.count)])
+        }
+        return result
+    }
+
     /// pread(2) until `buffer` is full or the file ends; returns the bytes read (short only at EOF).
-    static func preadFully(
+    public static func preadFully(
         _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String
     ) throws(IOError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
             let count = try retryingEINTR("pread", path: path) {
-                unsafe Glibc.pread(
-                    descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
+                unsafe Glibc.pread(descriptor, base + done, buffer.count - done, off_t(offset + Int64(done)))
             }
             if count == 0 { break }
             done += count
         }
         return done
+    }
+
+    /// write(2) until all of `buffer` is written (short writes are continued).
+    public static func writeFully(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer, path: String)
+        throws(IOError)
+    {
+        guard let base = buffer.baseAddress else { return }
+        var done = 0
+        while done < buffer.count {
+            done += try retryingEINTR("write", path: path) {
+                unsafe Glibc.write(descriptor, base + done, buffer.count - done)
+            }
+        }
+    }
+
+    /// write(2) until all of `bytes` is written.
+    public static func writeFully(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(IOError) {
+        let result: Result<Void, IOError> = unsafe bytes.withUnsafeBytes { raw in
+            do throws(IOError) {
+                try unsafe writeFully(descriptor, from: raw, path: path)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// pwrite(2) until all of `buffer` is written at `offset`.
+    public static func pwriteFully(
+        _ descriptor: Int32, from buffer: UnsafeRawBufferPointer, offset: Int64, path: String
+    ) throws(IOError) {
+        guard let base = buffer.baseAddress else { return }
+        var done = 0
+        while done < buffer.count {
+            done += try retryingEINTR("pwrite", path: path) {
+                unsafe Glibc.pwrite(descriptor, base + done, buffer.count - done, off_t(offset + Int64(done)))
+            }
+        }
+    }
+
+    /// fsync(2): the file's data and metadata on stable storage.
+    public static func fsync(_ descriptor: Int32, path: String) throws(IOError) {
+        _ = try retryingEINTR("fsync", path: path) { Glibc.fsync(descriptor) }
+    }
+
+    /// ftruncate(2).
+    public static func ftruncate(_ descriptor: Int32, length: Int64, path: String) throws(IOError) {
+        _ = try retryingEINTR("ftruncate", path: path) { Glibc.ftruncate(descriptor, off_t(length)) }
+    }
+
+    /// rename(2): atomic within one file system.
+    public static func rename(_ from: String, to: String) throws(IOError) {
+        _ = try retryingEINTR("rename", path: to) { unsafe Glibc.rename(from, to) }
+    }
+
+    /// renameat(2) between two directory descriptors.
+    public static func renameat(
+        _ fromDirectory: Int32, _ from: String, _ toDirectory: Int32, _ to: String, path: String
+    ) throws(IOError) {
+        _ = try retryingEINTR("renameat", path: path) { unsafe Glibc.renameat(fromDirectory, from, toDirectory, to) }
+    }
+
+    /// unlink(2).
+    public static func unlink(_ path: String) throws(IOError) {
+        _ = try retryingEINTR("unlink", path: path) { unsafe Glibc.unlink(path) }
+    }
+
+    /// mkdir(2) with permission bits `mode` (the umask applies).
+    public static func mkdir(_ path: String, mode: UInt32) throws(IOError) {
+        _ = try retryingEINTR("mkdir", path: path) { unsafe Glibc.mkdir(path, mode) }
+    }
+
+    /// Opens the directory `path` and fsyncs it, so that a rename or create inside it is on stable storage.
+    public static func syncDirectory(_ path: String) throws(IOError) {
+        let descriptor = try open(path, flags: O_RDONLY | O_DIRECTORY)
+        defer { close(descriptor) }
+        try fsync(descriptor, path: path)
+    }
+
+    /// poll(2) on one descriptor for `events`: true when one is ready, false on timeout. A timeout restarts in
+    /// full after EINTR (callers use short timeouts in a loop).
+    public static func poll(_ descriptor: Int32, events: Int16, timeoutMilliseconds: Int32, path: String)
+        throws(IOError)
+        -> Bool
+    {
+        var entry = pollfd(fd: descriptor, events: events, revents: 0)
+        return try retryingEINTR("poll", path: path) { unsafe Glibc.poll(&entry, 1, timeoutMilliseconds) } > 0
     }
 
     /// posix_fadvise(2) WILLNEED: asks the kernel to start reading a range ahead. Only a hint, so a
@@ -102,6 +223,21 @@ enum Syscall {
     static func unmap(_ region: UnsafeRawBufferPointer) {
         guard let base = region.baseAddress else { return }
         _ = unsafe munmap(UnsafeMutableRawPointer(mutating: base), region.count)
+    }
+
+    /// The clocks `clockNanoseconds` reads.
+    enum ClockID {
+        /// `CLOCK_REALTIME`: the wall clock.
+        case realTime
+        /// `CLOCK_MONOTONIC`: time since boot, never decreasing.
+        case monotonic
+    }
+
+    /// clock_gettime(2) in nanoseconds. It cannot fail for these clocks on Linux; a failure would read as 0.
+    static func clockNanoseconds(_ clock: ClockID) -> Int64 {
+        var spec = timespec()
+        _ = unsafe clock_gettime(clock == .realTime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 
     /// The system page size.

@@ -14,21 +14,21 @@ import Synchronization
 /// 4. A wrong, late, missing or unsolicited answer is a strike; at **three strikes** the server is
 ///    untrusted for good and every later call reports `.untrusted` (fail closed).
 ///
-/// Time comes from an injected monotonic clock.
+/// Time comes from the monotonic reading of an injected clock.
 public final class ByzantineVerifier: Sendable {
-    private let clock: any IntegrityClock
+    private let clock: any AetherClock
     private let state: Mutex<ByzantineVerifierStateMachine>
 
     /// The sampled chunk indices, in draw order.
     public let sampledChunks: [Int]
 
     /// A verifier for an upload of `chunkCount` chunks, sampled with the system CSPRNG.
-    public convenience init(chunkCount: Int, clock: any IntegrityClock = SystemMonotonicClock()) {
+    public convenience init(chunkCount: Int, clock: any AetherClock = SystemClock()) {
         self.init(sampledChunks: ByzantineSampler.sample(chunkCount: max(0, chunkCount)), clock: clock)
     }
 
     /// A verifier over a given sample (tests, or a sample drawn with `ByzantineSampler` elsewhere).
-    public init(sampledChunks: [Int], clock: any IntegrityClock) {
+    public init(sampledChunks: [Int], clock: any AetherClock) {
         self.clock = clock
         self.sampledChunks = sampledChunks
         state = Mutex(ByzantineVerifierStateMachine(sampledChunks: sampledChunks))
@@ -36,7 +36,7 @@ public final class ByzantineVerifier: Sendable {
 
     /// Records the server's ACK of `chunk`; true when the chunk must be challenged now (within 100 ms).
     public func acknowledged(chunk: Int) -> Bool {
-        let now = clock.nowMilliseconds()
+        let now = clock.monotonicMilliseconds()
         return state.withLock { $0.acknowledged(chunk: chunk, now: now) }
     }
 
@@ -44,7 +44,7 @@ public final class ByzantineVerifier: Sendable {
     public func challenge(chunk: Int, contents: UnsafeRawBufferPointer) throws(IntegrityError) -> ByzantineChallenge {
         let challenge = try ByzantineChallenge.fresh(chunkIndex: chunk)
         let expected = try unsafe challenge.response(chunk: contents)
-        let now = clock.nowMilliseconds()
+        let now = clock.monotonicMilliseconds()
         try state.withLock { (machine) throws(IntegrityError) in
             try machine.issue(chunk: chunk, expected: expected, now: now)
         }
@@ -56,7 +56,7 @@ public final class ByzantineVerifier: Sendable {
         let bytes = Array(contents)
         let challenge = try ByzantineChallenge.fresh(chunkIndex: chunk)
         let expected = try challenge.response(chunk: bytes)
-        let now = clock.nowMilliseconds()
+        let now = clock.monotonicMilliseconds()
         try state.withLock { (machine) throws(IntegrityError) in
             try machine.issue(chunk: chunk, expected: expected, now: now)
         }
@@ -65,13 +65,13 @@ public final class ByzantineVerifier: Sendable {
 
     /// Judges the server's answer to the challenge for `chunk` (constant-time comparison).
     public func receive(chunk: Int, response: Digest32) -> ByzantineOutcome {
-        let now = clock.nowMilliseconds()
+        let now = clock.monotonicMilliseconds()
         return state.withLock { $0.respond(chunk: chunk, response: response, now: now) }
     }
 
     /// Strikes every challenge unanswered for more than 500 ms.
     public func expireOverdue() -> [ByzantineOutcome] {
-        let now = clock.nowMilliseconds()
+        let now = clock.monotonicMilliseconds()
         return state.withLock { $0.expire(now: now) }
     }
 

@@ -1,4 +1,4 @@
-import AetherIO
+public import AetherIO
 import Synchronization
 
 /// Checks the freshness of chunk messages (fail closed): a per-session counter that must strictly
@@ -36,11 +36,11 @@ public final class ChunkIntegrityValidator: Sendable {
         }
     }
 
-    private let clock: any IntegrityClock
+    private let clock: any AetherClock
     private let state: Mutex<ChunkIntegrityValidatorStateMachine>
 
-    /// A validator reading time (Unix milliseconds) from `clock`.
-    public init(configuration: Configuration = .standard, clock: any IntegrityClock = SystemWallClock())
+    /// A validator reading time from the wall reading of `clock` (compared in Unix milliseconds).
+    public init(configuration: Configuration = .standard, clock: any AetherClock = SystemClock())
         throws(IntegrityError)
     {
         guard configuration.skewWindowMilliseconds > 0, configuration.bucketWidthMilliseconds > 0,
@@ -59,7 +59,7 @@ public final class ChunkIntegrityValidator: Sendable {
             throw IntegrityError(.invalidArgument, "a nonce is 8 to 64 bytes, got \(nonce.count)")
         }
         let key = SHA256.hash(nonce)
-        let now = clock.nowMilliseconds()
+        let now = clock.wallMilliseconds()
         try state.withLock { (machine) throws(IntegrityError) in
             try machine.validate(
                 sessionID: sessionID, counter: counter, timestampMilliseconds: timestampMilliseconds, nonce: key,
@@ -74,7 +74,7 @@ public final class ChunkIntegrityValidator: Sendable {
 
     /// Nonces held right now (after dropping expired buckets).
     public var storedNonceCount: Int {
-        let now = clock.nowMilliseconds()
+        let now = clock.wallMilliseconds()
         return state.withLock { machine in
             machine.evict(now: now)
             return machine.nonceCount

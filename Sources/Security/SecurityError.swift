@@ -6,7 +6,7 @@ public struct SecurityError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case authenticationFailed, invalidKey, malformedMessage, pinMismatch, invalidPinUpdate, keyStoreDamaged,
-                keyRingFull, expired, replayDetected, limitExceeded, systemCall
+                keyRingFull, expired, replayDetected, limitExceeded, systemCall, cryptoFailure
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -32,6 +32,8 @@ public struct SecurityError: Error, Sendable, CustomStringConvertible {
         public static let limitExceeded = Code(.limitExceeded)
         /// A system call failed.
         public static let systemCall = Code(.systemCall)
+        /// A crypto library is unusable or a call into it failed where no input can be blamed.
+        public static let cryptoFailure = Code(.cryptoFailure)
         public var description: String { "\(base)" }
     }
 

@@ -245,4 +245,17 @@ import Testing
             (error as? CodingError)?.code == .shardSizeMismatch
         }
     }
+
+    @Test(arguments: [-1, 2, Int.max])
+    func setShardThrowsForAnIndexOutsideTheStripeInsteadOfTrapping(index: Int) throws {
+        let stripe = try ShardStripe(shardCount: 2, shardCapacity: 8)
+        try stripe.setShard(1, to: [7])
+        #expect {
+            try stripe.setShard(index, to: [1, 2, 3])
+        } throws: { error in
+            (error as? CodingError)?.code == .invalidParameters
+        }
+        #expect(stripe.bytes(ofShard: 0) == [UInt8](repeating: 0, count: 8))
+        #expect(stripe.bytes(ofShard: 1) == [7, 0, 0, 0, 0, 0, 0, 0])
+    }
 }

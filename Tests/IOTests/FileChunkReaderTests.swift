@@ -84,14 +84,27 @@ import Testing
     }
 
     @Test func ioUringIsUsedWhenTheKernelAllowsIt() throws {
-        // This machine allows io_uring (kernel.io_uring_disabled = 0); in a container that refuses it
-        // the reader must say why rather than silently pick pread.
+        // The kernel is asked independently of the reader; the reader must agree with it either way.
+        let sysctl = KernelIOUringProbe.disabledSysctl()
+        let setupErrno = KernelIOUringProbe.setupErrno()
+        if sysctl == 2 { #expect(setupErrno == EPERM, "io_uring_disabled = 2 refuses every process") }
         let files = try TemporaryFiles()
         defer { files.remove() }
-        let path = try files.write("f", TemporaryFiles.randomBytes(2 << 20))
+        let content = TemporaryFiles.randomBytes(2 << 20)
+        let path = try files.write("f", content)
+        // 2 MiB in 256 KiB chunks: the decision wants io_uring wherever it is available.
+        #expect(ReadStrategy.decide(length: 2 << 20, chunkSize: 256 << 10, ioUringAvailable: true) == .ioUring)
         let reader = try FileChunkReader(path: path, options: ChunkReadOptions(chunkSize: 256 << 10))
-        #expect(reader.strategy == .ioUring || reader.ioUringRefusal != nil)
-        if reader.strategy != .ioUring { #expect(reader.ioUringRefusal?.errno != nil) }
+        if setupErrno == 0 {
+            #expect(reader.strategy == .ioUring)
+            #expect(reader.ioUringRefusal == nil)
+        } else {
+            // Refused (a container's seccomp, the sysctl, a memlock limit): pread, and the refusal says why.
+            #expect(reader.strategy == .pread)
+            #expect(reader.ioUringRefusal?.code == .ioUringUnavailable)
+            #expect(reader.ioUringRefusal?.errno == setupErrno)
+        }
+        #expect(try readAll(reader).0 == content)
     }
 
     @Test func theDecisionFollowsSizeChunkSizeAndPlatformSupport() {

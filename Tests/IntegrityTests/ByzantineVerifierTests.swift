@@ -58,25 +58,25 @@ import Testing
     }
 
     @Test func aCorrectTimelyAnswerVerifies() throws {
-        let clock = ManualClock(0)
+        let clock = ManualClock()
         let verifier = ByzantineVerifier(sampledChunks: [2, 5], clock: clock)
         let chunk: [UInt8] = Array(repeating: 9, count: 64)
         #expect(!verifier.acknowledged(chunk: 1))
         #expect(verifier.acknowledged(chunk: 2))
         #expect(!verifier.acknowledged(chunk: 2))  // acknowledged twice: one challenge only
-        clock.advance(by: 100)
+        clock.advance(by: .milliseconds(100))
         let challenge = try verifier.challenge(chunk: 2, contents: chunk)
-        clock.advance(by: 500)
+        clock.advance(by: .milliseconds(500))
         #expect(verifier.receive(chunk: 2, response: try challenge.response(chunk: chunk)) == .verified(chunk: 2))
         #expect(verifier.verifiedCount == 1)
         #expect(verifier.strikes == 0)
     }
 
     @Test func aChallengeLaterThan100msAfterTheACKIsDroppedWithoutAStrike() throws {
-        let clock = ManualClock(0)
+        let clock = ManualClock()
         let verifier = ByzantineVerifier(sampledChunks: [2], clock: clock)
         #expect(verifier.acknowledged(chunk: 2))
-        clock.advance(by: 101)
+        clock.advance(by: .milliseconds(101))
         #expect {
             try verifier.challenge(chunk: 2, contents: [1, 2, 3])
         } throws: { ($0 as? IntegrityError)?.code == .challengeWindowMissed }
@@ -84,13 +84,13 @@ import Testing
     }
 
     @Test func lateWrongAndUnsolicitedAnswersAreStrikesAndThreeMeanUntrusted() throws {
-        let clock = ManualClock(0)
+        let clock = ManualClock()
         let verifier = ByzantineVerifier(sampledChunks: [0, 1, 2, 3], clock: clock)
         let chunk: [UInt8] = [1, 2, 3, 4]
         for index in 0..<2 { #expect(verifier.acknowledged(chunk: index)) }
         let c0 = try verifier.challenge(chunk: 0, contents: chunk)
         let c1 = try verifier.challenge(chunk: 1, contents: chunk)
-        clock.advance(by: 501)
+        clock.advance(by: .milliseconds(501))
         #expect(
             verifier.receive(chunk: 0, response: try c0.response(chunk: chunk))
                 == .strike(chunk: 0, reason: .timeout, strikes: 1))
@@ -111,13 +111,13 @@ import Testing
     }
 
     @Test func unansweredChallengesExpireAfter500ms() throws {
-        let clock = ManualClock(0)
+        let clock = ManualClock()
         let verifier = ByzantineVerifier(sampledChunks: [4, 8], clock: clock)
         #expect(verifier.acknowledged(chunk: 4))
         _ = try verifier.challenge(chunk: 4, contents: [0])
-        clock.advance(by: 500)
+        clock.advance(by: .milliseconds(500))
         #expect(verifier.expireOverdue().isEmpty)
-        clock.advance(by: 1)
+        clock.advance(by: .milliseconds(1))
         #expect(verifier.expireOverdue() == [.strike(chunk: 4, reason: .timeout, strikes: 1)])
         #expect(verifier.expireOverdue().isEmpty)
     }

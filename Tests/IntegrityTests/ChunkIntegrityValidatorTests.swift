@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func timestampsAreAcceptedWithinTheSkewOnEitherSide() throws {
-        let clock = ManualClock(1_000_000)
+        let clock = ManualClock(wall: .milliseconds(1_000_000))
         let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: clock)
         try validator.validate(sessionID: "a", counter: 1, timestampMilliseconds: 1_030_000, nonce: nonce(1))
         try validator.validate(sessionID: "a", counter: 2, timestampMilliseconds: 970_000, nonce: nonce(2))
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func countersMustStrictlyIncreasePerSession() throws {
-        let clock = ManualClock(0)
+        let clock = ManualClock(wall: .milliseconds(0))
         let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: clock)
         try validator.validate(sessionID: "a", counter: 5, timestampMilliseconds: 0, nonce: nonce(1))
         try validator.validate(sessionID: "b", counter: 1, timestampMilliseconds: 0, nonce: nonce(2))
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func aNonceIsRefusedAgainEvenWithAnotherTimestampOrSession() throws {
-        let clock = ManualClock(100_000)
+        let clock = ManualClock(wall: .milliseconds(100_000))
         let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: clock)
         try validator.validate(sessionID: "a", counter: 1, timestampMilliseconds: 100_000, nonce: nonce(7))
         for (session, timestamp) in [("a", Int64(100_500)), ("b", Int64(80_000)), ("c", Int64(129_000))] {
@@ -64,12 +64,12 @@ import Testing
     }
 
     @Test func expiredBucketsAreDroppedOnceTheirTimestampsCannotBeAccepted() throws {
-        let clock = ManualClock(0)
+        let clock = ManualClock(wall: .milliseconds(0))
         let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: clock)
         try validator.validate(sessionID: "a", counter: 1, timestampMilliseconds: 0, nonce: nonce(1))
-        clock.set(30_999)
+        clock.setWall(.milliseconds(30_999))
         #expect(validator.storedNonceCount == 1)
-        clock.set(31_000)
+        clock.setWall(.milliseconds(31_000))
         #expect(validator.storedNonceCount == 0)
         // The old message itself is now outside the window, so forgetting its nonce opened nothing.
         #expect(
@@ -79,13 +79,13 @@ import Testing
     }
 
     @Test func aFloodOfNoncesStaysBoundedAndFailsClosed() throws {
-        let clock = ManualClock(0)
+        let clock = ManualClock(wall: .milliseconds(0))
         let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: clock)
         var refused = 0
         var counter: UInt64 = 0
         for n in 0..<5_000 {
             counter += 1
-            clock.set(Int64(n))  // 5 s of traffic, all within the window
+            clock.setWall(.milliseconds(Int64(n)))  // 5 s of traffic, all within the window
             do {
                 try validator.validate(
                     sessionID: "a", counter: counter, timestampMilliseconds: Int64(n), nonce: nonce(n))
@@ -97,13 +97,14 @@ import Testing
         }
         #expect(refused == 4_900)
         // Once the flood's buckets age out, fresh messages are accepted again.
-        clock.set(40_000)
+        clock.setWall(.milliseconds(40_000))
         #expect(validator.storedNonceCount == 0)
         try validator.validate(sessionID: "a", counter: counter + 1, timestampMilliseconds: 40_000, nonce: nonce(-1))
     }
 
     @Test func sessionsAreBoundedAndCanBeEnded() throws {
-        let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: ManualClock(0))
+        let validator = try ChunkIntegrityValidator(
+            configuration: Self.configuration, clock: ManualClock(wall: .milliseconds(0)))
         for s in 0..<4 {
             try validator.validate(sessionID: "s\(s)", counter: 1, timestampMilliseconds: 0, nonce: nonce(s))
         }
@@ -120,9 +121,10 @@ import Testing
             try ChunkIntegrityValidator(
                 configuration: .init(
                     skewWindowMilliseconds: 0, bucketWidthMilliseconds: 1, maximumNonces: 1, maximumSessions: 1),
-                clock: ManualClock())
+                clock: ManualClock(wall: .zero))
         }
-        let validator = try ChunkIntegrityValidator(configuration: Self.configuration, clock: ManualClock(0))
+        let validator = try ChunkIntegrityValidator(
+            configuration: Self.configuration, clock: ManualClock(wall: .milliseconds(0)))
         #expect(throws: IntegrityError.self) {
             try validator.validate(sessionID: "a", counter: 1, timestampMilliseconds: 0, nonce: [1, 2, 3])
         }

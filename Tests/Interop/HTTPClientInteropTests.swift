@@ -22,6 +22,10 @@ import Testing
         return out
     }
 
+    /// For stream bodies: their writer is a task of this process, and a loaded `make test` can keep the
+    /// cooperative pool busy for tens of seconds, so no idle limit (the request waits for the writer).
+    static let patient = HTTPTimeouts(idle: nil)
+
     static func echo(_ response: HTTPResponse) throws -> PeerEcho {
         try JSONDecoder().decode(PeerEcho.self, from: Data(response.body))
     }
@@ -81,7 +85,7 @@ import Testing
         let response = try await client.send(
             HTTPRequest(
                 method: "POST", url: peer.url(peer.plain, "/post"), headers: ["X-Test": "stream"],
-                body: .stream(stream), version: version))
+                body: .stream(stream), version: version, timeouts: Self.patient))
         try await writer.value
         let echo = try Self.echo(response)
         #expect(echo.method == "POST")
@@ -104,7 +108,9 @@ import Testing
             short.finish()
         }
         let shortError = await #expect(throws: TransportError.self) {
-            try await client.send(HTTPRequest(method: "PUT", url: peer.url(peer.plain, "/short"), body: .stream(short)))
+            try await client.send(
+                HTTPRequest(
+                    method: "PUT", url: peer.url(peer.plain, "/short"), body: .stream(short), timeouts: Self.patient))
         }
         #expect(shortError?.code == .bodySourceFailed)
         try await shortWriter.value
@@ -116,7 +122,9 @@ import Testing
         }
         let abortError = await #expect(throws: TransportError.self) {
             try await client.send(
-                HTTPRequest(method: "POST", url: peer.url(peer.plain, "/abort"), body: .stream(aborted)))
+                HTTPRequest(
+                    method: "POST", url: peer.url(peer.plain, "/abort"), body: .stream(aborted), timeouts: Self.patient)
+            )
         }
         #expect(abortError?.code == .bodySourceFailed)
         try await abortWriter.value

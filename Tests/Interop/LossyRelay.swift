@@ -12,6 +12,8 @@ final class LossyRelay: Sendable {
         var duplicated = 0
         var reordered = 0
         var replayed = 0
+        /// Datagrams that came in, per direction (0: toward the host, 1: back), one roll of the sequence each.
+        var received = [0, 0]
     }
 
     private struct Direction: Sendable {
@@ -76,6 +78,7 @@ final class LossyRelay: Sendable {
             var d = all[direction]
             defer { all[direction] = d }
             let roll = Self.next(&d.random) % 100
+            stats.withLock { $0.received[direction] += 1 }
             var out: [[UInt8]] = []
             if roll < dropPercent {
                 stats.withLock { $0.dropped += 1 }

@@ -1,11 +1,12 @@
 import Foundation
 
-/// An nftables table of the test's own that drops a share of the UDP datagrams to and from one port
-/// (`numgen random mod 100 < N`), created on init and deleted by `delete` (root only).
+/// An nftables table of the test's own that drops every Nth UDP datagram to and from one port
+/// (`numgen inc mod N == N - 1`, a counter per direction: deterministic, not random), created on init and deleted
+/// by `delete` (root only).
 struct NftablesLoss {
     let name: String
 
-    init(port: UInt16, percent: Int) throws {
+    init(port: UInt16, everyNth: Int) throws {
         name = "aether_test_\(port)"
         let chain = "{ type filter hook output priority 0; policy accept; }"
         try Self.nft(["add", "table", "inet", name])
@@ -13,8 +14,8 @@ struct NftablesLoss {
             try Self.nft(["add", "chain", "inet", name, "out", chain])
             for direction in ["dport", "sport"] {
                 try Self.nft([
-                    "add", "rule", "inet", name, "out", "udp", direction, "\(port)", "numgen", "random", "mod", "100",
-                    "<", "\(percent)", "counter", "drop",
+                    "add", "rule", "inet", name, "out", "udp", direction, "\(port)", "numgen", "inc", "mod",
+                    "\(everyNth)", "==", "\(everyNth - 1)", "counter", "drop",
                 ])
             }
         } catch {
@@ -23,11 +24,11 @@ struct NftablesLoss {
         }
     }
 
-    /// Packets the rules dropped so far.
-    func dropped() -> Int {
+    /// Packets the rule of one direction (`dport`: toward the port, `sport`: from it) dropped so far.
+    func dropped(direction: String) -> Int {
         guard let listing = try? Self.nft(["list", "table", "inet", name]) else { return 0 }
         var total = 0
-        for line in listing.split(separator: "\n") {
+        for line in listing.split(separator: "\n") where line.contains("udp \(direction) ") {
             guard let range = line.range(of: "packets ") else { continue }
             total += Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
         }

@@ -32,7 +32,7 @@ import Testing
 
         let manager = CertificatePinManager(
             configuration: try PinConfiguration(caPins: [oldPin], issuedAt: now.addingTimeInterval(-86_400)),
-            trustedKeys: [key], clock: ManualSecurityClockForInterop(now))
+            trustedKeys: [key], clock: ManualClock(wall: .seconds(now.timeIntervalSince1970)))
         try manager.apply(payload)
         #expect(manager.snapshot.caPins == Set(newPins))
         #expect(manager.snapshot.backupCAPins == [oldPin])
@@ -105,13 +105,4 @@ import Testing
         let error = #expect(throws: SecurityError.self) { try verifier.verify(response) }
         #expect(error?.code == .authenticationFailed)
     }
-}
-
-/// A fixed wall clock for the interop suite (the unit-test target's manual clock lives in another target).
-struct ManualSecurityClockForInterop: SecurityClock {
-    let date: Date
-
-    init(_ date: Date) { self.date = date }
-
-    func now() -> Date { date }
 }

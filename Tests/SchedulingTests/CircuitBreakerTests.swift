@@ -1,3 +1,4 @@
+import AetherIO
 import Testing
 
 @testable import AetherScheduling
@@ -138,7 +139,7 @@ import Testing
         } catch {
             #expect(error.code == .circuitOpen)
         }
-        clock.advance(by: 30)
+        clock.advance(by: .seconds(30))
         #expect(try breaker.acquire() == true)
         breaker.recordSuccess()
         #expect(breaker.state == .closed)

@@ -1,3 +1,4 @@
+import AetherIO
 import Testing
 
 @testable import AetherScheduling
@@ -174,13 +175,13 @@ import Testing
         let clock = ManualClock()
         let manager = UnifiedResourceManager(reader: DeviceResourceReader(root: tree.root), clock: clock)
         #expect(manager.refresh() == .normal)
-        clock.advance(by: 5)
+        clock.advance(by: .seconds(5))
         #expect(manager.refresh() == .heavy)
         #expect(manager.lastSnapshot.temperatureCelsius == 70)
         try tree.write("sys/class/thermal/thermal_zone0/temp", "30000\n")
-        clock.advance(by: 1)
+        clock.advance(by: .seconds(1))
         #expect(manager.refresh() == .heavy)
-        clock.advance(by: 5)
+        clock.advance(by: .seconds(5))
         #expect(manager.refresh() == .normal)
     }
 }

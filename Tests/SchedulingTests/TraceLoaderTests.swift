@@ -1,24 +1,36 @@
+import AetherIO
 import Testing
 
 @testable import AetherScheduling
 
-/// Where the shared traces are.
-enum SharedTraces {
-    /// `../shared/traces` beside the checkout (or beside the worktrees' parent), located from this file.
-    static let directory: String? = {
-        let repository = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
-        let candidates = ["/" + repository + "/../shared/traces", "/" + repository + "/../../shared/traces"]
-        return candidates.first { SystemCalls.listDirectory($0)?.contains("hsdpa_norway_3g") == true }
-    }()
+/// The project's copy of the throughput traces, `Traces/` at the repository root (sources and checksums in
+/// `Traces/SOURCES.md`), located from this file so the suite runs in any clone, from any directory.
+enum ProjectTraces {
+    static let directory: String =
+        "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/Traces"
 }
 
-/// Loads one real file of every trace family from `../shared/traces` (see its SOURCES.md for counts and formats).
-@Suite(.enabled(if: SharedTraces.directory != nil, "the shared traces are not present"))
-struct TraceLoaderTests {
-    static var directory: String? { SharedTraces.directory }
+/// Loads one real file of every trace family from `Traces/`. Never skipped: a clone without the traces fails here.
+@Suite struct TraceLoaderTests {
+    static var directory: String { ProjectTraces.directory }
 
     static func load(_ family: String, _ file: String) throws -> [ThroughputTrace] {
-        try TraceLoader.load(path: (directory ?? "") + "/" + family + "/" + file, family: family)
+        try TraceLoader.load(path: directory + "/" + family + "/" + file, family: family)
+    }
+
+    @Test func theProjectCopyMatchesEveryChecksumOfItsSources() throws {
+        let sources = try #require(SystemCalls.readFile(Self.directory + "/SOURCES.md"), "Traces/SOURCES.md is missing")
+        // The table at the end of SOURCES.md: "    <sha256>  ./<family>/<file>".
+        let rows = String(decoding: sources, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            return fields.count == 2 && fields[0].count == 64 && fields[1].hasPrefix("./")
+                ? (String(fields[0]), String(fields[1].dropFirst(2))) : nil
+        }
+        #expect(rows.count == 28)
+        for (digest, file) in rows {
+            let bytes = try #require(SystemCalls.readFile(Self.directory + "/" + file, limit: 16 << 20), "\(file)")
+            #expect(SHA256.hash(bytes).hex == digest, "\(file)")
+        }
     }
 
     @Test func pensieveCookedTextHasEveryLine() throws {
@@ -55,7 +67,7 @@ struct TraceLoaderTests {
         #expect(truth.count == 1 && truth[0].samples.count == 130)
         #expect(try Self.load("nr5g_throughput_prediction", "y_pred_hm_1_drive.npy").isEmpty)
         let references = try TraceLoader.referencePredictions(
-            directory: (Self.directory ?? "") + "/nr5g_throughput_prediction", trueFile: "y_true_20_walk.npy")
+            directory: Self.directory + "/nr5g_throughput_prediction", trueFile: "y_true_20_walk.npy")
         #expect(references.map(\.0) == ["hm", "GDBT"])
         #expect(references.allSatisfy { $0.1.count == 465 })
     }
@@ -69,7 +81,7 @@ struct TraceLoaderTests {
     }
 
     @Test func loadAllReadsEveryFamily() throws {
-        let traces = try TraceLoader.loadAll(directory: Self.directory ?? "")
+        let traces = try TraceLoader.loadAll(directory: Self.directory)
         #expect(Set(traces.map(\.family)).count == 6)
         #expect(traces.count == 6 + 5 + 4 + 6 + 2 + 120)
     }
@@ -107,13 +119,21 @@ struct TraceLoaderTests {
         }
     }
 
-    @Test func npyRejectsBadMagicTruncationAndShapeMismatch() {
+    @Test func npyRejectsBadMagicTruncationAndShapeMismatch() throws {
         #expect(throws: SchedulingError.self) { try TraceLoader.parseNpy([1, 2, 3], path: "p") }
         let header = Array("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n".utf8)
         let prefix: [UInt8] = [0x93, 0x4E, 0x55, 0x4D, 0x50, 0x59, 1, 0, UInt8(header.count), 0]
         let one = Array(repeating: UInt8(0), count: 8)
         #expect(throws: SchedulingError.self) { try TraceLoader.parseNpy(prefix + header + one, path: "p") }
         #expect(throws: SchedulingError.self) { try TraceLoader.parseNpy(prefix + header + one + [0], path: "p") }
-        #expect(throws: Never.self) { try TraceLoader.parseNpy(prefix + header + one + one, path: "p") }
+        // The well-formed file decodes to its two values, little-endian: 1.5 (0x3FF8...) and -2.25 (0xC002...).
+        let values: [UInt8] = [0, 0, 0, 0, 0, 0, 0xF8, 0x3F] + [0, 0, 0, 0, 0, 0, 0x02, 0xC0]
+        #expect(try TraceLoader.parseNpy(prefix + header + values, path: "p") == [1.5, -2.25])
+        // The same bytes as int64: 0x3FF8_0000_0000_0000 and 0xC002_0000_0000_0000 as signed integers.
+        let intHeader = Array("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }\n".utf8)
+        let intPrefix: [UInt8] = [0x93, 0x4E, 0x55, 0x4D, 0x50, 0x59, 1, 0, UInt8(intHeader.count), 0]
+        #expect(
+            try TraceLoader.parseNpy(intPrefix + intHeader + values, path: "p")
+                == [Double(0x3FF8_0000_0000_0000 as Int64), Double(Int64(bitPattern: 0xC002_0000_0000_0000))])
     }
 }

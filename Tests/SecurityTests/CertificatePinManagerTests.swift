@@ -8,7 +8,7 @@ import Testing
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     func manager(
-        ca: [String], leaf: [String] = [], clock: ManualSecurityClock, pki: TestPKI
+        ca: [String], leaf: [String] = [], clock: ManualClock, pki: TestPKI
     ) throws -> CertificatePinManager {
         let configuration = try PinConfiguration(
             caPins: Set(ca.map { try pki.pin($0) }), emergencyLeafPins: Set(leaf.map { try pki.pin($0) }),
@@ -18,7 +18,7 @@ import Testing
 
     @Test func aMatchingIntermediatePinAcceptsTheChain() throws {
         let pki = try TestPKI.get()
-        let pins = try manager(ca: ["intA"], clock: ManualSecurityClock(Self.start), pki: pki)
+        let pins = try manager(ca: ["intA"], clock: ManualClock(Self.start), pki: pki)
         #expect(try pins.validate(chain: [pki.der("leafA"), pki.der("intA")]) == .caPin)
         #expect(try pins.validate(chain: [pki.der("leafA"), pki.der("intA"), pki.der("root")]) == .caPin)
         let error = #expect(throws: SecurityError.self) {
@@ -30,13 +30,13 @@ import Testing
     @Test func aCAPinOnTheLeafPositionDoesNotCount() throws {
         // CA pins are checked against certificates above the leaf only.
         let pki = try TestPKI.get()
-        let pins = try manager(ca: ["leafA"], clock: ManualSecurityClock(Self.start), pki: pki)
+        let pins = try manager(ca: ["leafA"], clock: ManualClock(Self.start), pki: pki)
         #expect(throws: SecurityError.self) { try pins.validate(chain: [pki.der("leafA"), pki.der("intA")]) }
     }
 
     @Test func emergencyLeafPinsApplyOnlyWhenNoCAPinMatches() throws {
         let pki = try TestPKI.get()
-        let pins = try manager(ca: ["intA"], leaf: ["leafB"], clock: ManualSecurityClock(Self.start), pki: pki)
+        let pins = try manager(ca: ["intA"], leaf: ["leafB"], clock: ManualClock(Self.start), pki: pki)
         #expect(try pins.validate(chain: [pki.der("leafB"), pki.der("intB")]) == .emergencyLeafPin)
         #expect(try pins.validate(chain: [pki.der("leafB")]) == .emergencyLeafPin)
         // Intermediates are checked first: a CA match wins over a leaf pin.
@@ -46,7 +46,7 @@ import Testing
 
     @Test func emptyChainsAndGarbageFailClosed() throws {
         let pki = try TestPKI.get()
-        let pins = try manager(ca: ["intA"], leaf: ["leafA"], clock: ManualSecurityClock(Self.start), pki: pki)
+        let pins = try manager(ca: ["intA"], leaf: ["leafA"], clock: ManualClock(Self.start), pki: pki)
         let empty = #expect(throws: SecurityError.self) { try pins.validate(chain: []) }
         #expect(empty?.code == .malformedMessage)
         // A garbage certificate anywhere rejects the chain, even beside a matching pin.
@@ -62,7 +62,7 @@ import Testing
 
     @Test func backupPinsHoldForSeventyTwoHoursAfterARotation() throws {
         let pki = try TestPKI.get()
-        let clock = ManualSecurityClock(Self.start)
+        let clock = ManualClock(Self.start)
         let pins = try manager(ca: ["intA"], clock: clock, pki: pki)
         let update = try pki.update(
             pins: [pki.pin("intB")], effective: Self.start.addingTimeInterval(-60),
@@ -74,9 +74,9 @@ import Testing
         let chainB = [try pki.der("leafB"), try pki.der("intB")]
         #expect(try pins.validate(chain: chainB) == .caPin)
         #expect(try pins.validate(chain: chainA) == .backupCAPin)
-        clock.advance(by: 72 * 3600 - 1)
+        clock.advance(by: .seconds(72 * 3600 - 1))
         #expect(try pins.validate(chain: chainA) == .backupCAPin)
-        clock.advance(by: 1)
+        clock.advance(by: .seconds(1))
         let error = #expect(throws: SecurityError.self) { try pins.validate(chain: chainA) }
         #expect(error?.code == .pinMismatch)
         #expect(try pins.validate(chain: chainB) == .caPin)
@@ -84,7 +84,7 @@ import Testing
 
     @Test func everyRejectedRotationLeavesThePinsUntouched() throws {
         let pki = try TestPKI.get()
-        let clock = ManualSecurityClock(Self.start)
+        let clock = ManualClock(Self.start)
         let pins = try manager(ca: ["intA"], leaf: ["leafB"], clock: clock, pki: pki)
         let before = pins.snapshot
         let newPins = [try pki.pin("intB")]
@@ -151,7 +151,7 @@ import Testing
         #expect(key.id == EmbeddedPinSigningKey.id)
         let pki = try TestPKI.get()
         let configuration = try PinConfiguration(caPins: [pki.pin("intA")], issuedAt: Self.start)
-        let pins = try CertificatePinManager(configuration: configuration, clock: ManualSecurityClock(Self.start))
+        let pins = try CertificatePinManager(configuration: configuration, clock: ManualClock(Self.start))
         // An update signed by a test key is refused by a manager that trusts only the embedded key.
         let update = try pki.update(
             pins: [pki.pin("intB")], effective: Self.start.addingTimeInterval(60),

@@ -174,7 +174,7 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
         let deleteError = #expect(throws: SecurityError.self) { try scratch.store.delete(hostID: host) }
         #expect(deleteError?.code == .keyStoreDamaged)
         #expect(try scratch.store.loadAll().damaged == [host: damaged.expected])
-        _ = try KeyManager(store: scratch.store, clock: ManualKeyClock())
+        _ = try KeyManager(store: scratch.store, clock: ManualClock())
 
         #expect(try scratch.fingerprint(url) == before)
         #expect(try scratch.names().filter { $0.hasSuffix(".tmp") }.isEmpty)
@@ -246,7 +246,7 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
 
     @Test func aManagerOverTheFileStoreSurvivesARestart() throws {
         let scratch = KeyStoreScratch()
-        let clock = ManualKeyClock()
+        let clock = ManualClock()
         let manager = try KeyManager(store: scratch.store, clock: clock)
         guard case .paired(let key) = try manager.pair(hostID: host) else {
             Issue.record("pairing an empty ring must succeed")
@@ -305,7 +305,7 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
         try Data("\(KeyID().hex) 5\r\n".utf8).write(to: URL(fileURLWithPath: scratch.store.retiredPath))
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: scratch.store.retiredPath)
         let error = #expect(throws: SecurityError.self) {
-            _ = try KeyManager(store: scratch.store, clock: ManualKeyClock())
+            _ = try KeyManager(store: scratch.store, clock: ManualClock())
         }
         #expect(error?.code == .keyStoreDamaged)
         #expect(error?.message.contains(scratch.store.retiredPath) == true)
@@ -333,14 +333,14 @@ enum DamagedKeyStoreFile: String, CaseIterable, Sendable {
         let stored = try item(host, keys: 2, start: 1)
         try scratch.store.save(stored)
         let retired = stored.keys[0].id
-        let manager = try KeyManager(store: ItemSavesFail(files: scratch.store), clock: ManualKeyClock())
+        let manager = try KeyManager(store: ItemSavesFail(files: scratch.store), clock: ManualClock())
         let retirement = manager.receivedTombstone(for: retired, authenticated: true)
         #expect(retirement.itemFailure?.code == .systemCall)
         #expect(retirement.markerFailure == nil)
         // The file still holds the key ...
         #expect(try scratch.store.load(hostID: host)?.keys.contains { $0.id == retired } == true)
         // ... a restarted process over the real store never offers it ...
-        let restarted = try KeyManager(store: scratch.store, clock: ManualKeyClock())
+        let restarted = try KeyManager(store: scratch.store, clock: ManualClock())
         #expect(restarted.connectOrder(for: host).map(\.id) == [stored.keys[1].id])
         // ... and its next save of the host writes the deletion.
         #expect(restarted.hostListed(host, pending: [], active: [stored.keys[1].id]).saveFailure == nil)

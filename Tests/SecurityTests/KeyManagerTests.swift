@@ -1,3 +1,4 @@
+import AetherIO
 import Testing
 
 @testable import AetherSecurity
@@ -7,13 +8,13 @@ import Testing
 
     @Test func pairingStampsTheInjectedClockAndSavesTheHostItem() throws {
         let store = InMemoryKeyStore()
-        let clock = ManualKeyClock(start: 5_000)
+        let clock = ManualClock(wall: .milliseconds(5_000))
         let manager = try KeyManager(store: store, clock: clock)
         guard case .paired(let first) = try manager.pair(hostID: host) else {
             Issue.record("pairing an empty ring must succeed")
             return
         }
-        clock.advance(milliseconds: 250)
+        clock.advance(by: .milliseconds(250))
         guard case .paired(let second) = try manager.pair(hostID: host) else {
             Issue.record("pairing a ring with one key must succeed")
             return
@@ -28,7 +29,7 @@ import Testing
     @Test func aTombstonedKeyIsNeverUsedAgainWhenSavingFails() throws {
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         store.failSaves = true
         store.failMarkers = true
         let retirement = manager.receivedTombstone(for: key.id, authenticated: true)
@@ -51,7 +52,7 @@ import Testing
     @Test func forgettingTheLastKeyOfAHostDeletesItsItem() throws {
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         try manager.forget(key.id)
         #expect(store.item(host) == nil)
         #expect(store.deleteCount == 1)
@@ -59,7 +60,7 @@ import Testing
 
     @Test func aFullRingReturnsFullAndWritesNothing() throws {
         let store = InMemoryKeyStore()
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         for _ in 0..<KeyRing.capacity { _ = try manager.pair(hostID: HostID()) }
         let saves = store.saveCount
         guard case .full = try manager.pair(hostID: host) else {
@@ -74,7 +75,7 @@ import Testing
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
         store.markDamaged(host)
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         #expect(manager.unreadableHosts[host]?.code == .keyStoreDamaged)
         #expect(manager.connectOrder(for: host).isEmpty)
         let error = #expect(throws: SecurityError.self) { _ = try manager.pair(hostID: host) }
@@ -86,7 +87,7 @@ import Testing
         let pending = KeyFixtures.key(host, at: 1, .pending)
         let active = KeyFixtures.key(host, at: 2, .pending)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [pending, active])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         let listing = manager.hostListed(host, pending: [pending.id], active: [active.id])
         #expect(listing.actions == [.reconnectNow(pending.id)])
         #expect(listing.saveFailure == nil)
@@ -99,7 +100,7 @@ import Testing
         let key = KeyFixtures.key(host, at: 1, .active)
         let other = KeyFixtures.key(host, at: 2, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key, other])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock(start: 7_000))
+        let manager = try KeyManager(store: store, clock: ManualClock(wall: .milliseconds(7_000)))
         let retirement = manager.receivedTombstone(for: key.id, authenticated: true)
         #expect(retirement.retired && retirement.itemFailure == nil && retirement.markerFailure == nil)
         #expect(store.retired.retiredAt(key.id) == 7_000)
@@ -110,7 +111,7 @@ import Testing
         let key = KeyFixtures.key(host, at: 1, .active)
         let other = KeyFixtures.key(host, at: 2, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key, other])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         store.failSaves = true
         let retirement = manager.receivedTombstone(for: key.id, authenticated: true)
         #expect(retirement.itemFailure?.code == .systemCall)
@@ -119,7 +120,7 @@ import Testing
         // The item on disk still holds the key (its save failed) ...
         #expect(store.item(host)?.keys.contains { $0.id == key.id } == true)
         // ... yet a new process over the same store never offers it, and its next save writes the deletion.
-        let restarted = try KeyManager(store: store, clock: ManualKeyClock())
+        let restarted = try KeyManager(store: store, clock: ManualClock())
         #expect(restarted.connectOrder(for: host).map(\.id) == [other.id])
         #expect(restarted.snapshot.status(of: key.id) == .tombstoned)
         store.failSaves = false
@@ -131,18 +132,18 @@ import Testing
         let key = KeyFixtures.key(host, at: 1, .active)
         let other = KeyFixtures.key(host, at: 2, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key, other])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         store.failMarkers = true
         let retirement = manager.receivedTombstone(for: key.id, authenticated: true)
         #expect(retirement.markerFailure != nil && retirement.itemFailure == nil && retirement.holdsAfterRestart)
-        let restarted = try KeyManager(store: store, clock: ManualKeyClock())
+        let restarted = try KeyManager(store: store, clock: ManualClock())
         #expect(restarted.connectOrder(for: host).map(\.id) == [other.id])
     }
 
     @Test func aRetirementThatCouldNotBeSavedIsWrittenByTheNextTombstoneForTheKey() throws {
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         store.failSaves = true
         store.failMarkers = true
         #expect(!manager.receivedTombstone(for: key.id, authenticated: true).holdsAfterRestart)
@@ -151,13 +152,13 @@ import Testing
         let again = manager.receivedTombstone(for: key.id, authenticated: true)
         #expect(again.retired && again.markerFailure == nil && again.holdsAfterRestart)
         #expect(store.retired.contains(key.id))
-        #expect(try KeyManager(store: store, clock: ManualKeyClock()).connectOrder(for: host).isEmpty)
+        #expect(try KeyManager(store: store, clock: ManualClock()).connectOrder(for: host).isEmpty)
     }
 
     @Test func anUnauthenticatedTombstoneWritesNoMarker() throws {
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         let retirement = manager.receivedTombstone(for: key.id, authenticated: false)
         #expect(!retirement.retired)
         #expect(store.markerWrites == 0)
@@ -167,7 +168,7 @@ import Testing
     @Test func aHostListingReturnsItsReconnectsEvenWhenTheSaveFails() throws {
         let key = KeyFixtures.key(host, at: 1, .active)
         let store = InMemoryKeyStore(items: [try KeyStoreItem(hostID: host, keys: [key])])
-        let manager = try KeyManager(store: store, clock: ManualKeyClock())
+        let manager = try KeyManager(store: store, clock: ManualClock())
         store.failSaves = true
         let listing = manager.hostListed(host, pending: [key.id], active: [])
         #expect(listing.actions == [.reconnectNow(key.id)])

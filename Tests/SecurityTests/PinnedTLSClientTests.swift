@@ -1,3 +1,4 @@
+import AetherIO
 import Foundation
 import Testing
 
@@ -61,7 +62,7 @@ final class TLSTestServer {
             caPins: Set(ca.map { try pki.pin($0) }), emergencyLeafPins: Set(leaf.map { try pki.pin($0) }),
             issuedAt: Self.start)
         return CertificatePinManager(
-            configuration: configuration, trustedKeys: [], clock: ManualSecurityClock(Self.start))
+            configuration: configuration, trustedKeys: [], clock: ManualClock(Self.start))
     }
 
     @Test func connectsWhenTheIntermediatePinMatchesAndIsRefusedWhenNoPinDoes() throws {

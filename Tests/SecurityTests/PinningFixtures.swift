@@ -9,15 +9,9 @@ import Testing
     import Glibc
 #endif
 
-/// A wall clock the test moves by hand.
-final class ManualSecurityClock: SecurityClock {
-    private let current: Mutex<Date>
-
-    init(_ start: Date) { current = Mutex(start) }
-
-    func now() -> Date { current.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+extension ManualClock {
+    /// A manual clock whose wall reading is `date`.
+    convenience init(_ date: Date) { self.init(wall: .seconds(date.timeIntervalSince1970)) }
 }
 
 /// Runs the `openssl` command line found on PATH.

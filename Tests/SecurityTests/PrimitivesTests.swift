@@ -74,7 +74,7 @@ enum VectorFile {
     }
 
     @Test func smallOrderPointsFailClosed() throws {
-        let key = X25519.PrivateKey()
+        let key = try X25519.PrivateKey()
         // The all-zero point and the point of order 1 (u = 1) give an all-zero shared secret.
         for u in [[UInt8](repeating: 0, count: 32), [1] + [UInt8](repeating: 0, count: 31)] {
             let error = #expect(throws: SecurityError.self) {
@@ -86,6 +86,20 @@ enum VectorFile {
             try X25519.PublicKey(rawRepresentation: [UInt8](repeating: 9, count: 31))
         }
         #expect("\(key)" == "<redacted>")
+    }
+
+    @Test func aKeyFromAnUninitialisedLibraryThrowsOnceInsteadOfLooping() throws {
+        // Before the fix this init retried forever when libsodium could not derive a public key.
+        let error = #expect(throws: SecurityError.self) { try X25519.PrivateKey(libraryReady: false) }
+        #expect(error?.code == .cryptoFailure)
+        let fresh = try X25519.PrivateKey(libraryReady: true)
+        let again = try X25519.PrivateKey()
+        #expect(fresh.publicKey != again.publicKey)
+        let shared = try fresh.sharedSecret(with: again.publicKey)
+        let mirrored = try again.sharedSecret(with: fresh.publicKey)
+        let ours = unsafe shared.withUnsafeBytes { unsafe Array($0) }
+        let theirs = unsafe mirrored.withUnsafeBytes { unsafe Array($0) }
+        #expect(ours == theirs)
     }
 }
 

@@ -26,7 +26,7 @@ struct PartialSource: PossessionSource {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     struct Setup {
-        let clock = ManualSecurityClock(ProofOfPossessionTests.start)
+        let clock = ManualClock(ProofOfPossessionTests.start)
         let source = InMemoryPossessionSource(ProofOfPossessionTests.content)
         let hashes: [Digest32]
         let verifier: ProofOfPossessionVerifier
@@ -81,7 +81,7 @@ struct PartialSource: PossessionSource {
         // What a hash-only prover can send for the full-hash question: the file's SHA-256, correctly sealed.
         let setup = try Setup()
         let challenge = try setup.verifier.issueChallenge(items: [.fullHash])
-        let ephemeral = X25519.PrivateKey()
+        let ephemeral = try X25519.PrivateKey()
         let keys = try PossessionTranscript.keys(
             shared: ephemeral.sharedSecret(with: challenge.verifierKey), nonce: challenge.nonce,
             claim: setup.verifier.claim, verifierKey: challenge.verifierKey, proverKey: ephemeral.publicKey)
@@ -100,7 +100,7 @@ struct PartialSource: PossessionSource {
         to challenge: PossessionChallenge, claim: PossessionClaim,
         answers: (PossessionTranscript.Keys) throws -> [UInt8]
     ) throws -> PossessionResponse {
-        let ephemeral = X25519.PrivateKey()
+        let ephemeral = try X25519.PrivateKey()
         let keys = try PossessionTranscript.keys(
             shared: ephemeral.sharedSecret(with: challenge.verifierKey), nonce: challenge.nonce, claim: claim,
             verifierKey: challenge.verifierKey, proverKey: ephemeral.publicKey)
@@ -188,16 +188,16 @@ struct PartialSource: PossessionSource {
         let setup = try Setup()
         let prover = try setup.prover(setup.source)
         let onTime = try setup.verifier.issueChallenge()
-        setup.clock.advance(by: 14.999)
+        setup.clock.advance(by: .milliseconds(14_999))
         try setup.verifier.verify(prover.respond(to: onTime))
 
         let late = try setup.verifier.issueChallenge()
         let response = try prover.respond(to: late)
-        setup.clock.advance(by: 15)
+        setup.clock.advance(by: .seconds(15))
         let error = #expect(throws: SecurityError.self) { try setup.verifier.verify(response) }
         #expect(error?.code == .expired)
         // Even much later, after the verifier forgot the nonce, the answer is refused.
-        setup.clock.advance(by: 3600)
+        setup.clock.advance(by: .seconds(3600))
         let again = #expect(throws: SecurityError.self) { try setup.verifier.verify(response) }
         #expect(again?.code == .expired)
     }

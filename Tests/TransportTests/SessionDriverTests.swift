@@ -1,3 +1,4 @@
+import AetherIO
 import AetherSecurity
 import Synchronization
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// The client and host drivers with their real handshake and records, on loopback sockets, stepped by
 /// hand with a manual clock: every datagram is read by the test and handed to the other side.
 @Suite struct SessionDriverTests {
-    let clock = ManualSessionClock()
+    let clock = ManualClock(wall: .milliseconds(1_750_000_000_000), monotonic: .milliseconds(1_000))
     let keyID = KeyID()
     let psk = SymmetricKey(size: .bits256)
     let device = HostID()
@@ -65,7 +66,7 @@ import Testing
         try p.client.connect(keyID: keyID, pending: false)
         let first = try p.next(p.hostSocket)
         #expect(first.count == 110)
-        clock.advance(250)
+        clock.advance(by: .milliseconds(250))
         p.client.fireTimerIfDue()
         let resent = try p.next(p.hostSocket)
         #expect(resent == first)

@@ -1,10 +1,12 @@
+import AetherIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// An open file descriptor for the shard-file codec: whole reads and writes at offsets (EINTR and short
-/// transfers retried), size, fsync, and the directory operations around an atomic replace. Every
-/// failure is a `CodingError(.fileSystem)` naming the path and errno.
+/// An open file descriptor for the shard-file codec: whole reads and writes at offsets, size, fsync, and the
+/// directory operations around an atomic replace, all through AetherIO's `Syscall` layer (EINTR and short
+/// transfers retried there). Every failure is a `CodingError(.fileSystem)` naming the path and errno.
 final class ShardFile {
     /// The descriptor, closed in deinit.
     let descriptor: Int32
@@ -16,23 +18,26 @@ final class ShardFile {
         self.path = path
     }
 
-    deinit { close(descriptor) }
+    deinit { Syscall.close(descriptor) }
 
     /// Opens an existing file for reading; nil when it does not exist.
     static func openForReading(_ path: String) throws(CodingError) -> ShardFile? {
-        let fd = retrying { unsafe open(path, O_RDONLY | O_CLOEXEC) }
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw failure("open", path)
+        do throws(IOError) {
+            return ShardFile(descriptor: try Syscall.open(path, flags: O_RDONLY), path: path)
+        } catch {
+            if error.errno == ENOENT { return nil }
+            throw failure("open", path, error)
         }
-        return ShardFile(descriptor: fd, path: path)
     }
 
     /// Creates or truncates a file for writing, mode 0644.
     static func create(_ path: String) throws(CodingError) -> ShardFile {
-        let fd = retrying { unsafe open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        guard fd >= 0 else { throw failure("create", path) }
-        return ShardFile(descriptor: fd, path: path)
+        do throws(IOError) {
+            return ShardFile(
+                descriptor: try Syscall.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644), path: path)
+        } catch {
+            throw failure("create", path, error)
+        }
     }
 
     /// Creates a new temporary file next to `path` (same directory, so a rename replaces atomically).
@@ -42,82 +47,93 @@ final class ShardFile {
             guard let base = buffer.baseAddress else { return -1 }
             return unsafe mkstemp(base)
         }
-        guard fd >= 0 else { throw failure("create a temporary file for", path) }
+        guard fd >= 0 else { throw failure("create a temporary file for", path, code: errno) }
         let name = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return ShardFile(descriptor: fd, path: name)
     }
 
     /// The size in bytes; a directory or other non-regular file is an error.
     func size() throws(CodingError) -> Int {
-        var info = stat()
-        guard unsafe fstat(descriptor, &info) == 0 else { throw Self.failure("stat", path) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw CodingError(.fileSystem, "\(path) is not a regular file")
+        let info: FileStatus
+        do throws(IOError) {
+            info = try Syscall.fstat(descriptor, path: path)
+        } catch {
+            throw Self.failure("stat", path, error)
         }
-        return Int(info.st_size)
+        guard info.isRegularFile else { throw CodingError(.fileSystem, "\(path) is not a regular file") }
+        return Int(info.size)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at end of file.
     func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws(CodingError) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var done = 0
-        while done < buffer.count {
-            let count = unsafe pread(descriptor, base + done, buffer.count - done, off_t(offset + done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure("read", path)
-            }
-            if count == 0 { break }
-            done += count
+        do throws(IOError) {
+            return try unsafe Syscall.preadFully(descriptor, into: buffer, offset: Int64(offset), path: path)
+        } catch {
+            throw Self.failure("read", path, error)
         }
-        return done
     }
 
     /// Writes all of `buffer` at `offset`.
     func write(at offset: Int, from buffer: UnsafeRawBufferPointer) throws(CodingError) {
-        guard let base = buffer.baseAddress else { return }
-        var done = 0
-        while done < buffer.count {
-            let count = unsafe pwrite(descriptor, base + done, buffer.count - done, off_t(offset + done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure("write", path)
-            }
-            done += count
+        do throws(IOError) {
+            try unsafe Syscall.pwriteFully(descriptor, from: buffer, offset: Int64(offset), path: path)
+        } catch {
+            throw Self.failure("write", path, error)
         }
     }
 
     /// Sets the file's length.
     func truncate(to length: Int) throws(CodingError) {
-        guard retrying({ ftruncate(descriptor, off_t(length)) }) == 0 else { throw Self.failure("truncate", path) }
+        do throws(IOError) {
+            try Syscall.ftruncate(descriptor, length: Int64(length), path: path)
+        } catch {
+            throw Self.failure("truncate", path, error)
+        }
     }
 
     /// Flushes the file's data and metadata to stable storage.
     func sync() throws(CodingError) {
-        guard retrying({ fsync(descriptor) }) == 0 else { throw Self.failure("fsync", path) }
+        do throws(IOError) {
+            try Syscall.fsync(descriptor, path: path)
+        } catch {
+            throw Self.failure("fsync", path, error)
+        }
     }
 
     /// Renames `from` over `to` (atomic within one file system).
     static func rename(_ from: String, to: String) throws(CodingError) {
-        guard unsafe Glibc.rename(from, to) == 0 else { throw failure("rename \(from) to", to) }
+        do throws(IOError) {
+            try Syscall.rename(from, to: to)
+        } catch {
+            throw failure("rename \(from) to", to, error)
+        }
     }
 
     /// Removes a file; a missing file is fine.
     static func remove(_ path: String) throws(CodingError) {
-        guard unsafe unlink(path) == 0 || errno == ENOENT else { throw failure("remove", path) }
+        do throws(IOError) {
+            try Syscall.unlink(path)
+        } catch {
+            guard error.errno == ENOENT else { throw failure("remove", path, error) }
+        }
     }
 
     /// Creates a directory unless it exists.
     static func makeDirectory(_ path: String) throws(CodingError) {
-        guard unsafe mkdir(path, 0o755) == 0 || errno == EEXIST else { throw failure("create directory", path) }
+        do throws(IOError) {
+            try Syscall.mkdir(path, mode: 0o755)
+        } catch {
+            guard error.errno == EEXIST else { throw failure("create directory", path, error) }
+        }
     }
 
     /// Flushes a directory's entries (after a rename or create inside it).
     static func syncDirectory(_ path: String) throws(CodingError) {
-        let fd = retrying { unsafe open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { throw failure("open directory", path) }
-        defer { close(fd) }
-        guard retrying({ fsync(fd) }) == 0 else { throw failure("fsync directory", path) }
+        do throws(IOError) {
+            try Syscall.syncDirectory(path)
+        } catch {
+            throw failure("fsync directory", path, error)
+        }
     }
 
     /// The directory part of `path` ("." when there is none).
@@ -126,18 +142,12 @@ final class ShardFile {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    private static func retrying(_ call: () -> Int32) -> Int32 {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
-        }
+    private static func failure(_ action: String, _ path: String, _ error: IOError) -> CodingError {
+        failure(action, path, code: error.errno ?? EIO)
     }
 
-    private func retrying(_ call: () -> Int32) -> Int32 { Self.retrying(call) }
-
-    private static func failure(_ action: String, _ path: String) -> CodingError {
-        let code = errno
-        return CodingError(
+    private static func failure(_ action: String, _ path: String, code: Int32) -> CodingError {
+        CodingError(
             .fileSystem, "cannot \(action) \(path): \(unsafe String(cString: strerror(code))) (errno \(code))")
     }
 }

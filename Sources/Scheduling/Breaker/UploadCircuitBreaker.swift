@@ -1,14 +1,15 @@
+public import AetherIO
 import Synchronization
 
 /// The circuit breaker around chunk uploads: a `CircuitBreakerStateMachine` behind a lock, timed by an injected clock.
 public final class UploadCircuitBreaker: Sendable {
     private let machine: Mutex<CircuitBreakerStateMachine>
-    private let clock: any MonotonicClock
+    private let clock: any AetherClock
 
     /// Creates a closed breaker.
     public init(
         configuration: CircuitBreakerStateMachine.Configuration = .init(),
-        clock: any MonotonicClock = SystemMonotonicClock()
+        clock: any AetherClock = SystemClock()
     ) {
         machine = Mutex(CircuitBreakerStateMachine(configuration: configuration))
         self.clock = clock
@@ -16,7 +17,7 @@ public final class UploadCircuitBreaker: Sendable {
 
     /// Whether a chunk may be sent now (`.probe`: it is the half-open probe).
     public func permission() -> CircuitBreakerStateMachine.Permission {
-        let now = clock.now()
+        let now = clock.monotonicSeconds()
         return machine.withLock { $0.permission(at: now) }
     }
 
@@ -32,19 +33,19 @@ public final class UploadCircuitBreaker: Sendable {
 
     /// Records a chunk's success.
     public func recordSuccess() {
-        let now = clock.now()
+        let now = clock.monotonicSeconds()
         machine.withLock { $0.recordSuccess(at: now) }
     }
 
     /// Records a chunk's failure.
     public func recordFailure() {
-        let now = clock.now()
+        let now = clock.monotonicSeconds()
         machine.withLock { $0.recordFailure(at: now) }
     }
 
     /// Records an HTTP/2 stream reset.
     public func recordStreamReset() {
-        let now = clock.now()
+        let now = clock.monotonicSeconds()
         machine.withLock { $0.recordStreamReset(at: now) }
     }
 

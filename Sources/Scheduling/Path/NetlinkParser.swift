@@ -1,5 +1,6 @@
 /// Parses rtnetlink datagrams (`nlmsghdr` + `ifinfomsg`/`rtmsg` + `rtattr`s) from bytes, checking every length
-/// against the buffer: a malformed message ends parsing of its datagram with an error, never a crash.
+/// against the buffer: a malformed message is reported as an error, never a crash, and the messages after it are
+/// still read.
 ///
 /// Layouts (little-endian on every Linux target Aether supports; all structs 4-byte aligned):
 /// - nlmsghdr (16): u32 len, u16 type, u16 flags, u32 seq, u32 pid.
@@ -14,34 +15,50 @@ public enum NetlinkParser {
     static let done: UInt16 = 3
     static let error: UInt16 = 2
 
-    /// The events in one datagram. Link events are all `linkAdded`/`linkRemoved`; the observer turns repeats
-    /// into `linkChanged`.
+    /// The events in one datagram; the first damaged message throws. Link events are all
+    /// `linkAdded`/`linkRemoved`; the observer turns repeats into `linkChanged`.
     public static func parse(_ bytes: [UInt8]) throws(SchedulingError) -> [NetworkPathEvent] {
-        var events: [NetworkPathEvent] = []
+        let datagram = read(bytes)
+        if let first = datagram.damaged.first { throw first }
+        return datagram.events
+    }
+
+    /// Every event of one datagram and an error for each damaged message: a message whose body does not parse is
+    /// skipped by its header's length; a header that overruns the datagram ends the walk.
+    public static func read(_ bytes: [UInt8]) -> NetlinkDatagram {
+        var datagram = NetlinkDatagram()
         var offset = 0
         while offset + 16 <= bytes.count {
             let length = Int(u32(bytes, offset))
             let type = u16(bytes, offset + 4)
             guard length >= 16, offset + length <= bytes.count else {
-                throw SchedulingError(.unreadableSource, "netlink message length \(length) at \(offset) overruns")
+                datagram.damaged.append(
+                    SchedulingError(.unreadableSource, "netlink message length \(length) at \(offset) overruns"))
+                return datagram
             }
             let body = offset + 16
             let end = offset + length
-            switch type {
-            case newLink, deleteLink:
-                let link = try parseLink(bytes, body, end)
-                events.append(type == newLink ? .linkAdded(link) : .linkRemoved(link))
-            case newRoute, deleteRoute:
-                let route = try parseRoute(bytes, body, end)
-                events.append(type == newRoute ? .routeAdded(route) : .routeRemoved(route))
-            case done:
-                return events
-            default:
-                break  // NLMSG_NOOP, NLMSG_ERROR acks and other families are not path changes
+            do throws(SchedulingError) {
+                switch type {
+                case newLink, deleteLink:
+                    let link = try parseLink(bytes, body, end)
+                    datagram.events.append(type == newLink ? .linkAdded(link) : .linkRemoved(link))
+                case newRoute, deleteRoute:
+                    let route = try parseRoute(bytes, body, end)
+                    datagram.events.append(type == newRoute ? .routeAdded(route) : .routeRemoved(route))
+                case done:
+                    return datagram
+                default:
+                    break  // NLMSG_NOOP, NLMSG_ERROR acks and other families are not path changes
+                }
+            } catch {
+                datagram.damaged.append(
+                    SchedulingError(.unreadableSource, "netlink message of type \(type) at \(offset): \(error.message)")
+                )
             }
             offset += align(length)
         }
-        return events
+        return datagram
     }
 
     static func parseLink(_ bytes: [UInt8], _ start: Int, _ end: Int) throws(SchedulingError) -> NetworkLink {

@@ -10,12 +10,16 @@ public enum NetworkPathEvent: Sendable, Equatable {
     case routeAdded(NetworkRoute)
     /// A route was removed.
     case routeRemoved(NetworkRoute)
+    /// A message the observer received could not be parsed (the reason, without its bytes); the other messages of
+    /// its datagram still produce their events.
+    case unreadableMessage(String)
 
     /// Whether this change can move traffic to another path (link state, or a default route).
     public var changesPath: Bool {
         switch self {
         case .linkAdded, .linkChanged, .linkRemoved: true
         case .routeAdded(let route), .routeRemoved(let route): route.prefixLength == 0
+        case .unreadableMessage: false
         }
     }
 }

@@ -20,16 +20,28 @@ public final class NetworkPathObserver: Sendable {
     private let state = Mutex(State())
     private let stopRequested = Atomic<Bool>(false)
     private let thread = Mutex<Netlink.ThreadHandle?>(nil)
+    private let system: NetlinkSystem
 
     /// Creates an observer; nothing runs until `start()`.
-    public init(
+    public convenience init(
         namespacePath: String? = nil, sysfsRoot: String = "", responders: [any PathChangeResponder] = [],
         bufferLimit: Int = 64
+    ) {
+        self.init(
+            namespacePath: namespacePath, sysfsRoot: sysfsRoot, responders: responders, bufferLimit: bufferLimit,
+            system: .live)
+    }
+
+    /// An observer on the given system calls (tests inject failures through `system`).
+    init(
+        namespacePath: String?, sysfsRoot: String, responders: [any PathChangeResponder], bufferLimit: Int,
+        system: NetlinkSystem
     ) {
         self.namespacePath = namespacePath
         classifier = InterfaceClassifier(root: sysfsRoot)
         self.responders = responders
         self.bufferLimit = max(1, bufferLimit)
+        self.system = system
     }
 
     /// Opens the socket and starts the receive thread; the stream ends after `stop()`.
@@ -41,11 +53,7 @@ public final class NetworkPathObserver: Sendable {
         guard !already else { throw SchedulingError(.invalidArgument, "the path observer is already running") }
         let fd: Int32
         do throws(SchedulingError) {
-            if let path = namespacePath {
-                fd = try Netlink.openSocket(inNamespace: path)
-            } else {
-                fd = try Netlink.openSocket()
-            }
+            fd = try system.openSocket(namespacePath)
         } catch {
             state.withLock { $0.running = false }
             throw error
@@ -53,17 +61,27 @@ public final class NetworkPathObserver: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(
             of: NetworkPathEvent.self, bufferingPolicy: .bufferingNewest(bufferLimit))
         stopRequested.store(false, ordering: .sequentiallyConsistent)
-        let handle = try Netlink.spawn { [self] in
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while !stopRequested.load(ordering: .sequentiallyConsistent) {
-                let count = Netlink.receive(fd, into: &buffer)
-                if count < 0 { break }
-                if count == 0 { continue }
-                guard let events = try? NetlinkParser.parse(Array(buffer[0..<count])) else { continue }
-                for event in events { deliver(event, to: continuation) }
+        let handle: Netlink.ThreadHandle
+        do throws(SchedulingError) {
+            handle = try system.spawn { [self] in
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while !stopRequested.load(ordering: .sequentiallyConsistent) {
+                    let count = system.receive(fd, &buffer)
+                    if count < 0 { break }
+                    if count == 0 { continue }
+                    let datagram = NetlinkParser.read(Array(buffer[0..<count]))
+                    for event in datagram.events { deliver(event, to: continuation) }
+                    for damage in datagram.damaged { continuation.yield(.unreadableMessage(damage.message)) }
+                }
+                system.closeSocket(fd)
+                continuation.finish()
             }
-            Netlink.closeSocket(fd)
+        } catch {
+            // No thread will ever close the socket or end the stream: do both here, and allow a new start().
+            system.closeSocket(fd)
             continuation.finish()
+            state.withLock { $0.running = false }
+            throw error
         }
         thread.withLock { $0 = handle }
         return stream
@@ -99,7 +117,7 @@ public final class NetworkPathObserver: Sendable {
             let known = state.withLock { $0.knownLinks.removeValue(forKey: link.index) }
             link.kind = known?.kind ?? classifier.classify(link)
             event = .linkRemoved(link)
-        case .linkChanged, .routeAdded, .routeRemoved:
+        case .linkChanged, .routeAdded, .routeRemoved, .unreadableMessage:
             break
         }
         if event.changesPath { for responder in responders { responder.pathDidChange() } }

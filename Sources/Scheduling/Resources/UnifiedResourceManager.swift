@@ -1,16 +1,17 @@
+public import AetherIO
 import Synchronization
 
 /// Reads the device's thermal, battery and memory state and turns it into a degradation level.
 public final class UnifiedResourceManager: Sendable {
     private let reader: DeviceResourceReader
-    private let clock: any MonotonicClock
+    private let clock: any AetherClock
     private let machine: Mutex<(ResourceStateMachine, ResourceSnapshot)>
 
     /// Creates a manager reading under `root` (`""` = the real system).
     public init(
         reader: DeviceResourceReader = DeviceResourceReader(),
         configuration: ResourceStateMachine.Configuration = .init(),
-        clock: any MonotonicClock = SystemMonotonicClock()
+        clock: any AetherClock = SystemClock()
     ) {
         self.reader = reader
         self.clock = clock
@@ -21,7 +22,7 @@ public final class UnifiedResourceManager: Sendable {
     @discardableResult
     public func refresh() -> DegradationLevel {
         let snapshot = reader.read()
-        let now = clock.now()
+        let now = clock.monotonicSeconds()
         return machine.withLock { state in
             state.1 = snapshot
             return state.0.update(snapshot, at: now)

@@ -1,37 +1,22 @@
+import AetherIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// The few libc calls AetherScheduling needs outside netlink: a monotonic clock and whole-file reads of small
+/// The few libc calls AetherScheduling needs outside netlink: whole-file reads of small
 /// sysfs/procfs files. Every pointer use of the module (except netlink) is in this file.
 enum SystemCalls {
-    /// Monotonic seconds; calls `clock_gettime(CLOCK_MONOTONIC)`.
-    static func monotonicSeconds() -> Double {
-        var spec = timespec()
-        unsafe clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-
-    /// The bytes of a small file (at most `limit`), or nil when it is absent or unreadable.
-    /// Calls `open(2)`, `read(2)` (EINTR retried) and `close(2)`.
+    /// The bytes of a small file (at most `limit`), or nil when it is absent or unreadable (a sysfs or procfs
+    /// source that this machine does not have). Reads through AetherIO's `Syscall` layer.
     static func readFile(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
-        let fd = unsafe open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while result.count < limit {
-            let count = unsafe buffer.withUnsafeMutableBytes { raw in
-                unsafe read(fd, raw.baseAddress, raw.count)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { break }
-            result.append(contentsOf: buffer[0..<count])
+        do throws(IOError) {
+            let fd = try Syscall.open(path, flags: O_RDONLY)
+            defer { Syscall.close(fd) }
+            return try Syscall.readAll(fd, limit: limit, path: path)
+        } catch {
+            return nil
         }
-        return Array(result.prefix(limit))
     }
 
     /// Names in a directory (without `.` and `..`), or nil when it is absent. Calls `opendir`, `readdir`, `closedir`.

@@ -1,4 +1,4 @@
-/// Reads the throughput trace formats of `../shared/traces` (see its SOURCES.md); each family differs:
+/// Reads the throughput trace formats of the project's `Traces/` (see its SOURCES.md); each family differs:
 ///
 /// - Pensieve "cooked" text (`hsdpa_norway_3g`): `<time_s>\t<Mbit/s>`, irregular times; a sample's rate holds until
 ///   the next timestamp (the last one for the median interval).

@@ -1,3 +1,4 @@
+public import AetherIO
 import Synchronization
 
 /// Owns the device's key ring: holds the `KeyRing` state machine in a lock, performs its save
@@ -45,7 +46,7 @@ public final class KeyManager: Sendable {
     private let ring: Mutex<KeyRing>
     private let saving = Mutex<Void>(())
     private let store: any KeyStore
-    private let clock: any KeyClock
+    private let clock: any AetherClock
     /// Hosts whose items could not be read (damaged); their keys are not in the ring.
     public let unreadableHosts: [HostID: SecurityError]
 
@@ -53,7 +54,7 @@ public final class KeyManager: Sendable {
     /// `unreadableHosts`, never rewritten: saves for those hosts keep failing until the user repairs or removes
     /// the item. Damaged retired markers throw `.keyStoreDamaged` (fail closed: no key is offered when it
     /// cannot be proven not retired).
-    public init(store: any KeyStore, clock: any KeyClock) throws(SecurityError) {
+    public init(store: any KeyStore, clock: any AetherClock) throws(SecurityError) {
         let retired = try store.retiredKeys()
         var items: [KeyStoreItem] = []
         var unreadable: [HostID: SecurityError] = [:]
@@ -81,7 +82,7 @@ public final class KeyManager: Sendable {
     /// Creates, adds and saves a fresh key for `hostID`. If the save fails the key stays in the ring
     /// (it is a live pairing) and the error is thrown.
     public func pair(hostID: HostID) throws(SecurityError) -> PairingResult {
-        let key = PairedKey.generate(hostID: hostID, now: clock.now())
+        let key = PairedKey.generate(hostID: hostID, now: clock.keyTimestamp())
         let outcome = ring.withLock { $0.pair(key) }
         switch outcome {
         case .full: return .full
@@ -106,7 +107,7 @@ public final class KeyManager: Sendable {
         }
         var markerFailure: SecurityError?
         do {
-            try store.markRetired(id, at: clock.now())
+            try store.markRetired(id, at: clock.keyTimestamp())
         } catch {
             markerFailure = error
         }

@@ -42,13 +42,6 @@ enum KeyStorePosix {
         }
     }
 
-    /// clock_gettime(CLOCK_REALTIME), in milliseconds since the epoch.
-    static func realTimeMilliseconds() -> UInt64 {
-        var now = timespec()
-        unsafe clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
-    }
-
     /// geteuid
     static func effectiveUserID() -> UInt32 { geteuid() }
 

@@ -15,7 +15,7 @@ public struct NoiseInitiator: Sendable {
 
     /// Starts a handshake under `psk` (32 bytes) with a fresh random ephemeral key.
     public init(psk: SymmetricKey, prologue: [UInt8]) throws(SecurityError) {
-        try self.init(psk: psk, prologue: prologue, ephemeral: X25519.PrivateKey())
+        try self.init(psk: psk, prologue: prologue, ephemeral: try X25519.PrivateKey())
     }
 
     /// Fixed-ephemeral form, for test vectors and golden files only (internal: no production path).

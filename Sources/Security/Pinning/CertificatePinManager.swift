@@ -1,3 +1,4 @@
+public import AetherIO
 import FoundationEssentials
 import Synchronization
 
@@ -11,17 +12,17 @@ import Synchronization
 public final class CertificatePinManager: Sendable {
     private let state: Mutex<PinSetStateMachine>
     private let trustedKeys: [String: PinSigningKey]
-    private let clock: any SecurityClock
+    private let clock: any AetherClock
 
     /// A manager whose updates must be signed by the embedded key (`EmbeddedPinSigningKey`).
-    public convenience init(configuration: PinConfiguration, clock: any SecurityClock = SystemSecurityClock())
+    public convenience init(configuration: PinConfiguration, clock: any AetherClock = SystemClock())
         throws(SecurityError)
     {
         try self.init(configuration: configuration, trustedKeys: [EmbeddedPinSigningKey.load()], clock: clock)
     }
 
     /// A manager trusting `trustedKeys` for updates. Internal: tests inject keys they generate at test time.
-    init(configuration: PinConfiguration, trustedKeys: [PinSigningKey], clock: any SecurityClock) {
+    init(configuration: PinConfiguration, trustedKeys: [PinSigningKey], clock: any AetherClock) {
         state = Mutex(PinSetStateMachine(configuration: configuration))
         var keys: [String: PinSigningKey] = [:]
         for key in trustedKeys { keys[key.id] = key }
@@ -47,7 +48,7 @@ public final class CertificatePinManager: Sendable {
 
     /// The verdict on a chain given as SPKI pins, leaf first; nil means reject.
     public func evaluate(spkiChain: [SPKIPin]) -> PinMatch? {
-        let now = clock.now()
+        let now = clock.wallDate()
         return state.withLock { $0.evaluate(spkiChain: spkiChain, now: now) }
     }
 
@@ -64,7 +65,7 @@ public final class CertificatePinManager: Sendable {
         guard key.verifies(update) else {
             throw SecurityError(.invalidPinUpdate, "the pin update signature does not verify")
         }
-        let now = clock.now()
+        let now = clock.wallDate()
         let decision = state.withLock { $0.apply(update, now: now) }
         if case .rejected(let reason) = decision { throw SecurityError(.invalidPinUpdate, reason) }
     }

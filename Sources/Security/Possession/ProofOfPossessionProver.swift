@@ -48,7 +48,7 @@ public struct ProofOfPossessionProver: Sendable {
     /// HMAC-SHA-256 over the content (plus the chunk's SHA-256 and inclusion proof for Merkle questions),
     /// sealed with AES-256-GCM.
     public func respond(to challenge: PossessionChallenge) throws(SecurityError) -> PossessionResponse {
-        let ephemeral = X25519.PrivateKey()
+        let ephemeral = try X25519.PrivateKey()
         let shared = try ephemeral.sharedSecret(with: challenge.verifierKey)
         let keys = try PossessionTranscript.keys(
             shared: shared, nonce: challenge.nonce, claim: claim, verifierKey: challenge.verifierKey,

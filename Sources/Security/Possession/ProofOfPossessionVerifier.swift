@@ -16,7 +16,7 @@ public final class ProofOfPossessionVerifier: Sendable {
     private let source: any PossessionSource
     private let chunkHashes: [Digest32]
     private let policy: PossessionPolicy
-    private let clock: any SecurityClock
+    private let clock: any AetherClock
     private let state: Mutex<PossessionVerifierStateMachine>
     /// The claim this verifier checks answers against (its own copy of the content).
     public let claim: PossessionClaim
@@ -24,7 +24,7 @@ public final class ProofOfPossessionVerifier: Sendable {
     /// A verifier for the stored `source`, chunked as the upload was (`chunkHashes` from the stored manifest).
     public init(
         source: any PossessionSource, chunkSize: UInt32, chunkHashes: [Digest32], policy: PossessionPolicy = .init(),
-        clock: any SecurityClock = SystemSecurityClock()
+        clock: any AetherClock = SystemClock()
     ) throws(SecurityError) {
         guard chunkSize > 0 else { throw SecurityError(.malformedMessage, "the chunk size must be positive") }
         let expected = (source.size + UInt64(chunkSize) - 1) / UInt64(chunkSize)
@@ -76,8 +76,8 @@ public final class ProofOfPossessionVerifier: Sendable {
 
     /// A challenge with exactly `items` (tests choose questions the cheating prover cannot answer).
     func issueChallenge(items: [PossessionChallenge.Item]) throws(SecurityError) -> PossessionChallenge {
-        let now = clock.now()
-        let key = X25519.PrivateKey()
+        let now = clock.wallDate()
+        let key = try X25519.PrivateKey()
         let challenge = try PossessionChallenge(nonce: UUIDv7(date: now), verifierKey: key.publicKey, items: items)
         let entry = PossessionVerifierStateMachine.Pending(challenge: challenge, key: key, issuedAt: now)
         guard state.withLock({ $0.issue(entry, now: now) }) else {
@@ -90,7 +90,7 @@ public final class ProofOfPossessionVerifier: Sendable {
     /// 15 s or more after its challenge, `.authenticationFailed` (one fixed message) for anything that does not
     /// decrypt or whose answers do not all match.
     public func verify(_ response: PossessionResponse) throws(SecurityError) {
-        let now = clock.now()
+        let now = clock.wallDate()
         let entry: PossessionVerifierStateMachine.Pending
         switch state.withLock({ $0.claim(response.nonce, now: now) }) {
         case .fresh(let pending): entry = pending

@@ -8,17 +8,21 @@ public enum X25519 {
         /// The matching public key.
         public let publicKey: PublicKey
 
-        /// A fresh key pair from the system CSPRNG.
-        public init() {
-            // A random 32-byte scalar always yields a valid public key: the clamping happens inside X25519.
-            var secret = SecureBytes(randomCount: 32)
-            var derived = try? Self.derivePublicKey(secret)
-            while derived == nil {
-                secret = SecureBytes(randomCount: 32)
-                derived = try? Self.derivePublicKey(secret)
+        /// A fresh key pair from the system CSPRNG. Throws `.cryptoFailure` when libsodium is unusable (it did
+        /// not initialise): a random scalar always yields a public key, so a failed derivation is never retried.
+        public init() throws(SecurityError) {
+            try self.init(libraryReady: Sodium.ready)
+        }
+
+        /// `init()` with the library's state passed in, so a test can force the failure of `sodium_init`.
+        init(libraryReady: Bool) throws(SecurityError) {
+            guard libraryReady else {
+                throw SecurityError(.cryptoFailure, "libsodium did not initialise; no X25519 key can be made")
             }
+            // The clamping happens inside X25519, so every 32-byte scalar is a valid private key.
+            let secret = SecureBytes(randomCount: 32)
+            self.publicKey = try Self.derivePublicKey(secret)
             self.secret = secret
-            self.publicKey = derived ?? PublicKey(unchecked: [UInt8](repeating: 0, count: 32))
         }
 
         /// Wraps a stored private scalar (a key store, a test vector with fixed ephemerals).

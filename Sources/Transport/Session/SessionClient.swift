@@ -1,3 +1,4 @@
+public import AetherIO
 public import AetherSecurity
 import Synchronization
 
@@ -46,7 +47,7 @@ public final class SessionClient: Sendable {
     public let socket: UDPSocket
     /// Where the host is.
     public let host: UDPAddress
-    private let clock: any SessionClock
+    private let clock: any AetherClock
     private let state: Mutex<State>
     private let loop: UDPRunLoop
     private let onEvent: @Sendable (Event) -> Void
@@ -54,7 +55,7 @@ public final class SessionClient: Sendable {
     /// A client that talks to `host` from `socket` under the given keys (id → K_dev).
     public init(
         socket: UDPSocket, host: UDPAddress, keys: [KeyID: SymmetricKey],
-        clock: any SessionClock = SystemSessionClock(),
+        clock: any AetherClock = SystemClock(),
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.socket = socket
@@ -73,7 +74,7 @@ public final class SessionClient: Sendable {
 
     /// Wants a session under `keyID` (`pending`: the first connect asks the host to promote the key).
     public func connect(keyID: KeyID, pending: Bool) throws(TransportError) {
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         let outbox = try state.withLock { (state) throws(TransportError) in
             guard state.psks[keyID] != nil else { throw TransportError(.unknownKey, "no paired key \(keyID)") }
             var outbox = Outbox()
@@ -96,7 +97,7 @@ public final class SessionClient: Sendable {
 
     /// Closes the live session with a sealed BYE; no further attempts.
     public func close() {
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         let outbox = state.withLock { state in
             var outbox = Outbox()
             Self.perform(state.machine.close(now: now), &state, &outbox, now: now)
@@ -107,7 +108,7 @@ public final class SessionClient: Sendable {
 
     /// The network path changed: reconnect (superseding the live session without a BYE).
     public func networkChanged() {
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         let outbox = state.withLock { state in
             var outbox = Outbox()
             Self.perform(state.machine.networkChanged(now: now), &state, &outbox, now: now)
@@ -132,7 +133,7 @@ public final class SessionClient: Sendable {
     /// Runs the state machine's timers when its deadline has passed (the run loop's step; tests call it
     /// directly with a manual clock).
     func fireTimerIfDue() {
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         guard let deadline = state.withLock({ $0.deadline }), now.monotonic >= deadline else { return }
         let outbox = state.withLock { state in
             var outbox = Outbox()
@@ -150,7 +151,7 @@ public final class SessionClient: Sendable {
     /// Handles one datagram from the host.
     func handle(_ bytes: [UInt8]) {
         guard bytes.count >= 2, bytes[1] == SessionWire.version else { return }
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         let outbox = state.withLock { state in
             var outbox = Outbox()
             switch bytes[0] {
@@ -166,7 +167,7 @@ public final class SessionClient: Sendable {
     private func sealLive(innerType: UInt8 = 0, plaintext: [UInt8] = [], control: ControlMessage? = nil)
         throws(TransportError)
     {
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         let outbox = try state.withLock { (state) throws(TransportError) in
             guard let live = state.machine.liveSession, var channel = state.channels[live.attemptID] else {
                 throw TransportError(.notConnected, "no live session")

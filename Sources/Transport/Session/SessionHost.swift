@@ -1,3 +1,4 @@
+public import AetherIO
 public import AetherSecurity
 import Synchronization
 
@@ -58,7 +59,7 @@ public final class SessionHost: Sendable {
 
     /// The socket the host serves on.
     public let socket: UDPSocket
-    private let clock: any SessionClock
+    private let clock: any AetherClock
     private let state: Mutex<State>
     private let loop: UDPRunLoop
     private let onEvent: @Sendable (Event) -> Void
@@ -66,7 +67,7 @@ public final class SessionHost: Sendable {
     /// A host serving `keys` on `socket`, offering `limits`. `onEvent` runs on the run loop's thread.
     public init(
         socket: UDPSocket, keys: [HostKey], limits: SessionLimits = .standard, hostName: String = "aether",
-        clock: any SessionClock = SystemSessionClock(), onEvent: @escaping @Sendable (Event) -> Void
+        clock: any AetherClock = SystemClock(), onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.socket = socket
         self.clock = clock
@@ -100,7 +101,7 @@ public final class SessionHost: Sendable {
     /// Seals application data under a session (live or draining) and sends it to the session's address.
     public func send(sessionID: UInt64, type: UInt8, bytes: [UInt8]) throws(TransportError) {
         guard type < 0x40 else { throw TransportError(.invalidArgument, "application types are below 0x40") }
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         let datagram: ([UInt8], UDPAddress) = try state.withLock { (state) throws(TransportError) in
             guard state.table.opensRecords(sessionID), var channel = state.channels[sessionID] else {
                 throw TransportError(.notConnected, "no session \(String(sessionID, radix: 16))")
@@ -135,7 +136,7 @@ public final class SessionHost: Sendable {
     /// Runs the state machine's timers when its deadline has passed (the run loop's step; tests call it
     /// directly with a manual clock).
     func fireTimerIfDue() {
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         guard let deadline = state.withLock({ $0.deadline }), now.monotonic >= deadline else { return }
         let outbox = state.withLock { state in
             var outbox = Outbox()
@@ -153,7 +154,7 @@ public final class SessionHost: Sendable {
     /// Handles one datagram (the run loop's step; tests call it directly).
     func handle(_ bytes: [UInt8], from source: UDPAddress) {
         guard bytes.count >= 2, bytes[1] == SessionWire.version else { return }
-        let now = clock.now()
+        let now = SessionTime(reading: clock)
         let outbox = state.withLock { state in
             var outbox = Outbox()
             switch bytes[0] {

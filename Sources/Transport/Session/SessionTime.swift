@@ -1,4 +1,6 @@
-/// A reading of the session clock: a monotonic instant for timers and the wall time for hello timestamps.
+public import AetherIO
+
+/// A reading of the session's `AetherClock`, in the units the session machines use: a monotonic instant for timers and the wall time for hello timestamps.
 ///
 /// Both are milliseconds. The monotonic reading never goes back, so timers survive wall-clock jumps; the
 /// wall reading (milliseconds since the Unix epoch) only feeds the hello timestamp and the host's window.
@@ -12,6 +14,13 @@ public struct SessionTime: Sendable, Hashable, CustomStringConvertible {
     public init(monotonic: UInt64, wall: UInt64) {
         self.monotonic = monotonic
         self.wall = wall
+    }
+
+    /// The two readings of `clock` in whole milliseconds. The wall reading is at least 1: a reading at or before
+    /// the epoch is no timestamp a host would accept either way.
+    public init(reading clock: any AetherClock) {
+        monotonic = UInt64(clamping: max(0, clock.monotonicMilliseconds()))
+        wall = UInt64(clamping: max(1, clock.wallMilliseconds()))
     }
 
     /// The same clock `milliseconds` later (both readings move together).

@@ -1,14 +1,15 @@
+import AetherIO
 import Synchronization
 
 /// The receive loop shared by `SessionClient` and `SessionHost`: waits for a datagram until the
 /// owner's next timer deadline (at most 50 ms), hands it over, fires due timers, and stops on request.
 final class UDPRunLoop: Sendable {
     private let socket: UDPSocket
-    private let clock: any SessionClock
+    private let clock: any AetherClock
     private let stopped = Atomic<Bool>(false)
     private let running = Atomic<Bool>(false)
 
-    init(socket: UDPSocket, clock: any SessionClock) {
+    init(socket: UDPSocket, clock: any AetherClock) {
         self.socket = socket
         self.clock = clock
     }
@@ -32,7 +33,7 @@ final class UDPRunLoop: Sendable {
         running.store(true, ordering: .releasing)
         defer { running.store(false, ordering: .releasing) }
         while !stopped.load(ordering: .acquiring) {
-            let now = clock.now()
+            let now = SessionTime(reading: clock)
             let wait = deadline().map { $0 > now.monotonic ? min($0 - now.monotonic, 50) : 0 } ?? 50
             do {
                 if let (bytes, source) = try socket.receive(timeoutMilliseconds: Int32(wait)) {

@@ -1,7 +1,8 @@
+import AetherIO
 import Glibc
 
 /// Every libc call the UDP driver makes: small static functions, each naming the call it wraps.
-/// Nothing else in AetherTransport's UDP code touches a socket pointer. EINTR is retried in `retrying`.
+/// Nothing else in AetherTransport's UDP code touches a socket pointer. EINTR is retried by AetherIO's `Syscall` layer.
 enum Socket {
     /// A failed call's errno.
     struct Errno: Error, Equatable {
@@ -19,13 +20,13 @@ enum Socket {
         }
     }
 
-    /// Runs a call until it does not fail with EINTR; a failure becomes `Errno`.
-    static func retrying<R: BinaryInteger>(_ call: () -> R) throws(Errno) -> R {
-        while true {
-            let result = call()
-            if result >= 0 { return result }
-            let code = errno
-            if code != EINTR { throw Errno(code: code) }
+    /// Runs a call through AetherIO's `Syscall.retryingEINTR`; a failure becomes `Errno`.
+    static func retrying<R: FixedWidthInteger>(_ name: StaticString = "socket call", _ call: () -> R) throws(Errno) -> R
+    {
+        do throws(IOError) {
+            return try Syscall.retryingEINTR(name, path: nil, call)
+        } catch {
+            throw Errno(code: error.errno ?? EIO)
         }
     }
 
@@ -109,20 +110,6 @@ enum Socket {
         let result = unsafe inet_pton(AF_INET, text, &address)
         guard result == 1 else { return nil }
         return UInt32(bigEndian: address.s_addr)
-    }
-
-    /// clock_gettime(CLOCK_MONOTONIC), in milliseconds.
-    static func monotonicMilliseconds() -> UInt64 {
-        var now = timespec()
-        unsafe clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
-    }
-
-    /// clock_gettime(CLOCK_REALTIME), in milliseconds since the epoch.
-    static func realTimeMilliseconds() -> UInt64 {
-        var now = timespec()
-        unsafe clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
     }
 
     /// nanosleep(2) for a short pause (EINTR ends it early, which is harmless here).

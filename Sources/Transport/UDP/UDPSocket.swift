@@ -46,8 +46,4 @@ public final class UDPSocket: Sendable {
             throw TransportError(.systemCall, "recvfrom failed: \(error.text)")
         }
     }
-
-    static func realTimeMilliseconds() -> UInt64 { Socket.realTimeMilliseconds() }
-
-    static func monotonicMilliseconds() -> UInt64 { Socket.monotonicMilliseconds() }
 }

@@ -1,0 +1,77 @@
+/// The command line of `aether-bench`: suite names and options, in any order.
+///
+/// `-h`/`--help` asks for the usage (exit 0, in any build); an unknown suite, an unknown option or an option
+/// without its value is a usage error (exit 2). Nothing runs unless the whole line parses.
+enum BenchArguments {
+    /// What the command line asks for.
+    enum Request: Equatable {
+        /// Print the usage and exit 0.
+        case help
+        /// Run these suites (every default suite when empty) with these options, as `--name [value]` strings.
+        case run(suites: [String], options: [String])
+    }
+
+    /// A command line that does not parse; exit 2.
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Options that take a value (`--traces DIR`, `--size-mib N`).
+    static let valueOptions: Set<String> = ["--traces", "--size-mib"]
+    /// Options that stand alone.
+    static let flagOptions: Set<String> = ["--print-sink"]
+
+    /// Parses `arguments` (without the program name) against the suites named `known`.
+    static func parse(_ arguments: [String], known: [String]) throws(UsageError) -> Request {
+        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
+        var suites: [String] = []
+        var options: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if valueOptions.contains(argument) {
+                guard index < arguments.count, !arguments[index].hasPrefix("-") else {
+                    throw UsageError(description: "option \(argument) needs a value")
+                }
+                options += [argument, arguments[index]]
+                index += 1
+            } else if flagOptions.contains(argument) {
+                options.append(argument)
+            } else if argument.hasPrefix("-") {
+                throw UsageError(description: "unknown option \(argument)")
+            } else if known.contains(argument) {
+                if !suites.contains(argument) { suites.append(argument) }
+            } else {
+                throw UsageError(description: "unknown suite \(argument); known: \(known.joined(separator: ", "))")
+            }
+        }
+        return .run(suites: suites, options: options)
+    }
+
+    /// The usage text; `suites` are (name, runs by default, one-line summary).
+    static func usage(suites: [(name: String, runsByDefault: Bool, summary: String)]) -> String {
+        let width = suites.map(\.name.count).max() ?? 0
+        var lines = [
+            "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N]",
+            "       swift run -c release aether-bench [SUITE ...]   (release builds only)",
+            "",
+            "Prints the median of several runs of each benchmark and a ratio against a baseline measured in the same run.",
+            "",
+            "suites (a bare `aether-bench` runs those marked *):",
+        ]
+        for suite in suites {
+            let padding = String(repeating: " ", count: width - suite.name.count)
+            lines.append("  \(suite.name)\(padding) \(suite.runsByDefault ? "*" : " ")  \(suite.summary)")
+        }
+        lines += [
+            "",
+            "options:",
+            "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
+            "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
+            "  --size-mib N   transport: the bulk PUT's size in MiB (default 1024)",
+            "  -h, --help     print this usage and exit",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}
