@@ -101,6 +101,8 @@ enum CodingBench: BenchSuite {
         Measure.line(
             "rs_encode_simd_vs_swift", Measure.rate(bytes: dataBytes, seconds: simd),
             ratios: [("ratio_vs_portable_swift", swift / simd)])
+
+        try RaptorQBench.run()
     }
 
     /// Median seconds of `body` and of `baseline`, measured alternately after a warm-up of each.

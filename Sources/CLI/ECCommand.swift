@@ -6,13 +6,18 @@ enum ECCommand: CLICommand {
     static let summary = "erasure-code a file into k + m shards, or rebuild it from any k"
     static let usage = """
         usage: aether ec encode --data K --parity M FILE OUTDIR
+               aether ec encode --fountain --symbol-size T --repair R FILE OUTDIR
                aether ec decode OUTDIR FILE
 
           encode  splits FILE into K data shards and M Reed-Solomon parity shards (ISA-L's Cauchy matrix,
                   GF(2^8) up to 256 shards, GF(2^16) above) and writes them with index.json to OUTDIR
+          --fountain  codes FILE with RaptorQ (RFC 6330) instead: one file per encoding packet (FEC payload
+                  ID, then a T-byte symbol), K source and R repair packets a source block, and index.json
+                  with the 12-byte OTI as hex
           decode  rebuilds FILE from any K shards in OUTDIR; missing, wrong-size and damaged shards
                   (SHA-256 mismatch against index.json) are erasures. FILE is replaced only after the
-                  rebuilt data matches the index.
+                  rebuilt data matches the index. A fountain index (the index says which code) rebuilds FILE
+                  from whatever intact packets are left.
         """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -20,7 +25,8 @@ enum ECCommand: CLICommand {
         let rest = Array(arguments.dropFirst())
         switch action {
         case "encode":
-            let parsed = try Arguments(rest, options: ["data", "parity"])
+            let parsed = try Arguments(rest, options: ["data", "parity", "symbol-size", "repair"], flags: ["fountain"])
+            if parsed.flag("fountain") { return try encodeFountain(parsed) }
             guard parsed.option("data") != nil, parsed.option("parity") != nil else {
                 throw Arguments.UsageError(description: "encode needs --data K and --parity M")
             }
@@ -35,6 +41,7 @@ enum ECCommand: CLICommand {
         case "decode":
             let parsed = try Arguments(rest)
             let paths = try parsed.positionals(exactly: 2, names: "OUTDIR FILE")
+            if try FountainCodedFile.isFountainDirectory(paths[0]) { return try decodeFountain(paths) }
             let report = try ErasureCodedFile.decode(directory: paths[0], to: paths[1])
             var line = "rebuilt \(paths[1]) (\(report.index.fileSize) bytes) from shards \(report.inputShards)"
             if !report.rebuiltDataShards.isEmpty { line += "; recovered data shards \(report.rebuiltDataShards)" }
@@ -46,5 +53,35 @@ enum ECCommand: CLICommand {
         default:
             throw Arguments.UsageError(description: "unknown action \(action); expected encode or decode")
         }
+    }
+
+    /// `encode --fountain --symbol-size T --repair R FILE OUTDIR`.
+    static func encodeFountain(_ parsed: Arguments) throws -> Int32 {
+        guard parsed.option("data") == nil, parsed.option("parity") == nil else {
+            throw Arguments.UsageError(description: "--fountain takes --symbol-size and --repair, not --data/--parity")
+        }
+        guard parsed.option("symbol-size") != nil, parsed.option("repair") != nil else {
+            throw Arguments.UsageError(description: "encode --fountain needs --symbol-size T and --repair R")
+        }
+        let t = try parsed.integer("symbol-size", default: 1280, in: 1...65535)
+        let r = try parsed.integer("repair", default: 0, in: 0...1_000_000)
+        let paths = try parsed.positionals(exactly: 2, names: "FILE OUTDIR")
+        let index = try FountainCodedFile.encode(
+            file: paths[0], symbolSize: t, repairSymbolsPerBlock: r, into: paths[1])
+        let oti = index.transmissionInformation
+        print(
+            "encoded \(paths[0]) (\(index.fileSize) bytes) with RaptorQ: \(index.packetDigests.count) packets of "
+                + "\(oti.symbolSize)-byte symbols in \(oti.sourceBlocks) source block(s), \(r) repair a block, in \(paths[1])"
+        )
+        return ExitStatus.success
+    }
+
+    /// `decode OUTDIR FILE` for a fountain index.
+    static func decodeFountain(_ paths: [String]) throws -> Int32 {
+        let report = try FountainCodedFile.decode(directory: paths[0], to: paths[1])
+        print(
+            "rebuilt \(paths[1]) (\(report.index.fileSize) bytes) from \(report.packetsUsed) RaptorQ packets; "
+                + "missing \(report.missingPackets), damaged \(report.damagedPackets)")
+        return ExitStatus.success
     }
 }

@@ -6,7 +6,7 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case invalidParameters, tooFewShards, shardSizeMismatch, singularMatrix, malformedIndex, verificationFailed
-            case fileSystem
+            case fileSystem, malformedPacket, invalidTransmissionInformation
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -24,6 +24,10 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
         public static let verificationFailed = Code(.verificationFailed)
         /// A file operation failed (the message names the path and errno).
         public static let fileSystem = Code(.fileSystem)
+        /// A fountain encoding packet is damaged: wrong length, or an SBN or ESI outside the object.
+        public static let malformedPacket = Code(.malformedPacket)
+        /// RaptorQ object transmission information (OTI) is malformed or outside what RFC 6330 allows.
+        public static let invalidTransmissionInformation = Code(.invalidTransmissionInformation)
         public var description: String { "\(base)" }
     }
 

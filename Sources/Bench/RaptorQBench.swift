@@ -1,0 +1,124 @@
+import AetherCoding
+import AetherIO
+import Foundation
+
+/// The RaptorQ lines of `aether-bench coding`: encode (source + 10% repair packets) and decode (every twentieth
+/// packet lost) of 1 MiB and 16 MiB objects at T = 1,280, against the PyPI `raptorq` package (Rust) on the
+/// same input in the same run (its peer script times only the encode/decode calls, not interpreter
+/// start-up), and Reed-Solomon (k = 10, m = 1, also 10% parity) on the same object for the RS-to-RaptorQ
+/// speed ratio.
+enum RaptorQBench {
+    static let symbolSize = 1280
+
+    static func run() throws {
+        try failureRates()
+        for size in [1 << 20, 16 << 20] {
+            var generator = SplitMix64(seed: UInt64(size))
+            let data = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let oti = try RaptorQTransmissionInformation.derived(transferLength: UInt64(size), symbolSize: symbolSize)
+            let repair = (oti.sourceSymbols(inBlock: 0) + 9) / 10
+            let label = size >> 20 == 1 ? "1MiB" : "16MiB"
+            let runs = size > 1 << 20 ? 3 : 7
+
+            var packets: [RaptorQPacket] = []
+            let encodeSeconds = try Measure.median(runs: runs, warmup: 1) {
+                packets = try RaptorQEncoder(data: data, transmissionInformation: oti).packets(
+                    repairSymbolsPerBlock: repair)
+            }
+            let kept = packets.enumerated().filter { $0.offset % 20 != 0 }.map { $0.element }
+            var decoded: [UInt8]?
+            let decodeSeconds = try Measure.median(runs: runs, warmup: 1) {
+                var decoder = try RaptorQDecoder(transmissionInformation: oti)
+                for packet in kept where decoder.progress != .decoded { try decoder.add(packet) }
+                decoded = decoder.decodedObject
+            }
+            guard decoded == data else { throw BenchError("RaptorQ decode did not restore the data") }
+
+            let k = 10
+            let shardLength = (size + k - 1) / k
+            var shards = (0..<k).map { index in
+                Array(data[min(index * shardLength, size)..<min((index + 1) * shardLength, size)])
+            }
+            for index in 0..<k {
+                shards[index].append(contentsOf: repeatElement(0, count: shardLength - shards[index].count))
+            }
+            let code = try ReedSolomonCode(dataShards: k, parityShards: 1)
+            let rsSeconds = try Measure.median(runs: runs, warmup: 1) { _ = try code.encode(shards) }
+
+            let theirEncode = python(["time-encode", "\(symbolSize)", "\(repair)", "\(runs)"], input: data)
+            let theirDecode = python(["time-decode", "\(symbolSize)", "\(repair)", "\(runs)"], input: data)
+            var encodeRatios: [(String, Double)] = []
+            var decodeRatios: [(String, Double)] = []
+            if let theirEncode { encodeRatios.append(("ratio_vs_pypi_raptorq", theirEncode / encodeSeconds)) }
+            if let theirDecode { decodeRatios.append(("ratio_vs_pypi_raptorq", theirDecode / decodeSeconds)) }
+            encodeRatios.append(("rs_to_raptorq_speed", encodeSeconds / rsSeconds))
+            Measure.line(
+                "raptorq_encode_\(label)_T1280_r10", Measure.rate(bytes: size, seconds: encodeSeconds),
+                ratios: encodeRatios)
+            Measure.line(
+                "raptorq_decode_\(label)_T1280_r10", Measure.rate(bytes: size, seconds: decodeSeconds),
+                ratios: decodeRatios)
+            if theirEncode == nil || theirDecode == nil {
+                print("  (no PyPI raptorq baseline: run `make venv`, or set AETHER_PYTHON to a Python with raptorq)")
+            }
+        }
+    }
+
+    /// Decode failure rate at overhead 0, 1 and 2 (K, K + 1, K + 2 symbols received, chosen at random
+    /// from ESIs 0 ..< 2K, so about half are repair symbols), seeded, beside RFC 6330's figures for a
+    /// compliant decoder: under 1 in 100, 1 in 10,000 and 1 in 1,000,000.
+    static func failureRates() throws {
+        var generator = SplitMix64(seed: 6330)
+        for (k, trials) in [(10, 20_000), (100, 10_000), (1000, 1_000)] {
+            let t = 16
+            let data = (0..<(k * t)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let encoder = try RaptorQEncoder(data: data, symbolSize: t)
+            let block = encoder.blocks[0]
+            let symbols = try (0..<UInt32(2 * k)).map { try block.symbol(esi: $0) }
+            var failures = [0, 0, 0]
+            for _ in 0..<trials {
+                let chosen = Array((0..<UInt32(2 * k)).shuffled(using: &generator).prefix(k + 2))
+                for overhead in 0...2 {
+                    var decoder = try RaptorQBlockDecoder(
+                        transmissionInformation: encoder.transmissionInformation, sourceBlockNumber: 0)
+                    for esi in chosen.prefix(k + overhead) { try decoder.add(esi: esi, symbol: symbols[Int(esi)]) }
+                    if decoder.progress != .decoded {
+                        failures[overhead] += 1
+                    } else if decoder.decodedBlock != data {
+                        throw BenchError("RaptorQ decoded wrong data")
+                    }
+                }
+            }
+            func percent(_ count: Int) -> String {
+                Measure.formatted(Double(count) * 100 / Double(trials), decimals: 3) + "%"
+            }
+            print(
+                Measure.pad("raptorq_failure_K\(k)", 28) + Measure.pad("\(trials) trials", 14)
+                    + "overhead0=\(percent(failures[0]))  overhead1=\(percent(failures[1]))  "
+                    + "overhead2=\(percent(failures[2]))  rfc6330: <1% <0.01% <0.0001%")
+        }
+    }
+
+    /// Median seconds printed by Tests/Interop/peers/raptorq_peer.py, or nil when the peer cannot run.
+    static func python(_ arguments: [String], input: [UInt8]) -> Double? {
+        let interpreter = ProcessInfo.processInfo.environment["AETHER_PYTHON"] ?? ".venv/bin/python"
+        guard FileManager.default.isExecutableFile(atPath: interpreter) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: interpreter)
+        process.arguments = ["Tests/Interop/peers/raptorq_peer.py"] + arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        do { try process.run() } catch { return nil }
+        let writer = Thread {
+            stdin.fileHandleForWriting.write(Data(input))
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}

@@ -1,0 +1,110 @@
+/// The encoder of one RaptorQ source block: it solves for the L intermediate symbols once, then makes the
+/// encoding symbol of any ESI (RFC 6330 section 5.3): ESIs below K are the source symbols themselves,
+/// later ones repair symbols, as many as wanted (rateless).
+public struct RaptorQBlockEncoder: Sendable {
+    /// The source block number (SBN).
+    public let sourceBlockNumber: Int
+    /// Source symbols K.
+    public let sourceSymbols: Int
+    /// Bytes per symbol T.
+    public let symbolSize: Int
+    let parameters: RaptorQBlockParameters
+    /// The K source symbols as sent (sub-blocks interleaved), K * T bytes.
+    private let source: [UInt8]
+    /// The L intermediate symbols, L * T bytes.
+    private let intermediate: [UInt8]
+
+    /// Encodes block `sourceBlockNumber` of an object; `block` is that block's bytes (at most K * T; the
+    /// rest is zero padding).
+    public init(
+        block: some Collection<UInt8>, sourceBlockNumber: Int,
+        transmissionInformation oti: RaptorQTransmissionInformation
+    ) throws(CodingError) {
+        guard sourceBlockNumber >= 0, sourceBlockNumber < oti.sourceBlocks else {
+            throw CodingError(.invalidParameters, "source block \(sourceBlockNumber) is outside the object")
+        }
+        let k = oti.sourceSymbols(inBlock: sourceBlockNumber)
+        let t = oti.symbolSize
+        guard block.count <= k * t else {
+            throw CodingError(.invalidParameters, "a block of \(block.count) bytes exceeds K * T = \(k * t)")
+        }
+        self.sourceBlockNumber = sourceBlockNumber
+        sourceSymbols = k
+        symbolSize = t
+        parameters = try RaptorQBlockParameters(sourceSymbols: k)
+        var padded = Array(block)
+        padded.append(contentsOf: repeatElement(0, count: k * t - padded.count))
+        source = RaptorQSubBlocks.interleave(padded, sourceSymbols: k, subSymbolSizes: oti.subSymbolSizes)
+        let l = parameters.intermediateSymbols
+        var isis = [UInt32](repeating: 0, count: parameters.extendedSourceSymbols)
+        for i in 0..<isis.count { isis[i] = UInt32(i) }
+        var symbolsOut = [UInt8](repeating: 0, count: l * t)
+        let parameters = self.parameters
+        let result: Result<Void, CodingError> = unsafe source.withUnsafeBufferPointer { sourceBuffer in
+            guard let base = sourceBuffer.baseAddress else { return .failure(CodingError(.invalidParameters, "empty")) }
+            var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
+            for i in 0..<k { unsafe pointers[i] = base + i * t }
+            return unsafe symbolsOut.withUnsafeMutableBufferPointer { out in
+                guard let outBase = out.baseAddress else {
+                    return .failure(CodingError(.invalidParameters, "empty"))
+                }
+                do throws(CodingError) {
+                    try unsafe RaptorQSolver.solve(
+                        parameters: parameters, isis: isis, symbols: pointers, symbolSize: t, intermediate: outBase)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        try result.get()
+        intermediate = symbolsOut
+    }
+
+    /// The encoding symbol with ID `esi` (below 2^24).
+    public func symbol(esi: UInt32) throws(CodingError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: symbolSize)
+        try writeSymbol(esi: esi, into: &out)
+        return out
+    }
+
+    /// Writes the encoding symbol with ID `esi` into `out` (T bytes), allocating nothing.
+    public func writeSymbol(esi: UInt32, into out: inout [UInt8]) throws(CodingError) {
+        guard esi <= RaptorQPacket.maximumEncodingSymbolID else {
+            throw CodingError(.invalidParameters, "encoding symbol ID \(esi) does not fit 24 bits")
+        }
+        guard out.count == symbolSize else {
+            throw CodingError(.invalidParameters, "the output holds \(out.count) bytes, not T = \(symbolSize)")
+        }
+        let t = symbolSize
+        if Int(esi) < sourceSymbols {
+            let start = Int(esi) * t
+            out.replaceSubrange(0..<t, with: source[start..<start + t])
+            return
+        }
+        let isi = esi + UInt32(parameters.extendedSourceSymbols - sourceSymbols)
+        unsafe out.withUnsafeMutableBufferPointer { target in
+            unsafe intermediate.withUnsafeBufferPointer { symbols in
+                guard let targetBase = target.baseAddress, let base = symbols.baseAddress else { return }
+                unsafe RaptorQBlockEncoder.encode(
+                    isi: isi, parameters: parameters, intermediate: base, symbolSize: t, into: targetBase)
+            }
+        }
+    }
+
+    /// The packet (payload ID + symbol) for `esi`.
+    public func packet(esi: UInt32) throws(CodingError) -> RaptorQPacket {
+        try RaptorQPacket(sourceBlockNumber: sourceBlockNumber, encodingSymbolID: esi, symbol: symbol(esi: esi))
+    }
+
+    /// Enc[] of RFC 6330 section 5.3.5.3: the XOR of the intermediate symbols the tuple of `isi` selects.
+    static func encode(
+        isi: UInt32, parameters: RaptorQBlockParameters, intermediate: UnsafePointer<UInt8>, symbolSize t: Int,
+        into out: UnsafeMutablePointer<UInt8>
+    ) {
+        unsafe out.update(repeating: 0, count: t)
+        RaptorQTuple(isi: isi, parameters: parameters).forEachColumn(parameters: parameters) { column in
+            unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+        }
+    }
+}

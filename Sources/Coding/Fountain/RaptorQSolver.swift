@@ -1,0 +1,406 @@
+/// Solves A · C = D for the L intermediate symbols C of one source block (RFC 6330 section 5.4), where A
+/// holds the S LDPC rows, the H HDPC rows and one LT row per known encoding symbol.
+///
+/// The method is inactivation decoding: the P PI columns start inactive; rows with one active column are
+/// peeled (that column is solved by that row); when none is left, the row of least active degree keeps one
+/// column and the others are inactivated. Every peeled column is then an affine function of the inactive
+/// ones, so the remaining rows (the unused LT and LDPC rows and the HDPC rows) give a small dense system in
+/// the inactive columns only, which Gaussian elimination over GF(256) solves. Back substitution in peeling
+/// order finishes. It succeeds exactly when A has rank L, whatever order the peeling takes.
+///
+/// The HDPC rows are G_HDPC = MT · GAMMA (section 5.3.3.3); their products are accumulated with
+/// Y_k = alpha · Y_(k-1) + C_k, so the dense H x (K' + S) matrix is never built.
+struct RaptorQSolver {
+    private enum ColumnState: UInt8 { case active, pivoted, inactive }
+
+    /// Solves for `parameters`'s intermediate symbols. Row r of the LT part is the encoding symbol with
+    /// internal symbol id `isis[r]` and value `symbols[r]` (nil for an all-zero padding symbol). Writes L
+    /// symbols of `symbolSize` bytes to `intermediate`. Throws `.singularMatrix` when the rows do not
+    /// determine C (more symbols are needed).
+    static func solve(
+        parameters: RaptorQBlockParameters, isis: [UInt32], symbols: [UnsafePointer<UInt8>?], symbolSize: Int,
+        intermediate: UnsafeMutablePointer<UInt8>
+    ) throws(CodingError) {
+        let arithmetic = RaptorQArithmetic.shared
+        let t = symbolSize
+        let kPrime = parameters.extendedSourceSymbols
+        let s = parameters.ldpcSymbols
+        let h = parameters.hdpcSymbols
+        let w = parameters.ltSymbols
+        let l = parameters.intermediateSymbols
+        let p = parameters.permanentlyInactive
+        let b = w - s
+        let n = isis.count
+        guard n + s + h >= l else { throw CodingError(.singularMatrix, "fewer rows than intermediate symbols") }
+
+        // MARK: Sparse rows (LDPC rows 0..<S, then LT rows S..<S+N), as flat column lists.
+        let sparseRows = s + n
+        var rowStart = [Int](repeating: 0, count: sparseRows + 1)
+        var columns: [Int] = []
+        columns.reserveCapacity(s * (3 * b / max(s, 1) + 6) + n * 12)
+        do {
+            // LDPC: collect (row, column) pairs, then bucket them by row.
+            var pairs: [(Int, Int)] = []
+            pairs.reserveCapacity(3 * b + 3 * s)
+            for i in 0..<b {
+                let a = 1 + i / s
+                var row = i % s
+                pairs.append((row, i))
+                row = (row + a) % s
+                pairs.append((row, i))
+                row = (row + a) % s
+                pairs.append((row, i))
+            }
+            for i in 0..<s {
+                pairs.append((i, b + i))
+                pairs.append((i, w + i % p))
+                pairs.append((i, w + (i + 1) % p))
+            }
+            var counts = [Int](repeating: 0, count: s + 1)
+            for pair in pairs { counts[pair.0 + 1] += 1 }
+            for i in 0..<s { counts[i + 1] += counts[i] }
+            var ldpc = [Int](repeating: 0, count: pairs.count)
+            var fill = counts
+            for pair in pairs {
+                ldpc[fill[pair.0]] = pair.1
+                fill[pair.0] += 1
+            }
+            for row in 0..<s {
+                rowStart[row] = columns.count
+                appendDeduplicated(ldpc[counts[row]..<counts[row + 1]], to: &columns)
+            }
+            var scratch: [Int] = []
+            scratch.reserveCapacity(64)
+            for r in 0..<n {
+                rowStart[s + r] = columns.count
+                scratch.removeAll(keepingCapacity: true)
+                RaptorQTuple(isi: isis[r], parameters: parameters).forEachColumn(parameters: parameters) {
+                    scratch.append($0)
+                }
+                appendDeduplicated(scratch[...], to: &columns)
+            }
+            rowStart[sparseRows] = columns.count
+        }
+
+        // MARK: Column adjacency.
+        var columnStart = [Int](repeating: 0, count: l + 1)
+        for column in columns { columnStart[column + 1] += 1 }
+        for c in 0..<l { columnStart[c + 1] += columnStart[c] }
+        var columnRows = [Int](repeating: 0, count: columns.count)
+        do {
+            var fill = columnStart
+            for row in 0..<sparseRows {
+                for index in rowStart[row]..<rowStart[row + 1] {
+                    let column = columns[index]
+                    columnRows[fill[column]] = row
+                    fill[column] += 1
+                }
+            }
+        }
+
+        // MARK: Peeling with inactivation.
+        var state = [ColumnState](repeating: .active, count: l)
+        var inactiveIndex = [Int](repeating: -1, count: l)
+        var inactiveColumns: [Int] = []
+        var pivotIndex = [Int](repeating: -1, count: l)
+        var pivotRows: [Int] = []
+        var pivotColumns: [Int] = []
+        pivotRows.reserveCapacity(l)
+        pivotColumns.reserveCapacity(l)
+        var degree = [Int](repeating: 0, count: sparseRows)
+        var used = [Bool](repeating: false, count: sparseRows)
+        var activeCount = w
+        for c in w..<l {
+            state[c] = .inactive
+            inactiveIndex[c] = inactiveColumns.count
+            inactiveColumns.append(c)
+        }
+        var maximumDegree = 0
+        for row in 0..<sparseRows {
+            var count = 0
+            for index in rowStart[row]..<rowStart[row + 1] where columns[index] < w { count += 1 }
+            degree[row] = count
+            maximumDegree = max(maximumDegree, count)
+        }
+        var queue: [Int] = []
+        var buckets = [[Int]](repeating: [], count: maximumDegree + 1)
+        for row in 0..<sparseRows {
+            if degree[row] == 1 { queue.append(row) } else if degree[row] >= 2 { buckets[degree[row]].append(row) }
+        }
+
+        func remove(column: Int) {
+            activeCount -= 1
+            for index in columnStart[column]..<columnStart[column + 1] {
+                let row = columnRows[index]
+                if used[row] { continue }
+                degree[row] -= 1
+                if degree[row] == 1 { queue.append(row) } else if degree[row] >= 2 { buckets[degree[row]].append(row) }
+            }
+        }
+
+        var queueHead = 0
+        while activeCount > 0 {
+            var chosen = -1
+            while queueHead < queue.count {
+                let row = queue[queueHead]
+                queueHead += 1
+                if !used[row] && degree[row] == 1 {
+                    chosen = row
+                    break
+                }
+            }
+            if chosen < 0 {
+                // No row of degree one: take a row of least degree and inactivate all but one of its columns.
+                var d = 2
+                while d <= maximumDegree && chosen < 0 {
+                    while let row = buckets[d].last {
+                        buckets[d].removeLast()
+                        if !used[row] && degree[row] == d {
+                            chosen = row
+                            break
+                        }
+                    }
+                    d += 1
+                }
+                if chosen < 0 {
+                    // The active columns left appear in no unused row: they join the dense system.
+                    for c in 0..<w where state[c] == .active {
+                        state[c] = .inactive
+                        inactiveIndex[c] = inactiveColumns.count
+                        inactiveColumns.append(c)
+                    }
+                    activeCount = 0
+                    break
+                }
+                var keep = true
+                for index in rowStart[chosen]..<rowStart[chosen + 1] {
+                    let c = columns[index]
+                    guard state[c] == .active else { continue }
+                    if keep {
+                        keep = false
+                        continue
+                    }
+                    state[c] = .inactive
+                    inactiveIndex[c] = inactiveColumns.count
+                    inactiveColumns.append(c)
+                    remove(column: c)
+                }
+            }
+            var pivotColumn = -1
+            for index in rowStart[chosen]..<rowStart[chosen + 1] where state[columns[index]] == .active {
+                pivotColumn = columns[index]
+                break
+            }
+            if pivotColumn < 0 { continue }
+            used[chosen] = true
+            state[pivotColumn] = .pivoted
+            pivotIndex[pivotColumn] = pivotRows.count
+            pivotRows.append(chosen)
+            pivotColumns.append(pivotColumn)
+            remove(column: pivotColumn)
+        }
+
+        // MARK: Each pivoted column as (E, M): C_c = E_c + M_c . C_inactive, E in `intermediate`.
+        let inactiveCount = inactiveColumns.count
+        let words = max((inactiveCount + 63) / 64, 1)
+        var dependency = [UInt64](repeating: 0, count: pivotRows.count * words)
+        unsafe intermediate.update(repeating: 0, count: l * t)
+        for q in 0..<pivotRows.count {
+            let row = pivotRows[q]
+            let column = pivotColumns[q]
+            let target = unsafe intermediate + column * t
+            if row >= s, let symbol = unsafe symbols[row - s] {
+                unsafe target.update(from: symbol, count: t)
+            }
+            for index in rowStart[row]..<rowStart[row + 1] {
+                let other = columns[index]
+                if other == column { continue }
+                if state[other] == .inactive {
+                    let bit = inactiveIndex[other]
+                    dependency[q * words + bit / 64] ^= 1 << UInt64(bit % 64)
+                } else {
+                    let source = pivotIndex[other]
+                    for word in 0..<words { dependency[q * words + word] ^= dependency[source * words + word] }
+                    unsafe RaptorQArithmetic.add(target, intermediate + other * t, count: t)
+                }
+            }
+        }
+
+        // MARK: The dense system over the inactive columns.
+        var remaining: [Int] = []
+        for row in 0..<sparseRows where !used[row] { remaining.append(row) }
+        let denseRows = remaining.count + h
+        guard denseRows >= inactiveCount else {
+            throw CodingError(.singularMatrix, "too few independent rows for the inactive columns")
+        }
+        let width = max(inactiveCount, 1)
+        let coefficients = UnsafeMutablePointer<UInt8>.allocate(capacity: denseRows * width)
+        let values = UnsafeMutablePointer<UInt8>.allocate(capacity: denseRows * t)
+        defer {
+            unsafe coefficients.deallocate()
+            unsafe values.deallocate()
+        }
+        unsafe coefficients.update(repeating: 0, count: denseRows * width)
+        unsafe values.update(repeating: 0, count: denseRows * t)
+
+        func addBits(_ q: Int, into row: UnsafeMutablePointer<UInt8>) {
+            for word in 0..<words {
+                var bits = dependency[q * words + word]
+                while bits != 0 {
+                    let bit = bits.trailingZeroBitCount
+                    unsafe row[word * 64 + bit] ^= 1
+                    bits &= bits - 1
+                }
+            }
+        }
+
+        for (position, row) in remaining.enumerated() {
+            let coefficientRow = unsafe coefficients + position * width
+            let valueRow = unsafe values + position * t
+            if row >= s, let symbol = unsafe symbols[row - s] { unsafe valueRow.update(from: symbol, count: t) }
+            for index in rowStart[row]..<rowStart[row + 1] {
+                let column = columns[index]
+                if state[column] == .inactive {
+                    unsafe coefficientRow[inactiveIndex[column]] ^= 1
+                } else {
+                    unsafe addBits(pivotIndex[column], into: coefficientRow)
+                    unsafe RaptorQArithmetic.add(valueRow, intermediate + column * t, count: t)
+                }
+            }
+        }
+
+        if h > 0 {
+            let hdpcCoefficients = unsafe coefficients + remaining.count * width
+            let hdpcValues = unsafe values + remaining.count * t
+            let z = UnsafeMutablePointer<UInt8>.allocate(capacity: width)
+            let y = UnsafeMutablePointer<UInt8>.allocate(capacity: t)
+            defer {
+                unsafe z.deallocate()
+                unsafe y.deallocate()
+            }
+            unsafe z.update(repeating: 0, count: width)
+            unsafe y.update(repeating: 0, count: t)
+            let alpha: UInt8 = 2
+            let last = kPrime + s - 1
+            for k in 0...last {
+                unsafe arithmetic.scale(z, alpha, count: width)
+                unsafe arithmetic.scale(y, alpha, count: t)
+                if state[k] == .inactive {
+                    unsafe z[inactiveIndex[k]] ^= 1
+                } else {
+                    unsafe addBits(pivotIndex[k], into: z)
+                    unsafe RaptorQArithmetic.add(y, intermediate + k * t, count: t)
+                }
+                if k < last {
+                    let key = UInt32(k + 1)
+                    let first = Int(RaptorQTuple.rand(key, 6, UInt32(h)))
+                    let second = (first + Int(RaptorQTuple.rand(key, 7, UInt32(h - 1))) + 1) % h
+                    unsafe RaptorQArithmetic.add(hdpcCoefficients + first * width, z, count: width)
+                    unsafe RaptorQArithmetic.add(hdpcValues + first * t, y, count: t)
+                    unsafe RaptorQArithmetic.add(hdpcCoefficients + second * width, z, count: width)
+                    unsafe RaptorQArithmetic.add(hdpcValues + second * t, y, count: t)
+                } else {
+                    for target in 0..<h {
+                        let factor = GF256.exp(target)
+                        unsafe arithmetic.multiplyAdd(hdpcCoefficients + target * width, z, factor, count: width)
+                        unsafe arithmetic.multiplyAdd(hdpcValues + target * t, y, factor, count: t)
+                    }
+                }
+            }
+            for target in 0..<h {
+                let column = kPrime + s + target
+                // Column K' + S + i lies in the PI range, so it is always inactive.
+                unsafe hdpcCoefficients[target * width + inactiveIndex[column]] ^= 1
+            }
+        }
+
+        // MARK: Gauss-Jordan on the coefficients; the same operations replayed on the values.
+        var order = Array(0..<denseRows)
+        var operations: [(target: Int, source: Int, factor: UInt8)] = []
+        for k in 0..<inactiveCount {
+            var found = -1
+            for position in k..<denseRows where unsafe coefficients[order[position] * width + k] != 0 {
+                found = position
+                break
+            }
+            guard found >= 0 else {
+                throw CodingError(.singularMatrix, "the received symbols do not determine the source block")
+            }
+            order.swapAt(k, found)
+            let pivot = order[k]
+            let pivotRow = unsafe coefficients + pivot * width
+            let inverse = GF256.inverse(unsafe pivotRow[k])
+            if inverse != 1 {
+                unsafe arithmetic.scale(pivotRow + k, inverse, count: width - k)
+                operations.append((pivot, -1, inverse))
+            }
+            for position in 0..<denseRows where position != k {
+                let other = order[position]
+                let factor = unsafe coefficients[other * width + k]
+                guard factor != 0 else { continue }
+                unsafe arithmetic.multiplyAdd(coefficients + other * width + k, pivotRow + k, factor, count: width - k)
+                operations.append((other, pivot, factor))
+            }
+        }
+        var isSolutionRow = [Bool](repeating: false, count: denseRows)
+        for k in 0..<inactiveCount { isSolutionRow[order[k]] = true }
+        for operation in operations where isSolutionRow[operation.target] {
+            let target = unsafe values + operation.target * t
+            if operation.source < 0 {
+                unsafe arithmetic.scale(target, operation.factor, count: t)
+            } else {
+                unsafe arithmetic.multiplyAdd(target, values + operation.source * t, operation.factor, count: t)
+            }
+        }
+        for k in 0..<inactiveCount {
+            unsafe (intermediate + inactiveColumns[k] * t).update(from: values + order[k] * t, count: t)
+        }
+
+        // MARK: Back substitution in peeling order.
+        for q in 0..<pivotRows.count {
+            let row = pivotRows[q]
+            let column = pivotColumns[q]
+            let target = unsafe intermediate + column * t
+            if row >= s, let symbol = unsafe symbols[row - s] {
+                unsafe target.update(from: symbol, count: t)
+            } else {
+                unsafe target.update(repeating: 0, count: t)
+            }
+            for index in rowStart[row]..<rowStart[row + 1] where columns[index] != column {
+                unsafe RaptorQArithmetic.add(target, intermediate + columns[index] * t, count: t)
+            }
+        }
+    }
+
+    /// Appends `row`'s columns in increasing order with pairs removed (over GF(2) a repeated column cancels).
+    private static func appendDeduplicated(_ row: ArraySlice<Int>, to columns: inout [Int]) {
+        let start = columns.count
+        columns.append(contentsOf: row)
+        var end = columns.count
+        // Insertion sort: rows are short.
+        var i = start + 1
+        while i < end {
+            let value = columns[i]
+            var j = i - 1
+            while j >= start && columns[j] > value {
+                columns[j + 1] = columns[j]
+                j -= 1
+            }
+            columns[j + 1] = value
+            i += 1
+        }
+        var write = start
+        var read = start
+        while read < end {
+            if read + 1 < end && columns[read] == columns[read + 1] {
+                read += 2
+                continue
+            }
+            columns[write] = columns[read]
+            write += 1
+            read += 1
+        }
+        end = write
+        columns.removeLast(columns.count - end)
+    }
+}

@@ -1,0 +1,80 @@
+import AetherIO
+import Foundation
+import Testing
+
+@testable import AetherCoding
+
+@Suite struct FountainCodedFileTests {
+    typealias Scratch = ErasureCodedFileTests.Scratch
+
+    func packetPath(_ scratch: Scratch, _ sbn: Int, _ esi: UInt32) -> String {
+        scratch.shards + "/" + FountainIndex.packetFileName(sourceBlockNumber: sbn, encodingSymbolID: esi)
+    }
+
+    @Test func aFileComesBackFromWhateverIntactPacketsAreLeft() throws {
+        let scratch = try Scratch()
+        let original = ErasureCodedFileTests.randomBytes(50_001, seed: 1)
+        try scratch.write(original, to: scratch.input)
+        let index = try FountainCodedFile.encode(
+            file: scratch.input, symbolSize: 512, repairSymbolsPerBlock: 12, into: scratch.shards)
+        #expect(index.transmissionInformation.symbolSize == 512)
+        #expect(index.packetDigests.count == 98 + 12)
+        let json = try scratch.read(scratch.index)
+        #expect(FountainIndex.isFountainIndex(json: json))
+        #expect(try FountainIndex(json: json) == index)
+        let text = String(decoding: json, as: UTF8.self)
+        #expect(text.contains("\"oti\":\"" + Hex.encode(index.transmissionInformation.serialized) + "\""))
+        // Each packet file is the payload ID then the symbol.
+        let packet = try scratch.read(packetPath(scratch, 0, 5))
+        #expect(packet.count == 4 + 512 && Array(packet[0..<4]) == [0, 0, 0, 5])
+        #expect(Array(packet[4...]) == Array(original[5 * 512..<6 * 512]))
+
+        for esi in [UInt32(0), 7, 50, 97, 100] { try scratch.remove(packetPath(scratch, 0, esi)) }
+        var damaged = try scratch.read(packetPath(scratch, 0, 3))
+        damaged[200] ^= 1
+        try scratch.write(damaged, to: packetPath(scratch, 0, 3))
+        try scratch.write(Array(damaged.prefix(100)), to: packetPath(scratch, 0, 4))
+        let report = try FountainCodedFile.decode(directory: scratch.shards, to: scratch.output)
+        #expect(report.missingPackets == 5 && report.damagedPackets == 2)
+        #expect(try scratch.read(scratch.output) == original)
+    }
+
+    @Test func tooFewPacketsFailWithoutTouchingTheOutput() throws {
+        let scratch = try Scratch()
+        let original = ErasureCodedFileTests.randomBytes(10_000, seed: 2)
+        try scratch.write(original, to: scratch.input)
+        try FountainCodedFile.encode(
+            file: scratch.input, symbolSize: 1024, repairSymbolsPerBlock: 2, into: scratch.shards)
+        for esi in UInt32(0)..<3 { try scratch.remove(packetPath(scratch, 0, esi)) }
+        try scratch.write([1, 2, 3], to: scratch.output)
+        #expect {
+            try FountainCodedFile.decode(directory: scratch.shards, to: scratch.output)
+        } throws: { error in
+            ErasureCodedFileTests.code(of: error) == .tooFewShards
+        }
+        #expect(try scratch.read(scratch.output) == [1, 2, 3])
+    }
+
+    @Test func aDamagedIndexIsATypedError() throws {
+        let scratch = try Scratch()
+        try scratch.write(ErasureCodedFileTests.randomBytes(3000, seed: 3), to: scratch.input)
+        try FountainCodedFile.encode(
+            file: scratch.input, symbolSize: 256, repairSymbolsPerBlock: 1, into: scratch.shards)
+        let json = String(decoding: try scratch.read(scratch.index), as: UTF8.self)
+        let otiHex = Hex.encode(
+            try FountainIndex(json: Array(json.utf8)).transmissionInformation.serialized)
+        for bad in [
+            json.replacingOccurrences(of: otiHex, with: String(otiHex.dropLast(2))),
+            json.replacingOccurrences(of: otiHex, with: otiHex.uppercased()),
+            json.replacingOccurrences(of: "\"repairSymbolsPerBlock\":1", with: "\"repairSymbolsPerBlock\":2"),
+            json.replacingOccurrences(of: "raptorq", with: "lt"),
+        ] {
+            #expect(bad != json)
+            #expect {
+                try FountainIndex(json: Array(bad.utf8))
+            } throws: { error in
+                ErasureCodedFileTests.code(of: error) == .malformedIndex
+            }
+        }
+    }
+}
