@@ -40,6 +40,31 @@ enum OpenSSL {
         return sha256Final(context)
     }
 
+    typealias SHA1Context = SHA_CTX
+
+    /// SHA1_Init
+    static func sha1Init() -> SHA1Context {
+        var context = SHA1Context()
+        _ = unsafe SHA1_Init(&context)
+        return context
+    }
+
+    /// SHA1_Update
+    static func sha1Update(_ context: inout SHA1Context, _ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, unsafe !bytes.isEmpty else { return }
+        _ = unsafe SHA1_Update(&context, base, bytes.count)
+    }
+
+    /// SHA1_Final on a copy, so the running context stays usable.
+    static func sha1Final(_ context: SHA1Context) -> [UInt8] {
+        var copy = context
+        var digest = [UInt8](repeating: 0, count: 20)
+        unsafe digest.withUnsafeMutableBufferPointer { out in
+            _ = unsafe SHA1_Final(out.baseAddress!, &copy)
+        }
+        return digest
+    }
+
     /// EVP_MD_fetch, once: `EVP_sha256()` would make every HMAC_Init_ex fetch the digest implicitly.
     // nonisolated(unsafe): written once by the lazy initialiser; a fetched EVP_MD is immutable and
     // OpenSSL documents it as safe to share between threads.

@@ -1,7 +1,17 @@
 internal import CAetherZlib
 
-/// Every call into zlib made by AetherIO: the deflate level-1 compressibility probe (the Linux
-/// stand-in for the spec's LZFSE probe). Not `Sendable`: one hasher owns one.
+/// Every call into zlib made by AetherIO: CRC-32 (`crc32_z`) and the deflate level-1 compressibility probe
+/// (the Linux stand-in for the spec's LZFSE probe).
+enum Zlib {
+    /// crc32_z: continues the CRC-32 (ISO-HDLC) `crc` over `bytes`; zlib takes and returns the final form.
+    static func crc32(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress, unsafe !bytes.isEmpty else { return crc }
+        return unsafe UInt32(
+            truncatingIfNeeded: crc32_z(uLong(crc), base.assumingMemoryBound(to: Bytef.self), bytes.count))
+    }
+}
+
+/// The compressibility probe's deflate stream. Not `Sendable`: one hasher owns one.
 @safe final class DeflateProbe {
     private var stream = unsafe z_stream()
     private var output: UnsafeMutableRawBufferPointer

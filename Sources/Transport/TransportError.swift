@@ -9,6 +9,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case cancelled, hostNotFound, connectionRefused, connectionClosed, tlsHandshakeFailed
             case certificateRejected, pinMismatch, headerTooLarge, responseTooLarge, bodySourceFailed
             case credentialsUnavailable, accessDenied, remoteRejected, gone, throttled, serverFailed
+            case conflict, versionUnsupported, tooLarge, checksumMismatch
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -59,6 +60,14 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let throttled = Code(.throttled)
         /// The destination kept failing (HTTP 500, S3 `InternalError`) after the bounded retries.
         public static let serverFailed = Code(.serverFailed)
+        /// The destination holds another offset than the request assumed and it cannot be reconciled (HTTP 409).
+        public static let conflict = Code(.conflict)
+        /// The destination does not speak the protocol version the client does (tus 412, no common version).
+        public static let versionUnsupported = Code(.versionUnsupported)
+        /// The upload is larger than the destination accepts (HTTP 413, tus `Tus-Max-Size`).
+        public static let tooLarge = Code(.tooLarge)
+        /// The destination computed another checksum over the bytes it received (tus 460).
+        public static let checksumMismatch = Code(.checksumMismatch)
         public var description: String { "\(base)" }
     }
 

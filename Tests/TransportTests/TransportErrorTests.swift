@@ -14,7 +14,8 @@ import Testing
             .timedOut, .refused, .protocolViolation, .systemCall, .invalidArgument, .notConnected, .unknownKey,
             .cancelled, .hostNotFound, .connectionRefused, .connectionClosed, .tlsHandshakeFailed,
             .certificateRejected, .pinMismatch, .headerTooLarge, .responseTooLarge, .bodySourceFailed,
-            .credentialsUnavailable, .accessDenied, .remoteRejected, .gone, .throttled, .serverFailed,
+            .credentialsUnavailable, .accessDenied, .remoteRejected, .gone, .throttled, .serverFailed, .conflict,
+            .versionUnsupported, .tooLarge, .checksumMismatch,
         ]
         #expect(Set(codes).count == codes.count)
     }

@@ -10,19 +10,27 @@ public struct RemoteUpload: Sendable, Hashable, Codable {
     public var partSize: Int64
     /// `Content-Type` still to be sent with the object's bytes (S3's single `PutObject`), if any.
     public var contentType: String?
-    /// Metadata still to be sent with the object's bytes (S3's single `PutObject`), if any.
+    /// One resource per part where the protocol stores parts apart until completion (tus concatenation: the
+    /// partial uploads' URLs in part order), else nil.
+    public var partLocations: [String]?
+    /// When the destination said it drops the unfinished upload, in seconds since 1970 (tus `Upload-Expires`).
+    public var expires: Int64?
+    /// Metadata still to be sent with the object's bytes (S3's single `PutObject`) or that the completion must
+    /// repeat (tus: the final upload of a concatenation), else nil.
     public var metadata: [String: String]?
 
     /// A remote upload.
     public init(
         location: String, uploadID: String?, size: Int64, partSize: Int64, contentType: String? = nil,
-        metadata: [String: String]? = nil
+        partLocations: [String]? = nil, expires: Int64? = nil, metadata: [String: String]? = nil
     ) {
         self.location = location
         self.uploadID = uploadID
         self.size = size
         self.partSize = partSize
         self.contentType = contentType
+        self.partLocations = partLocations
+        self.expires = expires
         self.metadata = metadata
     }
 }

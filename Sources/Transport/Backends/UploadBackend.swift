@@ -10,6 +10,10 @@ public protocol UploadBackend: Sendable {
     /// Creates the upload at the destination.
     func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload
 
+    /// Creates the upload and sends its first part (index 0); see the default in the extension.
+    func create(_ description: UploadDescription, sending firstPart: UploadPart) async throws(TransportError)
+        -> (upload: RemoteUpload, receipt: PartReceipt)
+
     /// What the destination holds of `upload` now.
     func progress(of upload: RemoteUpload) async throws(TransportError) -> RemoteProgress
 
@@ -21,4 +25,16 @@ public protocol UploadBackend: Sendable {
 
     /// Abandons the upload and asks the destination to drop what it holds.
     func abort(_ upload: RemoteUpload) async throws(TransportError)
+}
+
+extension UploadBackend {
+    /// Creates the upload and sends its first part, in one request where the protocol allows it (tus
+    /// creation-with-upload, IETF creation with a body). This default creates, then sends.
+    public func create(_ description: UploadDescription, sending firstPart: UploadPart) async throws(TransportError)
+        -> (upload: RemoteUpload, receipt: PartReceipt)
+    {
+        let upload = try await create(description)
+        let receipt = try await send(firstPart, to: upload)
+        return (upload, receipt)
+    }
 }

@@ -1,0 +1,119 @@
+/// The three date forms RFC 9110 section 5.6.7 obliges a recipient to accept (IMF-fixdate, the obsolete
+/// RFC 850 form and asctime), as seconds since 1970-01-01T00:00:00Z. Used for tus `Upload-Expires`.
+enum HTTPDate {
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let shortDays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    private static let longDays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37 GMT` or `Sun Nov  6 08:49:37 1994`; nil for
+    /// anything else (including an impossible date such as 31 Feb).
+    static func parse(_ text: String) -> Int64? {
+        let value = text.trimmingASCIISpaces()
+        if let comma = value.firstIndex(of: ",") {
+            let day = String(value[..<comma])
+            let rest = value[value.index(after: comma)...]
+            guard rest.first == " " else { return nil }
+            let fields = rest.dropFirst().split(separator: " ", omittingEmptySubsequences: false)
+            guard fields.count == 3 || fields.count == 5, fields.last == "GMT" else { return nil }
+            if shortDays.contains(day), fields.count == 5 {
+                // IMF-fixdate: day-name "," SP 2DIGIT SP month SP 4DIGIT SP time SP "GMT"
+                guard fields[0].count == 2, fields[3].count == 8, fields[2].count == 4,
+                    let dayOfMonth = number(fields[0]), let month = months.firstIndex(of: String(fields[1])),
+                    let year = number(fields[2])
+                else { return nil }
+                return seconds(year: year, month: month + 1, day: dayOfMonth, time: fields[3])
+            }
+            if longDays.contains(day), fields.count == 3 {
+                // rfc850-date: day-name-l "," SP 2DIGIT "-" month "-" 2DIGIT SP time SP "GMT"
+                let date = fields[0].split(separator: "-", omittingEmptySubsequences: false)
+                guard date.count == 3, date[0].count == 2, date[2].count == 2, fields[1].count == 8,
+                    let dayOfMonth = number(date[0]), let month = months.firstIndex(of: String(date[1])),
+                    let shortYear = number(date[2])
+                else { return nil }
+                let year = shortYear < 70 ? 2000 + shortYear : 1900 + shortYear
+                return seconds(year: year, month: month + 1, day: dayOfMonth, time: fields[1])
+            }
+            return nil
+        }
+        // asctime-date: day-name SP month SP ( 2DIGIT / ( SP DIGIT )) SP time SP 4DIGIT
+        let bytes = Array(value.utf8)
+        guard bytes.count == 24, bytes[3] == 0x20, bytes[7] == 0x20, bytes[10] == 0x20, bytes[19] == 0x20,
+            shortDays.contains(String(decoding: bytes[0..<3], as: UTF8.self)),
+            let month = months.firstIndex(of: String(decoding: bytes[4..<7], as: UTF8.self))
+        else { return nil }
+        let dayText = bytes[8] == 0x20 ? bytes[9..<10] : bytes[8..<10]
+        guard let dayOfMonth = number(String(decoding: dayText, as: UTF8.self)),
+            let year = number(String(decoding: bytes[20..<24], as: UTF8.self))
+        else { return nil }
+        return seconds(
+            year: year, month: month + 1, day: dayOfMonth, time: String(decoding: bytes[11..<19], as: UTF8.self))
+    }
+
+    /// IMF-fixdate of `seconds` since 1970 (the form a server must send).
+    static func format(_ seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let timeOfDay = seconds - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+        let weekday = Int(((days % 7) + 7 + 3) % 7)  // 1970-01-01 was a Thursday (index 3 from Monday)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(shortDays[weekday]), \(two(day)) \(months[Int(month) - 1]) \(year) "
+            + "\(two(timeOfDay / 3600)):\(two(timeOfDay / 60 % 60)):\(two(timeOfDay % 60)) GMT"
+    }
+
+    private static func number(_ text: some StringProtocol) -> Int? {
+        guard !text.isEmpty, text.count <= 4, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(text)
+    }
+
+    private static func seconds(year: Int, month: Int, day: Int, time: some StringProtocol) -> Int64? {
+        let parts = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ $0.count == 2 }), let hour = number(parts[0]),
+            let minute = number(parts[1]), let second = number(parts[2]), hour < 24, minute < 60, second <= 60,
+            day >= 1, day <= daysInMonth(year: year, month: month)
+        else { return nil }
+        return days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400 + Int64(hour * 3600)
+            + Int64(minute * 60) + Int64(second)
+    }
+
+    private static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The inverse of `days(year:month:day:)` (H. Hinnant's civil_from_days).
+    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces and tabs (HTTP's OWS).
+    func trimmingASCIISpaces() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
+            let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })
+        else { return "" }
+        return String(scalars[first...last])
+    }
+}

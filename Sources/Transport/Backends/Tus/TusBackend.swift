@@ -1,0 +1,465 @@
+import FoundationEssentials
+
+/// tus 1.0.0 (https://tus.io/protocols/resumable-upload): core (HEAD, PATCH), creation, creation-with-upload,
+/// termination, checksum (sha1, crc32), concatenation and expiration, over `HTTPClient`.
+///
+/// Built from the server's `OPTIONS` answer (`discover`), so `capabilities` say what this server allows: parts in
+/// parallel and in any order only with concatenation (each part its own partial upload, joined by a final
+/// upload in `complete`); otherwise one PATCH after another at the server's offset. A 409 is answered by asking
+/// the server its offset (HEAD) and sending from there when the part's body is held in memory. The wire format
+/// and error mapping are in docs/PROTOCOL.md ("tus 1.0").
+public struct TusBackend: UploadBackend {
+    /// What this server allows.
+    public let capabilities: BackendCapabilities
+    /// The server's `OPTIONS` answer.
+    public let server: TusServerInfo
+    /// Where uploads are created (`POST`).
+    public let creationURL: String
+    /// The checksum sent with each PATCH, if any.
+    public let checksum: TusChecksumAlgorithm?
+
+    private let base: TusURL
+    private let origin: TusURL.Origin
+    private let client: HTTPClient
+    private let options: TusBackendOptions
+
+    /// Asks the server at `creationURL` what it offers (`OPTIONS`, without `Tus-Resumable`) and builds a backend
+    /// for it. Not a tus server or no 1.0.0: `.protocolViolation` or `.versionUnsupported`.
+    public static func discover(
+        creationURL: String, client: HTTPClient, options: TusBackendOptions = TusBackendOptions()
+    ) async throws(TransportError) -> TusBackend {
+        _ = try parseCreationURL(creationURL)
+        let response = try await client.send(
+            HTTPRequest(
+                method: "OPTIONS", url: creationURL, headers: options.headers, version: options.version,
+                timeouts: options.timeouts, responseBodyLimit: 64 << 10))
+        guard response.status == 200 || response.status == 204 else { throw error(for: response, "OPTIONS") }
+        return try TusBackend(
+            creationURL: creationURL, client: client, server: TusServerInfo(headers: response.headers),
+            options: options)
+    }
+
+    /// A backend for a server whose `OPTIONS` answer is `server`. The server must offer creation.
+    public init(
+        creationURL: String, client: HTTPClient, server: TusServerInfo, options: TusBackendOptions = TusBackendOptions()
+    ) throws(TransportError) {
+        let base = try Self.parseCreationURL(creationURL)
+        guard server.offers("creation") else {
+            throw TransportError(.remoteRejected, "the tus server does not offer the creation extension")
+        }
+        guard options.maximumPartSize > 0, options.maximumConcatenatedParts > 0 else {
+            throw TransportError(.invalidArgument, "the part size and the concatenated part count must be positive")
+        }
+        self.base = base
+        self.origin = try base.origin
+        self.creationURL = base.text
+        self.client = client
+        self.server = server
+        self.options = options
+        self.checksum = server.checksumAlgorithm(preferring: options.checksumAlgorithms)
+        self.capabilities = server.capabilities(options)
+    }
+
+    // MARK: UploadBackend
+
+    public func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload {
+        let metadata = try checkedMetadata(description)
+        if usesConcatenation(description.layout) {
+            let locations = try await createPartials(description.layout, firstBody: nil)
+            return RemoteUpload(
+                location: creationURL, uploadID: nil, size: description.size, partSize: description.layout.partSize,
+                partLocations: locations.urls, expires: locations.expires, metadata: metadata)
+        }
+        var headers = HTTPHeaders([("Upload-Length", "\(description.size)")])
+        if !metadata.isEmpty { headers.add("Upload-Metadata", try TusMetadata.encode(metadata)) }
+        let created = try await post(headers, body: .empty)
+        return RemoteUpload(
+            location: created.location, uploadID: nil, size: description.size, partSize: description.layout.partSize,
+            expires: created.expires, metadata: metadata)
+    }
+
+    /// Creation-with-upload when the server offers it: the first part travels in the creation `POST` (of the
+    /// first partial upload under concatenation); what the server did not take follows by PATCH.
+    public func create(_ description: UploadDescription, sending firstPart: UploadPart) async throws(TransportError)
+        -> (upload: RemoteUpload, receipt: PartReceipt)
+    {
+        guard server.offers("creation-with-upload"), firstPart.length > 0 else {
+            let upload = try await create(description)
+            return (upload, try await send(firstPart, to: upload))
+        }
+        let metadata = try checkedMetadata(description)
+        let layout = description.layout
+        try check(firstPart, size: description.size, partSize: layout.partSize)
+        guard firstPart.index == 0 else {
+            throw TransportError(.invalidArgument, "the part sent with the creation must be part 0")
+        }
+        let receipt = PartReceipt(index: 0, length: firstPart.length)
+        if usesConcatenation(layout) {
+            let created = try await createPartials(layout, firstBody: firstPart)
+            try await transfer(
+                firstPart.body, to: created.urls[0], partStart: 0, partEnd: firstPart.length,
+                knownOffset: created.firstOffset)
+            let upload = RemoteUpload(
+                location: creationURL, uploadID: nil, size: description.size, partSize: layout.partSize,
+                partLocations: created.urls, expires: created.expires, metadata: metadata)
+            return (upload, receipt)
+        }
+        var headers = HTTPHeaders([("Upload-Length", "\(description.size)")])
+        if !metadata.isEmpty { headers.add("Upload-Metadata", try TusMetadata.encode(metadata)) }
+        let created = try await post(withBody: firstPart, headers)
+        try await transfer(
+            firstPart.body, to: created.location, partStart: 0, partEnd: firstPart.length,
+            knownOffset: created.offset)
+        let upload = RemoteUpload(
+            location: created.location, uploadID: nil, size: description.size, partSize: layout.partSize,
+            expires: created.expires, metadata: metadata)
+        return (upload, receipt)
+    }
+
+    public func progress(of upload: RemoteUpload) async throws(TransportError) -> RemoteProgress {
+        if isExpired(upload) { return .gone }
+        do throws(TransportError) {
+            if let partLocations = upload.partLocations {
+                var receipts: [PartReceipt] = []
+                for (index, url) in partLocations.enumerated() {
+                    let length = partLength(index, of: upload)
+                    let state = try await head(url)
+                    guard state.offset <= length, state.length == nil || state.length == length else {
+                        throw TransportError(.protocolViolation, "partial upload \(index) reports another length")
+                    }
+                    if state.offset == length { receipts.append(PartReceipt(index: index, length: length)) }
+                }
+                return .parts(receipts)
+            }
+            let state = try await head(upload.location)
+            guard state.offset <= upload.size, state.length == nil || state.length == upload.size else {
+                throw TransportError(
+                    .protocolViolation, "the server reports \(state.offset) bytes of an upload of \(upload.size)")
+            }
+            return .offset(state.offset, complete: state.offset == upload.size)
+        } catch {
+            if error.code == .gone { return .gone }
+            throw error
+        }
+    }
+
+    public func send(_ part: UploadPart, to upload: RemoteUpload) async throws(TransportError) -> PartReceipt {
+        try check(part, size: upload.size, partSize: upload.partSize)
+        try checkNotExpired(upload)
+        if let partLocations = upload.partLocations {
+            guard part.index < partLocations.count else {
+                throw TransportError(.invalidArgument, "part \(part.index) has no partial upload")
+            }
+            try await transfer(part.body, to: partLocations[part.index], partStart: 0, partEnd: part.length)
+        } else {
+            try await transfer(
+                part.body, to: upload.location, partStart: part.offset, partEnd: part.offset + part.length)
+        }
+        return PartReceipt(index: part.index, length: part.length)
+    }
+
+    public func complete(_ upload: RemoteUpload, summary: CompletionSummary) async throws(TransportError)
+        -> UploadReceipt
+    {
+        guard let partLocations = upload.partLocations else {
+            let state = try await head(upload.location)
+            guard state.offset == upload.size else {
+                throw TransportError(
+                    .conflict, "the server holds \(state.offset) of \(upload.size) bytes: the upload is not complete")
+            }
+            return UploadReceipt(location: upload.location, size: upload.size)
+        }
+        try checkNotExpired(upload)
+        guard summary.parts.map(\.index) == Array(0..<partLocations.count) else {
+            throw TransportError(.invalidArgument, "the summary does not hold one receipt per partial upload, in order")
+        }
+        var headers = HTTPHeaders([("Upload-Concat", "final;" + partLocations.joined(separator: " "))])
+        if let metadata = upload.metadata, !metadata.isEmpty {
+            headers.add("Upload-Metadata", try TusMetadata.encode(metadata))
+        }
+        let created = try await post(headers, body: .empty)
+        let state = try await head(created.location)
+        guard state.offset == upload.size, state.length == nil || state.length == upload.size else {
+            throw TransportError(
+                .protocolViolation, "the final upload holds \(state.offset) bytes, not the \(upload.size) sent")
+        }
+        return UploadReceipt(location: created.location, size: upload.size)
+    }
+
+    public func abort(_ upload: RemoteUpload) async throws(TransportError) {
+        guard server.offers("termination") else {
+            throw TransportError(
+                .remoteRejected, "the tus server does not offer termination; the upload expires on the server")
+        }
+        for url in upload.partLocations ?? [upload.location] {
+            let response = try await exchange("DELETE", url)
+            switch response.status {
+            case 200, 204, 404, 410: continue
+            default: throw Self.error(for: response, "DELETE")
+            }
+        }
+    }
+
+    // MARK: Requests
+
+    private struct Created {
+        let location: String
+        let offset: Int64?
+        let expires: Int64?
+    }
+
+    /// Sends one request with `Tus-Resumable` and the caller's headers.
+    private func exchange(
+        _ method: String, _ url: String, _ headers: HTTPHeaders = HTTPHeaders(), body: HTTPRequestBody = .empty
+    ) async throws(TransportError) -> HTTPResponse {
+        var all = options.headers
+        all.replace("Tus-Resumable", TusServerInfo.version)
+        for field in headers { all.replace(field.name, field.value) }
+        return try await client.send(
+            HTTPRequest(
+                method: method, url: url, headers: all, body: body, version: options.version,
+                timeouts: options.timeouts, responseBodyLimit: 64 << 10))
+    }
+
+    /// A creation `POST`: 201 with a same-origin `Location`.
+    private func post(_ headers: HTTPHeaders, body: HTTPRequestBody) async throws(TransportError) -> Created {
+        let response = try await exchange("POST", creationURL, headers, body: body)
+        guard response.status == 201 else { throw Self.error(for: response, "POST") }
+        guard let location = response.headers["Location"] else {
+            throw TransportError(.protocolViolation, "the creation answer has no Location")
+        }
+        let offset = try response.headers["Upload-Offset"].map { text throws(TransportError) in
+            try Self.offset(text)
+        }
+        return Created(location: try resolve(location), offset: offset, expires: try Self.expiry(response.headers))
+    }
+
+    /// A creation `POST` that carries `part`'s bytes (creation-with-upload).
+    private func post(withBody part: UploadPart, _ headers: HTTPHeaders) async throws(TransportError) -> Created {
+        var all = headers
+        all.add("Content-Type", "application/offset+octet-stream")
+        if let field = checksumField(part.body) { all.add("Upload-Checksum", field) }
+        let created = try await post(all, body: part.body)
+        guard let offset = created.offset, offset <= part.length else {
+            throw TransportError(
+                .protocolViolation, "a creation with upload was answered without a valid Upload-Offset")
+        }
+        return created
+    }
+
+    /// Creates one partial upload per part; the first carries `firstBody` when given.
+    private func createPartials(_ layout: PartLayout, firstBody: UploadPart?) async throws(TransportError) -> (
+        urls: [String], expires: Int64?, firstOffset: Int64?
+    ) {
+        var urls: [String] = []
+        var expires: Int64?
+        var firstOffset: Int64?
+        for index in 0..<layout.partCount {
+            let range = layout.range(ofPart: index)
+            let headers = HTTPHeaders([("Upload-Concat", "partial"), ("Upload-Length", "\(range.count)")])
+            let created: Created
+            if index == 0, let firstBody {
+                created = try await post(withBody: firstBody, headers)
+                firstOffset = created.offset
+            } else {
+                created = try await post(headers, body: .empty)
+            }
+            urls.append(created.location)
+            if let value = created.expires { expires = min(expires ?? value, value) }
+        }
+        return (urls, expires, firstOffset)
+    }
+
+    /// What the server holds at `url` (`HEAD`): 404 and 410 are `.gone`.
+    private func head(_ url: String) async throws(TransportError) -> (offset: Int64, length: Int64?) {
+        let response = try await exchange("HEAD", url)
+        guard response.status == 200 || response.status == 204 else { throw Self.error(for: response, "HEAD") }
+        guard let text = response.headers["Upload-Offset"] else {
+            throw TransportError(.protocolViolation, "the HEAD answer has no Upload-Offset")
+        }
+        let length = try response.headers["Upload-Length"].map { text throws(TransportError) in
+            try Self.offset(text)
+        }
+        return (try Self.offset(text), length)
+    }
+
+    /// PATCHes `body` (the bytes `partStart..<partEnd` of the resource at `url`) from the server's offset until it
+    /// holds `partEnd`. A 409 asks the server its offset and continues from there; bytes the server already holds
+    /// are not sent again. A body that cannot be re-read (a stream) is sent at most once.
+    private func transfer(
+        _ body: HTTPRequestBody, to url: String, partStart: Int64, partEnd: Int64, knownOffset: Int64? = nil
+    ) async throws(TransportError) {
+        var offset = knownOffset.map { $0 + partStart } ?? partStart
+        var streamSent = false
+        var conflicts = 0
+        var stalls = 0
+        while offset < partEnd {
+            let remaining: HTTPRequestBody
+            if let sliced = body.dropping(first: offset - partStart) {
+                remaining = sliced
+            } else if offset == partStart && !streamSent {
+                remaining = body
+                streamSent = true
+            } else {
+                throw TransportError(
+                    .conflict,
+                    "the server holds \(offset) bytes and the part's body is a stream that cannot be sent again from there"
+                )
+            }
+            var headers = HTTPHeaders([
+                ("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "\(offset)"),
+            ])
+            if let field = checksumField(remaining) { headers.add("Upload-Checksum", field) }
+            let response = try await exchange("PATCH", url, headers, body: remaining)
+            switch response.status {
+            case 200, 204:
+                guard let text = response.headers["Upload-Offset"] else {
+                    throw TransportError(.protocolViolation, "the PATCH answer has no Upload-Offset")
+                }
+                let next = try Self.offset(text)
+                guard next >= offset, next <= partEnd else {
+                    throw TransportError(
+                        .protocolViolation, "the PATCH answer moved the offset from \(offset) to \(next)")
+                }
+                stalls = next == offset ? stalls + 1 : 0
+                guard stalls < 3 else {
+                    throw TransportError(.protocolViolation, "the server took none of three PATCH bodies")
+                }
+                offset = next
+            case 409:
+                conflicts += 1
+                guard conflicts <= 3 else {
+                    throw TransportError(.conflict, "the server's offset kept changing (three 409 answers)")
+                }
+                let held = try await head(url).offset
+                guard held >= partStart else {
+                    throw TransportError(
+                        .conflict,
+                        "the server holds \(held) bytes, fewer than where this part starts (\(partStart)): "
+                            + "the parts before it must be sent first")
+                }
+                offset = held
+            default: throw Self.error(for: response, "PATCH")
+            }
+        }
+    }
+
+    // MARK: Checks
+
+    private func usesConcatenation(_ layout: PartLayout) -> Bool {
+        server.usesConcatenation(options) && layout.partCount > 1
+            && layout.partCount <= options.maximumConcatenatedParts
+    }
+
+    /// The description's metadata with its content type as `filetype` (the key tus clients use), after the size
+    /// checks: over `Tus-Max-Size` is `.tooLarge` without asking the server.
+    private func checkedMetadata(_ description: UploadDescription) throws(TransportError) -> [String: String] {
+        guard description.size >= 0, description.layout.objectSize == description.size else {
+            throw TransportError(.invalidArgument, "the description's size and layout disagree")
+        }
+        if let maximum = server.maximumSize, description.size > maximum {
+            throw TransportError(
+                .tooLarge, "an upload of \(description.size) bytes is over the server's Tus-Max-Size of \(maximum)")
+        }
+        var metadata = description.metadata
+        if let type = description.contentType, metadata["filetype"] == nil { metadata["filetype"] = type }
+        _ = try TusMetadata.encode(metadata)
+        return metadata
+    }
+
+    private func check(_ part: UploadPart, size: Int64, partSize: Int64) throws(TransportError) {
+        guard partSize > 0, part.index >= 0, part.offset == Int64(part.index) * partSize, part.length >= 0,
+            part.length == min(partSize, size - part.offset), part.body.length == part.length
+        else {
+            throw TransportError(.invalidArgument, "part \(part.index) does not match the upload's layout or its body")
+        }
+    }
+
+    private func partLength(_ index: Int, of upload: RemoteUpload) -> Int64 {
+        let start = Int64(index) * upload.partSize
+        return min(upload.partSize, upload.size - start)
+    }
+
+    private func isExpired(_ upload: RemoteUpload) -> Bool {
+        guard let expires = upload.expires else { return false }
+        return options.now() >= expires
+    }
+
+    private func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {
+        if isExpired(upload), let expires = upload.expires {
+            throw TransportError(.gone, "the upload expired on the server at \(HTTPDate.format(expires))")
+        }
+    }
+
+    private func checksumField(_ body: HTTPRequestBody) -> String? {
+        guard let checksum, let digest = checksum.digest(of: body) else { return nil }
+        return "\(checksum.rawValue) \(Data(digest).base64EncodedString())"
+    }
+
+    /// A `Location` resolved against the creation URL; another origin is refused.
+    private func resolve(_ location: String) throws(TransportError) -> String {
+        let url = try base.resolving(location)
+        guard try url.origin == origin else {
+            throw TransportError(.protocolViolation, "the server's Location points to another origin")
+        }
+        return url.text
+    }
+
+    private static func parseCreationURL(_ text: String) throws(TransportError) -> TusURL {
+        do {
+            return try TusURL(absolute: text)
+        } catch {
+            throw TransportError(.invalidArgument, "the creation URL is not an absolute http(s) URL")
+        }
+    }
+
+    // MARK: Wire values
+
+    /// A non-negative decimal integer header value (at most 18 digits); nil otherwise.
+    static func integer(_ text: String) -> Int64? {
+        let value = text.trimmingASCIISpaces()
+        guard !value.isEmpty, value.utf8.count <= 18, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return nil
+        }
+        return Int64(value)
+    }
+
+    private static func offset(_ text: String) throws(TransportError) -> Int64 {
+        guard let value = integer(text) else {
+            throw TransportError(.protocolViolation, "Upload-Offset or Upload-Length is not a non-negative integer")
+        }
+        return value
+    }
+
+    /// `Upload-Expires` as seconds since 1970; a value in none of HTTP's date forms is `.protocolViolation`.
+    static func expiry(_ headers: HTTPHeaders) throws(TransportError) -> Int64? {
+        guard let text = headers["Upload-Expires"] else { return nil }
+        guard let value = HTTPDate.parse(text) else {
+            throw TransportError(.protocolViolation, "Upload-Expires is not an HTTP date")
+        }
+        return value
+    }
+
+    /// The error for a status the exchange did not expect.
+    static func error(for response: HTTPResponse, _ method: String) -> TransportError {
+        let status = response.status
+        switch status {
+        case 401, 403: return TransportError(.accessDenied, "the tus server refused the \(method) (\(status))")
+        case 404, 410:
+            return TransportError(
+                .gone, "the upload is gone: \(method) answered \(status) (expired, terminated or unknown)")
+        case 409: return TransportError(.conflict, "the \(method) was for another offset than the server's (409)")
+        case 412:
+            let versions = String((response.headers["Tus-Version"] ?? "none").prefix(64))
+            return TransportError(
+                .versionUnsupported,
+                "the tus server refused version \(TusServerInfo.version) (412); it speaks \(versions)")
+        case 413: return TransportError(.tooLarge, "the tus server refused the \(method) as too large (413)")
+        case 460:
+            return TransportError(.checksumMismatch, "the tus server's checksum of the \(method) body differs (460)")
+        case 400..<500: return TransportError(.remoteRejected, "the tus server refused the \(method) (\(status))")
+        case 500..<600: return TransportError(.serverFailed, "the tus server failed the \(method) (\(status))")
+        default: return TransportError(.protocolViolation, "the tus server answered the \(method) with \(status)")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import FoundationEssentials
+
+/// How a `TusBackend` talks to its server.
+public struct TusBackendOptions: Sendable {
+    /// Headers added to every request (for example `Authorization`); never logged or put in an error.
+    public var headers: HTTPHeaders
+    /// The largest PATCH body (one part). Capped by `Tus-Max-Size`.
+    public var maximumPartSize: Int64
+    /// Whether to upload parts as partial uploads in parallel when the server offers concatenation.
+    public var useConcatenation: Bool
+    /// The most partial uploads one upload is split into: their URLs all travel in one `Upload-Concat` header,
+    /// which must fit the server's header limit (100 absolute URLs are about 8 KiB).
+    public var maximumConcatenatedParts: Int
+    /// Checksum algorithms in order of preference; the first the server lists is sent with every PATCH of a body
+    /// held in memory. Empty: none.
+    public var checksumAlgorithms: [TusChecksumAlgorithm]
+    /// The HTTP version to ask for.
+    public var version: HTTPVersionPreference
+    /// Time limits of each request.
+    public var timeouts: HTTPTimeouts
+    /// The wall clock in seconds since 1970, for `Upload-Expires`.
+    public var now: @Sendable () -> Int64
+
+    /// Options; by default 64 MiB parts, concatenation when offered (at most 100 parts), SHA-1 then CRC-32.
+    public init(
+        headers: HTTPHeaders = HTTPHeaders(), maximumPartSize: Int64 = 64 << 20, useConcatenation: Bool = true,
+        maximumConcatenatedParts: Int = 100, checksumAlgorithms: [TusChecksumAlgorithm] = [.sha1, .crc32],
+        version: HTTPVersionPreference = .automatic, timeouts: HTTPTimeouts = HTTPTimeouts(),
+        now: @escaping @Sendable () -> Int64 = TusBackendOptions.systemNow
+    ) {
+        self.headers = headers
+        self.maximumPartSize = maximumPartSize
+        self.useConcatenation = useConcatenation
+        self.maximumConcatenatedParts = maximumConcatenatedParts
+        self.checksumAlgorithms = checksumAlgorithms
+        self.version = version
+        self.timeouts = timeouts
+        self.now = now
+    }
+
+    /// The system's wall clock in whole seconds since 1970.
+    public static let systemNow: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970.rounded(.down)) }
+}

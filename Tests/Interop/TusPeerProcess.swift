@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `peers/tus_peer.py` serving `tuspyserver` (the FastAPI router mounted in the app file written here, on uvicorn)
+/// and a small checksum-checking tus server of our own, both on 127.0.0.1. One per test process; it exits when
+/// this process closes its stdin.
+final class TusPeerProcess: @unchecked Sendable {
+    // @unchecked: every stored property is set once in init and only read afterwards.
+    let directory: URL
+    let tus: UInt16
+    let checksum: UInt16
+    private let process = Process()
+    private let input = Pipe()
+
+    /// The app: one router per behaviour, each with its own upload directory.
+    static let app = """
+        import os
+        from fastapi import FastAPI
+        from tuspyserver import create_tus_router
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        app = FastAPI()
+        # Uploads kept five days (Upload-Expires in the future).
+        app.include_router(create_tus_router(prefix="files", files_dir=os.path.join(here, "files")))
+        # Uploads that expired a day before they were created.
+        app.include_router(
+            create_tus_router(prefix="expired", files_dir=os.path.join(here, "expired"), days_to_keep=-1))
+        # Tus-Max-Size: 1000.
+        app.include_router(
+            create_tus_router(prefix="small", files_dir=os.path.join(here, "small"), max_size=1000))
+        """
+
+    static let shared: Result<TusPeerProcess, any Error> = Result { try TusPeerProcess() }
+
+    static func get() throws -> TusPeerProcess { try shared.get() }
+
+    private init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "aether-tus-peer-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(Self.app.utf8).write(to: directory.appendingPathComponent("app.py"))
+        guard FileManager.default.isExecutableFile(atPath: PythonPeer.python) else {
+            throw PythonPeer.PeerError(message: "no Python venv at \(PythonPeer.python); run `make test`")
+        }
+        process.executableURL = URL(fileURLWithPath: PythonPeer.python)
+        process.arguments = [
+            PythonPeer.packageRoot.appendingPathComponent("Tests/Interop/peers/tus_peer.py").path, directory.path,
+        ]
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The first line is the ports, printed once both servers listen (no sleeping).
+        var text = Data()
+        while !text.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { throw PythonPeer.PeerError(message: "tus_peer.py exited before listening") }
+            text.append(data)
+        }
+        let line = text.prefix { $0 != UInt8(ascii: "\n") }
+        let ports = try JSONDecoder().decode([String: UInt16].self, from: Data(line))
+        guard let tus = ports["tus"], let checksum = ports["checksum"] else {
+            throw PythonPeer.PeerError(message: "tus_peer.py printed no ports")
+        }
+        (self.tus, self.checksum) = (tus, checksum)
+    }
+
+    /// A creation URL on tuspyserver (`files`, `expired`, `small`).
+    func tusURL(_ router: String) -> String { "http://127.0.0.1:\(tus)/\(router)/" }
+
+    /// A creation URL on the checksum server in `mode`.
+    func checksumURL(_ mode: String) -> String { "http://127.0.0.1:\(checksum)/\(mode)/" }
+
+    /// The bytes tuspyserver stored for the upload at `location` under `router`.
+    func storedOnTusServer(_ router: String, _ location: String) throws -> [UInt8] {
+        let id = String(location.split(separator: "/").last ?? "")
+        return try [UInt8](Data(contentsOf: directory.appendingPathComponent("\(router)/\(id)")))
+    }
+
+    /// Whether tuspyserver still has a file for `location` under `router`.
+    func existsOnTusServer(_ router: String, _ location: String) -> Bool {
+        let id = String(location.split(separator: "/").last ?? "")
+        return FileManager.default.fileExists(atPath: directory.appendingPathComponent("\(router)/\(id)").path)
+    }
+
+    /// The bytes the checksum server stored for `location`.
+    func storedOnChecksumServer(_ location: String) throws -> [UInt8] {
+        let id = String(location.split(separator: "/").last ?? "")
+        return try [UInt8](Data(contentsOf: directory.appendingPathComponent("checksum/\(id)")))
+    }
+}
+
+/// One request as the checksum server logged it.
+struct TusLoggedRequest: Decodable {
+    let method: String
+    let path: String
+    let length: Int
+    let headers: [String: String]
+}
