@@ -191,6 +191,10 @@ def coding():
     write("shard-index", "wrong-shard-size", compact(dict(index, shardSize=4)))
     write("shard-index", "missing-digest", compact(dict(index, shardSHA256=digests[:2])))
     write("shard-index", "negative-size", compact(dict(index, fileSize=-1)))
+    v2 = dict(index, format="aether-ec/2", fileSHA256=hashlib.sha256(b"0123456789").hexdigest())
+    write("shard-index", "v2-with-file-digest", compact(v2))
+    write("shard-index", "v2-without-file-digest", compact(dict(index, format="aether-ec/2")))
+    write("shard-index", "v1-with-file-digest", compact(dict(v2, format="aether-ec/1")))
 
 
 def pins_and_certificates():

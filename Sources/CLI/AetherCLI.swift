@@ -1,8 +1,17 @@
+import AetherCoding
+import AetherIO
+import AetherIntegrity
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// The `aether` command-line tool.
+///
+/// The rules every command follows, enforced here once: `-h`/`--help` anywhere before `--` prints
+/// the command's usage on standard output and exits 0 (nothing else runs: no listener starts, no file
+/// is read); a usage mistake (unknown option or argument, malformed value) exits 2 with the usage; a
+/// failure exits 1 with one line naming the cause and the next step.
 @main
 struct AetherCLI {
     /// Every subcommand, in the order `aether help` lists them.
@@ -16,20 +25,45 @@ struct AetherCLI {
     ]
 
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        guard let name = arguments.first, let command = commands.first(where: { $0.name == name }) else {
+        let arguments = Array(argumentWords().dropFirst())
+        guard let name = arguments.first else {
             StandardError.write(HelpCommand.overview)
             exit(ExitStatus.usage)
         }
+        if name.text == "-h" || name.text == "--help" {
+            StandardOutput.write(HelpCommand.overview)
+            exit(ExitStatus.success)
+        }
+        guard let command = commands.first(where: { $0.name == name.text }) else {
+            StandardError.write("aether: unknown command \(name)\n\n" + HelpCommand.overview)
+            exit(ExitStatus.usage)
+        }
+        let rest = Array(arguments.dropFirst())
+        if Arguments.asksForHelp(rest) {
+            StandardOutput.write(command.usage + "\n")
+            exit(ExitStatus.success)
+        }
         do {
-            exit(try await command.run(Array(arguments.dropFirst())))
+            exit(try await command.run(rest))
         } catch let error as Arguments.UsageError {
-            StandardError.write("aether \(name): \(error.description)\n\n\(command.usage)\n")
+            StandardError.write("aether \(command.name): \(error.description)\n\n\(command.usage)\n")
             exit(ExitStatus.usage)
         } catch {
-            StandardError.write("aether \(name): \(error)\n")
+            StandardError.write("aether \(command.name): \(FailureAdvice.line(for: error))\n")
             exit(ExitStatus.failure)
         }
+    }
+
+    /// `argv` as bytes: `CommandLine.arguments` repairs invalid UTF-8, which would change file names.
+    static func argumentWords() -> [Word] {
+        var words: [Word] = []
+        for index in 0..<Int(CommandLine.argc) {
+            guard let pointer = unsafe CommandLine.unsafeArgv[index] else { continue }
+            let length = unsafe strlen(pointer)
+            let bytes = unsafe UnsafeRawBufferPointer(start: pointer, count: length)
+            words.append(Word(bytes: unsafe Array(bytes)))
+        }
+        return words
     }
 }
 
@@ -37,10 +71,10 @@ struct AetherCLI {
 enum HelpCommand: CLICommand {
     static let name = "help"
     static let summary = "show the commands, or one command's usage"
-    static let usage = "usage: aether help [COMMAND]"
+    static let usage = "usage: aether help [COMMAND]\n       aether COMMAND -h | --help"
 
     static var overview: String {
-        var text = "usage: aether COMMAND [ARGUMENTS]\n\ncommands:\n"
+        var text = "usage: aether COMMAND [ARGUMENTS]   (aether COMMAND --help for its usage)\n\ncommands:\n"
         for command in AetherCLI.commands {
             text +=
                 "  " + command.name + String(repeating: " ", count: max(1, 10 - command.name.count)) + command.summary
@@ -49,17 +83,75 @@ enum HelpCommand: CLICommand {
         return text
     }
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments)
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, positionals: 0...1)
         if let name = parsed.positionals.first {
-            guard let command = AetherCLI.commands.first(where: { $0.name == name }) else {
+            guard let command = AetherCLI.commands.first(where: { $0.name == name.text }) else {
                 throw Arguments.UsageError(description: "no command named \(name)")
             }
-            print(command.usage)
+            StandardOutput.write(command.usage + "\n")
         } else {
-            print(overview, terminator: "")
+            StandardOutput.write(overview)
         }
         return ExitStatus.success
+    }
+}
+
+/// One line for a failure: the cause (the error's own text, on one line) and the next step.
+enum FailureAdvice {
+    static func line(for error: any Error) -> String {
+        let cause = "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
+        guard let step = nextStep(for: error) else { return cause }
+        return cause + "; " + step
+    }
+
+    static func nextStep(for error: any Error) -> String? {
+        if let error = error as? IOError {
+            switch error.code {
+            case .fileChanged: return "run again once nothing writes the file"
+            case .notARegularFile: return "give a regular file"
+            case .outputIsInput: return "write the output to another path"
+            case .unexpectedEndOfFile: return "check the file is complete"
+            default: return error.errno.flatMap(errnoStep)
+            }
+        }
+        if let error = error as? CodingError {
+            switch error.code {
+            case .fileChanged: return "run again once nothing writes the file"
+            case .notARegularFile:
+                return "give regular files: the input, index.json, the shards and any existing output"
+            case .outputIsInput: return "write the output to another path"
+            case .tooFewShards, .shardSizeMismatch: return "restore more shards from a copy"
+            case .malformedIndex: return "restore index.json from a copy, or encode the file again"
+            case .verificationFailed: return "restore the shards and index.json from a good copy"
+            case .fileSystem: return errnoStep(in: error.message)
+            default: return nil
+            }
+        }
+        if let error = error as? IntegrityError, error.code == .malformedManifest {
+            return "make the manifest again with aether digest FILE --manifest OUT.json"
+        }
+        return nil
+    }
+
+    private static func errnoStep(in message: String) -> String? {
+        // CodingError messages end "... (errno N)".
+        guard message.hasSuffix(")"), let open = message.lastIndex(of: "(") else { return nil }
+        let inside = message[message.index(after: open)..<message.index(before: message.endIndex)]
+        guard inside.hasPrefix("errno "), let code = Int32(inside.dropFirst(6)) else { return nil }
+        return errnoStep(code)
+    }
+
+    private static func errnoStep(_ code: Int32) -> String? {
+        switch code {
+        case ENOENT: "check the path"
+        case EACCES, EPERM: "check the permissions"
+        case EMFILE, ENFILE: "raise the open-file limit (ulimit -n)"
+        case ENOSPC, EDQUOT: "free some space"
+        case EWOULDBLOCK: "another process holds the file; wait for it"
+        case EROFS: "write to a writable file system"
+        default: nil
+        }
     }
 }
 

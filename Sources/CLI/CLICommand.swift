@@ -7,7 +7,7 @@ protocol CLICommand: SendableMetatype {
     /// The full usage text.
     static var usage: String { get }
     /// Runs the command with the arguments after its name; returns the process exit status.
-    static func run(_ arguments: [String]) async throws -> Int32
+    static func run(_ arguments: [Word]) async throws -> Int32
 }
 
 /// The exit statuses of `aether`.

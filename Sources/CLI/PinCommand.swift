@@ -1,3 +1,4 @@
+import AetherIO
 import AetherSecurity
 import FoundationEssentials
 
@@ -16,14 +17,14 @@ enum PinCommand: CLICommand {
                          expired. Exit 0 when valid, 1 with the reason when not.
         """
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        if arguments.first == "verify-update" {
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        if arguments.first?.text == "verify-update" {
             return try verifyUpdate(Array(arguments.dropFirst()))
         }
-        let parsed = try Arguments(arguments)
+        let parsed = try Arguments(arguments, positionals: 0...Int.max)
         guard !parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "expected CERT.pem...") }
         for path in parsed.positionals {
-            let pins = try SPKIPin.pins(certificatesPEM: read(path))
+            let pins = try SPKIPin.pins(certificatesPEM: read(path.path))
             for (index, pin) in pins.enumerated() {
                 print("\(path)[\(index)]")
                 print("  base64  \(pin.base64)")
@@ -34,14 +35,14 @@ enum PinCommand: CLICommand {
         return ExitStatus.success
     }
 
-    private static func verifyUpdate(_ arguments: [String]) throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["key"])
+    private static func verifyUpdate(_ arguments: [Word]) throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["key"], positionals: 1...1)
         let paths = try parsed.positionals(exactly: 1, names: "PAYLOAD.json")
-        guard let keyPath = parsed.option("key") else {
+        guard let keyPath = parsed.path("key") else {
             throw Arguments.UsageError(description: "--key PUB.pem is required")
         }
         let key = try PinSigningKey(pem: String(decoding: read(keyPath), as: UTF8.self))
-        let json = try read(paths[0])
+        let json = try read(paths[0].path)
         let payload: PinUpdatePayload
         do {
             payload = try PinUpdatePayload(json: json)
@@ -69,11 +70,11 @@ enum PinCommand: CLICommand {
         return ExitStatus.success
     }
 
-    private static func read(_ path: String) throws -> [UInt8] {
-        do {
-            return Array(try Data(contentsOf: URL(filePath: path)))
-        } catch {
-            throw SecurityError(.systemCall, "cannot read \(path)")
-        }
+    /// Certificates, keys and payloads are small: more than 1 MiB is refused before it is read.
+    static let maximumInputBytes = 1 << 20
+
+    // A regular file only (a FIFO or device is an error, never a hang), read under the TOCTOU guard.
+    private static func read(_ path: FilePath) throws -> [UInt8] {
+        try GuardedFile(path: path).readAll(maximumBytes: maximumInputBytes)
     }
 }

@@ -22,8 +22,8 @@ enum SessionCommand: CLICommand {
                aether session refuse --key-id ID [--state-dir DIR]   (host: answer with PairAgain)
         """
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        guard let sub = arguments.first else { throw Arguments.UsageError(description: "missing subcommand") }
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        guard let sub = arguments.first?.text else { throw Arguments.UsageError(description: "missing subcommand") }
         let rest = Array(arguments.dropFirst())
         switch sub {
         case "pair": return try pair(rest)
@@ -36,12 +36,11 @@ enum SessionCommand: CLICommand {
 
     // MARK: pair
 
-    static func pair(_ arguments: [String]) throws -> Int32 {
+    static func pair(_ arguments: [Word]) throws -> Int32 {
         let parsed = try Arguments(arguments, options: ["host-id", "state-dir"])
-        guard let hex = parsed.option("host-id") else {
+        guard let hostID = try parsed.value("host-id", expected: "a host id in hex", { try HostID(hex: $0) }) else {
             throw Arguments.UsageError(description: "--host-id is required")
         }
-        let hostID = try HostID(hex: hex)
         let base = try stateDirectory(parsed)
         let manager = try deviceKeys(base)
         if let damaged = manager.unreadableHosts[hostID] {
@@ -86,7 +85,7 @@ enum SessionCommand: CLICommand {
 
     // MARK: host
 
-    static func host(_ arguments: [String]) throws -> Int32 {
+    static func host(_ arguments: [Word]) throws -> Int32 {
         let parsed = try Arguments(
             arguments, options: ["port", "bind", "state-dir", "clock-skew-ms", "liveness-ms"], flags: ["echo"])
         let base = try stateDirectory(parsed)
@@ -96,7 +95,13 @@ enum SessionCommand: CLICommand {
         let port = try parsed.integer("port", default: 47_300, in: 0...65_535)
         let liveness = try parsed.integer("liveness-ms", default: 15_000, in: 1_000...600_000)
         let skew = try signedInteger(parsed, "clock-skew-ms")
-        let bind = try UDPAddress(parsing: (parsed.option("bind") ?? "127.0.0.1") + ":\(port)")
+        let bind = try UDPAddress.parsing(
+            (parsed.option("bind") ?? "127.0.0.1") + ":\(port)", option: "--bind", expected: "an IPv4 address")
+        guard let state = try FileIdentity.current(FilePath(base)), state.isDirectory else {
+            throw SessionCommandError(
+                "the state directory \(base) does not exist; pair a device first (aether session pair) or give --state-dir"
+            )
+        }
         let keys = try hostKeys(base)
         let store = FileKeyStore(directory: base + "/host/keys")
         let socket = try UDPSocket(binding: bind)
@@ -110,7 +115,7 @@ enum SessionCommand: CLICommand {
         ) { event in
             switch event {
             case .record(let sessionID, _, let type, let bytes):
-                StandardOutput.write(String(decoding: bytes, as: UTF8.self) + "\n")
+                StandardOutput.write(bytes: bytes + [0x0A])
                 if echo { try? holder.host?.send(sessionID: sessionID, type: type, bytes: bytes) }
             case .keyPromoted(let keyID):
                 if let hostID = keys.first(where: { $0.key.entry.keyID == keyID })?.hostID {
@@ -190,10 +195,11 @@ enum SessionCommand: CLICommand {
 
     // MARK: retire / refuse
 
-    static func mark(_ arguments: [String], retire: Bool) throws -> Int32 {
+    static func mark(_ arguments: [Word], retire: Bool) throws -> Int32 {
         let parsed = try Arguments(arguments, options: ["key-id", "state-dir"])
-        guard let hex = parsed.option("key-id") else { throw Arguments.UsageError(description: "--key-id is required") }
-        let keyID = try KeyID(hex: hex)
+        guard let keyID = try parsed.value("key-id", expected: "a key id in hex", { try KeyID(hex: $0) }) else {
+            throw Arguments.UsageError(description: "--key-id is required")
+        }
         let base = try stateDirectory(parsed)
         let store = FileKeyStore(directory: base + "/host/keys")
         // Only the item that holds the key is touched; a damaged item of another host is reported, never
@@ -248,17 +254,17 @@ enum SessionCommand: CLICommand {
 
     // MARK: connect
 
-    static func connect(_ arguments: [String]) throws -> Int32 {
+    static func connect(_ arguments: [Word]) throws -> Int32 {
         let parsed = try Arguments(
-            arguments, options: ["host-id", "state-dir", "timeout-ms"], flags: ["counts"])
+            arguments, options: ["host-id", "state-dir", "timeout-ms"], flags: ["counts"], positionals: 1...1)
         guard parsed.positionals.count == 1 else { throw Arguments.UsageError(description: "expected HOST:PORT") }
-        let address = try UDPAddress(parsing: parsed.positionals[0])
+        let address = try UDPAddress.parsing(parsed.positionals[0].text, option: "HOST:PORT", expected: "IPV4:PORT")
         let timeout = UInt64(try parsed.integer("timeout-ms", default: 10_000, in: 100...600_000))
         let base = try stateDirectory(parsed)
         let manager = try deviceKeys(base)
         let hostID: HostID
-        if let hex = parsed.option("host-id") {
-            hostID = try HostID(hex: hex)
+        if let given = try parsed.value("host-id", expected: "a host id in hex", { try HostID(hex: $0) }) {
+            hostID = given
         } else {
             let hosts = manager.snapshot.hostIDs
             guard hosts.count == 1, let only = hosts.first else {
@@ -294,7 +300,7 @@ enum SessionCommand: CLICommand {
                 }
             case .down: status.update { $0.live = false }
             case .record(_, let bytes):
-                StandardOutput.write(String(decoding: bytes, as: UTF8.self) + "\n")
+                StandardOutput.write(bytes: bytes + [0x0A])
                 status.update { $0.received += 1 }
             case .counts(let answer):
                 StandardOutput.write(
@@ -375,7 +381,8 @@ enum SessionCommand: CLICommand {
         }
         if let lastFailure { throw SessionCommandError(lastFailure) }
         var sent = 0
-        while let line = readLine(strippingNewline: true) {
+        var lines = StandardInputLines(limit: SessionWire.maxRecordPlaintext)
+        while let line = try lines.next() {
             try sendLine(line, client: client, status: status, timeout: timeout, address: address)
             sent += 1
         }
@@ -423,12 +430,12 @@ enum SessionCommand: CLICommand {
 
     /// Sends one line, waiting for a session again when the live one went down meanwhile.
     static func sendLine(
-        _ line: String, client: SessionClient, status: ConnectStatus, timeout: UInt64, address: UDPAddress
+        _ line: [UInt8], client: SessionClient, status: ConnectStatus, timeout: UInt64, address: UDPAddress
     ) throws {
         for _ in 0..<3 {
             let result: Result<Void, TransportError>
             do throws(TransportError) {
-                try client.send(type: 0, bytes: Array(line.utf8))
+                try client.send(type: 0, bytes: line)
                 result = .success(())
             } catch {
                 result = .failure(error)
@@ -484,5 +491,16 @@ enum SessionCommand: CLICommand {
     static func isDirectory(_ path: String) -> Bool {
         var status = stat()
         return unsafe stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+}
+
+extension UDPAddress {
+    /// Parses a command-line address; a malformed one is a usage error (exit 2), not a failure.
+    static func parsing(_ text: String, option: String, expected: String) throws(Arguments.UsageError) -> UDPAddress {
+        do {
+            return try UDPAddress(parsing: text)
+        } catch {
+            throw Arguments.UsageError(description: "\(option) must be \(expected), not \(text)")
+        }
     }
 }

@@ -12,24 +12,34 @@ enum VerifyCommand: CLICommand {
           CRC32C, then the whole-file SHA-256. The manifest itself is checked first (format, chunk
           count, Merkle root and chain head recomputed from its chunk hashes, CID). Exit 0 when the
           file is intact; 1 naming the first bad chunk, or when the manifest is invalid.
+          FILE and MANIFEST.json must be regular files; a manifest larger than any manifest of FILE
+          can be (about 256 bytes per 4 KiB of FILE) is refused before it is read.
         """
 
     /// Stops the read at the first bad chunk.
     private struct StopReading: Error {}
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments)
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, positionals: 2...2)
         let positionals = try parsed.positionals(exactly: 2, names: "FILE and MANIFEST.json")
-        let (path, manifestPath) = (positionals[0], positionals[1])
-        let data: Data
+        let (path, manifestPath) = (positionals[0].path, positionals[1].path)
+        // The file is opened first: its size bounds how much of the manifest is read.
+        let file = try GuardedFile(path: path)
+        let limit = FileManifest.maximumManifestBytes(fileSize: file.identity.size)
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: manifestPath))
+            bytes = try GuardedFile(path: manifestPath).readAll(maximumBytes: limit)
         } catch {
-            throw IOError(.systemCall, "cannot read the manifest", path: manifestPath)
+            guard error.code == .invalidArgument else { throw error }
+            throw IntegrityError(
+                .malformedManifest,
+                "\(manifestPath) is larger than any manifest of \(path) (\(file.identity.size) bytes) can be")
         }
-        let manifest = try VerifiedManifest.parse(data)
-        guard ChunkReadOptions.chunkSizeRange.contains(manifest.chunkSize) else {
-            throw IntegrityError(.malformedManifest, "chunk size \(manifest.chunkSize) is outside what AetherIO reads")
+        let manifest = try VerifiedManifest.parse(Data(bytes))
+        guard FileManifest.chunkSizeRange.contains(manifest.chunkSize) else {
+            throw IntegrityError(
+                .malformedManifest,
+                "chunk size \(manifest.chunkSize) is outside \(FileManifest.chunkSizeRange) (aether digest's range)")
         }
         var verifier = manifest.verifier()
         var firstFailure: (index: Int, reason: ManifestVerificationResult.ChunkMismatch)?

@@ -1,3 +1,5 @@
+import AetherIO
+
 /// The one error type of AetherCoding: a code callers compare, a message for people, and where it was thrown.
 ///
 /// Messages never carry key material or file contents.
@@ -7,6 +9,7 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case invalidParameters, tooFewShards, shardSizeMismatch, singularMatrix, malformedIndex, verificationFailed
             case fileSystem, malformedPacket, invalidTransmissionInformation
+            case fileChanged, notARegularFile, outputIsInput, unverifiableIndex
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -28,6 +31,15 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
         public static let malformedPacket = Code(.malformedPacket)
         /// RaptorQ object transmission information (OTI) is malformed or outside what RFC 6330 allows.
         public static let invalidTransmissionInformation = Code(.invalidTransmissionInformation)
+        /// The input file changed (size, mtime, replaced) while it was encoded.
+        public static let fileChanged = Code(.fileChanged)
+        /// An input, the index or a shard is a directory, FIFO, device or socket.
+        public static let notARegularFile = Code(.notARegularFile)
+        /// An output names an input, or lies inside the shard set being read or replaced.
+        public static let outputIsInput = Code(.outputIsInput)
+        /// The index records no authenticator of the file (an `aether-ec/1` index), so a rebuild could not
+        /// be checked; the caller must supply the file's SHA-256.
+        public static let unverifiableIndex = Code(.unverifiableIndex)
         public var description: String { "\(base)" }
     }
 
@@ -46,4 +58,18 @@ public struct CodingError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "CodingError(\(code)): \(message)" }
+
+    /// The coding error for an AetherIO failure: the guard's codes carried over, the rest `.fileSystem`.
+    init(_ error: IOError, file: StaticString = #fileID, line: UInt = #line) {
+        let code: Code
+        switch error.code {
+        case .fileChanged: code = .fileChanged
+        case .notARegularFile: code = .notARegularFile
+        case .outputIsInput: code = .outputIsInput
+        default: code = .fileSystem
+        }
+        var message = error.message
+        if let path = error.path, !message.contains(path) { message += " (\(path))" }
+        self.init(code, message, file: file, line: line)
+    }
 }

@@ -105,13 +105,31 @@ public enum AtomicFile {
     /// Writes `bytes` to `path`. The bytes are written straight from the buffer (nothing is copied, so a
     /// caller's wiped storage stays the only copy of a secret).
     public static func write(_ bytes: UnsafeRawBufferPointer, to path: String, options: Options) throws(IOError) {
-        let (directory, name) = split(path)
-        let directoryDescriptor = try Syscall.retryingEINTR("open", path: directory) {
-            unsafe Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try unsafe write(bytes, to: FilePath(path), options: options)
+    }
+
+    /// Writes `bytes` to `path` given as bytes (exactly as from `argv`; a name that is not UTF-8 stays as it is).
+    public static func write(_ bytes: some Collection<UInt8>, to path: FilePath, options: Options = Options())
+        throws(IOError)
+    {
+        let array = Array(bytes)
+        var failure: IOError?
+        unsafe array.withUnsafeBytes { raw in
+            do throws(IOError) { try unsafe write(raw, to: path, options: options) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The buffer form of `write(_:to:options:)` for a path given as bytes.
+    public static func write(_ bytes: UnsafeRawBufferPointer, to path: FilePath, options: Options) throws(IOError) {
+        let directory = path.directory
+        let directoryDescriptor = try Syscall.retryingEINTR("open", path: directory.description) {
+            unsafe directory.withCString { unsafe Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         }
         defer { Syscall.close(directoryDescriptor) }
         try unsafe write(
-            bytes, named: name, inDirectory: directoryDescriptor, directoryPath: directory, options: options)
+            bytes, named: path.lastComponent, inDirectory: directoryDescriptor, directoryPath: directory.description,
+            options: options)
     }
 
     /// Writes `bytes` to the file `name` inside the open directory `directory` (every call is relative to the
@@ -121,8 +139,18 @@ public enum AtomicFile {
         _ bytes: UnsafeRawBufferPointer, named name: String, inDirectory directory: Int32, directoryPath: String,
         options: Options
     ) throws(IOError) {
-        let target = directoryPath + "/" + name
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+        try unsafe write(
+            bytes, named: FilePath(name), inDirectory: directory, directoryPath: directoryPath, options: options)
+    }
+
+    /// `write(_:named:inDirectory:directoryPath:options:)` with the name as bytes.
+    static func write(
+        _ bytes: UnsafeRawBufferPointer, named name: FilePath, inDirectory directory: Int32, directoryPath: String,
+        options: Options
+    ) throws(IOError) {
+        let target = directoryPath + "/" + name.description
+        let slash = UInt8(ascii: "/")
+        guard !name.isEmpty, !name.bytes.contains(slash), name != FilePath("."), name != FilePath("..") else {
             throw IOError(.invalidArgument, "not a file name: \(name)", path: target)
         }
         let existing = try existingFile(named: name, in: directory, path: target, options: options)
@@ -140,13 +168,15 @@ public enum AtomicFile {
             exact = false
         }
 
-        let temporary = temporaryName(for: options.temporaryPrefix ?? name)
-        let temporaryPath = directoryPath + "/" + temporary
+        let temporary = temporaryName(for: options.temporaryPrefix.map { FilePath($0) } ?? name)
+        let temporaryPath = directoryPath + "/" + temporary.description
         let descriptor = try Syscall.retryingEINTR("open", path: temporaryPath) {
-            unsafe openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            unsafe temporary.withCString {
+                unsafe openat(directory, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            }
         }
         var renamed = false
-        defer { if !renamed { _ = unsafe unlinkat(directory, temporary, 0) } }
+        defer { if !renamed { _ = unsafe temporary.withCString { unsafe unlinkat(directory, $0, 0) } } }
         do {
             defer { Syscall.close(descriptor) }
             if exact {
@@ -167,7 +197,9 @@ public enum AtomicFile {
         }
         if options.fault == .rename { throw injected("rename", EIO, target) }
         _ = try Syscall.retryingEINTR("rename", path: target) {
-            unsafe renameat(directory, temporary, directory, name)
+            unsafe temporary.withCString { from in
+                unsafe name.withCString { to in unsafe renameat(directory, from, directory, to) }
+            }
         }
         renamed = true
         // The new content is in place; the directory's fsync makes the rename itself durable.
@@ -177,10 +209,10 @@ public enum AtomicFile {
 
     /// The mode of the regular file at `name` (nil when absent), after the checks `options.existing` asks for.
     private static func existingFile(
-        named name: String, in directory: Int32, path: String, options: Options
+        named name: FilePath, in directory: Int32, path: String, options: Options
     ) throws(IOError) -> UInt32? {
         var status = Glibc.stat()
-        guard unsafe fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
+        guard unsafe name.withCString({ unsafe fstatat(directory, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             let code = errno
             if code == ENOENT { return nil }
             throw Syscall.failure("fstatat", code: code, path: path)
@@ -198,19 +230,12 @@ public enum AtomicFile {
     }
 
     /// `.<prefix>.<16 hex digits>.tmp`, within NAME_MAX whatever the prefix.
-    private static func temporaryName(for prefix: String) -> String {
-        let short = String(decoding: prefix.utf8.prefix(200), as: UTF8.self)
-        return "." + short + "." + Hex.encode(SecureRandom.bytes(8)) + ".tmp"
+    private static func temporaryName(for prefix: FilePath) -> FilePath {
+        let random = "." + Hex.encode(SecureRandom.bytes(8)) + ".tmp"
+        return FilePath(trusted: [UInt8(ascii: ".")] + prefix.bytes.prefix(200) + Array(random.utf8))
     }
 
     private static func injected(_ call: StaticString, _ code: Int32, _ path: String) -> IOError {
         Syscall.failure(call, code: code, path: path)
-    }
-
-    /// The directory part ("." when none) and the file name of `path`.
-    private static func split(_ path: String) -> (String, String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let directory = String(path[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
     }
 }

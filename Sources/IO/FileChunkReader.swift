@@ -24,8 +24,10 @@
 ///
 /// Not `Sendable`: one consumer calls `next()`; the chunks it returns are `Sendable`.
 public final class FileChunkReader {
-    /// The path being read.
+    /// The path being read, as text for messages (`FilePath.description`: lossless, non-UTF-8 bytes escaped).
     public let path: String
+    /// The path being read, as the bytes given to open(2).
+    public let filePath: FilePath
     /// The file's identity when it was opened.
     public let identity: FileIdentity
     /// The byte range being read.
@@ -52,9 +54,15 @@ public final class FileChunkReader {
     private var completions: [Int: Int32] = [:]
 
     /// Opens `path` for reading with `options`.
-    public init(path: String, options: ChunkReadOptions = ChunkReadOptions()) throws(IOError) {
+    public convenience init(path: String, options: ChunkReadOptions = ChunkReadOptions()) throws(IOError) {
+        try self.init(path: FilePath(path), options: options)
+    }
+
+    /// Opens `path` (bytes, exactly as given) for reading with `options`.
+    public init(path filePath: FilePath, options: ChunkReadOptions = ChunkReadOptions()) throws(IOError) {
         try options.validate()
-        let file = try GuardedFile(path: path)
+        let path = filePath.description
+        let file = try GuardedFile(path: filePath)
         let size = file.identity.size
         let range = options.range ?? 0..<size
         guard range.upperBound <= size else {
@@ -64,6 +72,7 @@ public final class FileChunkReader {
         let length = range.upperBound - range.lowerBound
         let chunkSize = options.chunkSize
         self.path = path
+        self.filePath = filePath
         self.file = file
         self.identity = file.identity
         self.range = range

@@ -41,7 +41,14 @@ public final class FileDigestStream {
     private var failure: IOError?
 
     /// Opens `path`; `parallel` runs the whole-file hash on a second thread.
-    public init(path: String, options: ChunkReadOptions = ChunkReadOptions(), parallel: Bool = true) throws(IOError) {
+    public convenience init(
+        path: String, options: ChunkReadOptions = ChunkReadOptions(), parallel: Bool = true
+    ) throws(IOError) {
+        try self.init(path: FilePath(path), options: options, parallel: parallel)
+    }
+
+    /// Opens `path` (bytes, exactly as given); `parallel` runs the whole-file hash on a second thread.
+    public init(path: FilePath, options: ChunkReadOptions = ChunkReadOptions(), parallel: Bool = true) throws(IOError) {
         var options = options
         // The chunks this stream holds itself: the pending one, the current one, two queued for the worker.
         options.heldChunks = max(options.heldChunks, 4)

@@ -16,8 +16,12 @@ public struct FileFingerprint: Sendable, Hashable, CustomStringConvertible {
     /// Fingerprints `path` under the TOCTOU guard (a file that changes while it is looked at throws
     /// `.fileChanged`).
     public init(path: String) throws(IOError) {
-        let file = try GuardedFile(path: path)
-        try self.init(file: file)
+        try self.init(file: GuardedFile(path: FilePath(path)))
+    }
+
+    /// Fingerprints `path` (bytes, exactly as given) under the TOCTOU guard.
+    public init(path: FilePath) throws(IOError) {
+        try self.init(file: GuardedFile(path: path))
     }
 
     init(file: GuardedFile) throws(IOError) {
@@ -27,14 +31,15 @@ public struct FileFingerprint: Sendable, Hashable, CustomStringConvertible {
         var outcome: Result<Int, IOError> = .success(0)
         unsafe head.withUnsafeMutableBytes { raw in
             outcome = Result { () throws(IOError) -> Int in
-                try unsafe Syscall.preadFully(file.descriptor, into: raw, offset: 0, path: file.path)
+                try unsafe Syscall.preadFully(file.descriptor, into: raw, offset: 0, path: file.path.description)
             }
         }
         let done = try outcome.get()
         try file.verifyUnchanged()
         guard done == headCount else {
             throw IOError(
-                .unexpectedEndOfFile, "\(file.path) ended inside its first \(headCount) bytes", path: file.path)
+                .unexpectedEndOfFile, "\(file.path) ended inside its first \(headCount) bytes",
+                path: file.path.description)
         }
         size = identity.size
         modificationNanoseconds = identity.modificationNanoseconds

@@ -6,7 +6,7 @@ public struct IOError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case systemCall, notARegularFile, fileChanged, unexpectedEndOfFile, invalidArgument
-            case ioUringUnavailable, invalidDomainTag, invalidHex, cryptoFailure, wrongOwner
+            case ioUringUnavailable, invalidDomainTag, invalidHex, cryptoFailure, wrongOwner, outputIsInput
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -30,6 +30,8 @@ public struct IOError: Error, Sendable, CustomStringConvertible {
         public static let cryptoFailure = Code(.cryptoFailure)
         /// A file is owned by another user than the effective user (refused, left as it is).
         public static let wrongOwner = Code(.wrongOwner)
+        /// An output path names an input (same device and inode, or inside a directory being read).
+        public static let outputIsInput = Code(.outputIsInput)
         public var description: String { "\(base)" }
     }
 

@@ -3,6 +3,8 @@ public enum ReadStrategy: String, Sendable, CaseIterable, CustomStringConvertibl
     /// `pread(2)` into pooled, 16 KiB-aligned buffers, with `posix_fadvise(WILLNEED)` read-ahead.
     case pread
     /// A private mapping per chunk (`mmap` MAP_PRIVATE, `madvise` SEQUENTIAL and WILLNEED): no copy.
+    /// Not safe against truncation by another process: touching a page past the new end raises SIGBUS,
+    /// which kills the process. Only for files nobody else can truncate; the command line never offers it.
     case mmap
     /// io_uring reads into pooled buffers, with the next chunks' reads in flight in the kernel.
     case ioUring

@@ -29,8 +29,15 @@ public enum Syscall {
 
     /// stat(2), following symlinks, as the pre-open half of the TOCTOU guard.
     public static func stat(_ path: String) throws(IOError) -> FileStatus {
+        try stat(FilePath(path))
+    }
+
+    /// stat(2) of a path given as bytes (exactly as from `argv`), following symlinks.
+    public static func stat(_ path: FilePath) throws(IOError) -> FileStatus {
         var status = Glibc.stat()
-        _ = try retryingEINTR("stat", path: path) { unsafe systemStat(path, &status) }
+        _ = try retryingEINTR("stat", path: path.description) {
+            unsafe path.withCString { unsafe systemStat($0, &status) }
+        }
         return FileStatus(status)
     }
 
@@ -43,7 +50,14 @@ public enum Syscall {
 
     /// open(2) with `flags | O_CLOEXEC` and, when `flags` holds `O_CREAT`, permission bits `mode`.
     public static func open(_ path: String, flags: Int32, mode: UInt32 = 0) throws(IOError) -> Int32 {
-        try retryingEINTR("open", path: path) { unsafe Glibc.open(path, flags | O_CLOEXEC, mode) }
+        try open(FilePath(path), flags: flags, mode: mode)
+    }
+
+    /// open(2) of a path given as bytes (exactly as from `argv`).
+    public static func open(_ path: FilePath, flags: Int32, mode: UInt32 = 0) throws(IOError) -> Int32 {
+        try retryingEINTR("open", path: path.description) {
+            unsafe path.withCString { unsafe Glibc.open($0, flags | O_CLOEXEC, mode) }
+        }
     }
 
     /// openat(2) relative to the directory `directory`, with `flags | O_CLOEXEC`; `path` names it in errors.
@@ -56,7 +70,14 @@ public enum Syscall {
     /// open(2) read-only. O_NONBLOCK makes opening a FIFO return at once instead of waiting for a
     /// writer; it changes nothing for regular files. O_NOCTTY keeps a terminal from becoming ours.
     public static func openReadOnly(_ path: String) throws(IOError) -> Int32 {
-        try open(path, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+        try openReadOnly(FilePath(path))
+    }
+
+    /// `openReadOnly` of a path given as bytes (exactly as from `argv`).
+    public static func openReadOnly(_ path: FilePath) throws(IOError) -> Int32 {
+        try retryingEINTR("open", path: path.description) {
+            unsafe path.withCString { unsafe Glibc.open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+        }
     }
 
     /// close(2). EINTR is not retried: on Linux the descriptor is released even then.
@@ -157,7 +178,14 @@ public enum Syscall {
 
     /// rename(2): atomic within one file system.
     public static func rename(_ from: String, to: String) throws(IOError) {
-        _ = try retryingEINTR("rename", path: to) { unsafe Glibc.rename(from, to) }
+        try rename(FilePath(from), to: FilePath(to))
+    }
+
+    /// rename(2) of paths given as bytes.
+    public static func rename(_ from: FilePath, to: FilePath) throws(IOError) {
+        _ = try retryingEINTR("rename", path: to.description) {
+            unsafe from.withCString { source in unsafe to.withCString { unsafe Glibc.rename(source, $0) } }
+        }
     }
 
     /// renameat(2) between two directory descriptors.
@@ -169,19 +197,41 @@ public enum Syscall {
 
     /// unlink(2).
     public static func unlink(_ path: String) throws(IOError) {
-        _ = try retryingEINTR("unlink", path: path) { unsafe Glibc.unlink(path) }
+        try unlink(FilePath(path))
+    }
+
+    /// unlink(2) of a path given as bytes.
+    public static func unlink(_ path: FilePath) throws(IOError) {
+        _ = try retryingEINTR("unlink", path: path.description) { unsafe path.withCString { unsafe Glibc.unlink($0) } }
+    }
+
+    /// rmdir(2) of a path given as bytes.
+    public static func rmdir(_ path: FilePath) throws(IOError) {
+        _ = try retryingEINTR("rmdir", path: path.description) { unsafe path.withCString { unsafe Glibc.rmdir($0) } }
     }
 
     /// mkdir(2) with permission bits `mode` (the umask applies).
     public static func mkdir(_ path: String, mode: UInt32) throws(IOError) {
-        _ = try retryingEINTR("mkdir", path: path) { unsafe Glibc.mkdir(path, mode) }
+        try mkdir(FilePath(path), mode: mode)
+    }
+
+    /// mkdir(2) of a path given as bytes.
+    public static func mkdir(_ path: FilePath, mode: UInt32) throws(IOError) {
+        _ = try retryingEINTR("mkdir", path: path.description) {
+            unsafe path.withCString { unsafe Glibc.mkdir($0, mode) }
+        }
     }
 
     /// Opens the directory `path` and fsyncs it, so that a rename or create inside it is on stable storage.
     public static func syncDirectory(_ path: String) throws(IOError) {
+        try syncDirectory(FilePath(path))
+    }
+
+    /// `syncDirectory` of a path given as bytes.
+    public static func syncDirectory(_ path: FilePath) throws(IOError) {
         let descriptor = try open(path, flags: O_RDONLY | O_DIRECTORY)
         defer { close(descriptor) }
-        try fsync(descriptor, path: path)
+        try fsync(descriptor, path: path.description)
     }
 
     /// poll(2) on one descriptor for `events`: true when one is ready, false on timeout. A timeout restarts in

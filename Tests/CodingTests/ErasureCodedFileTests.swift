@@ -22,7 +22,9 @@ import Testing
         func read(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
         func remove(_ path: String) throws { try FileManager.default.removeItem(atPath: path) }
         var leftovers: [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { $0.contains(".aether-ec-") }
+            ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter {
+                $0.contains(".aether-ec-") || $0.contains(".aether-new-") || $0.contains(".aether-old-")
+            }
         }
     }
 
@@ -39,8 +41,8 @@ import Testing
         let original = Self.randomBytes(size, seed: UInt64(size))
         try scratch.write(original, to: scratch.input)
         let index = try ErasureCodedFile.encode(
-            file: scratch.input, dataShards: k, parityShards: m, into: scratch.shards, kernel: .automatic,
-            maximumBlockSize: 256)
+            file: FilePath(scratch.input), dataShards: k, parityShards: m, into: FilePath(scratch.shards),
+            kernel: .automatic, maximumBlockSize: 256)
         #expect(index.fileSize == size)
         #expect(index.shardSize == (size + k - 1) / k)
         #expect(try ErasureCodedFile.readIndex(directory: scratch.shards) == index)
@@ -52,7 +54,8 @@ import Testing
         // Lose the first m shards (all data shards when m >= k): the worst case for rebuilding.
         for shard in 0..<m { try scratch.remove(scratch.shard(shard)) }
         let report = try ErasureCodedFile.decode(
-            directory: scratch.shards, to: scratch.output, kernel: .automatic, maximumBlockSize: 256)
+            directory: FilePath(scratch.shards), to: FilePath(scratch.output), expectedSHA256: nil, kernel: .automatic,
+            maximumBlockSize: 256)
         #expect(try scratch.read(scratch.output) == original)
         #expect(report.missingShards == Array(0..<m))
         #expect(report.rebuiltDataShards == Array(0..<min(m, k)))
@@ -143,7 +146,7 @@ import Testing
         try scratch.write(Array("keep me".utf8), to: scratch.output)
         let variants = [
             "not json",
-            good.replacingOccurrences(of: "aether-ec/1", with: "aether-ec/9"),
+            good.replacingOccurrences(of: "aether-ec/2", with: "aether-ec/9"),
             good.replacingOccurrences(of: "\"shardSize\":250", with: "\"shardSize\":251"),
             good.replacingOccurrences(of: "\"parityShards\":2", with: "\"parityShards\":253"),
             good.replacingOccurrences(of: "\"gf256\"", with: "\"gf7\""),
@@ -172,7 +175,8 @@ import Testing
         // Claim a different digest for data shard 2, then make it be rebuilt.
         var digests = index.shardDigests
         digests[2] = SHA256.hash(Array("something else".utf8))
-        let forged = try ShardIndex(code: index.code, fileSize: index.fileSize, shardDigests: digests)
+        let forged = try ShardIndex(
+            code: index.code, fileSize: index.fileSize, shardDigests: digests, fileSHA256: index.fileSHA256)
         try scratch.write(try forged.encoded(), to: scratch.index)
         try scratch.remove(scratch.shard(2))
         try scratch.write(Array("keep me".utf8), to: scratch.output)

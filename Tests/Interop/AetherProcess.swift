@@ -13,8 +13,18 @@ final class AetherProcess: @unchecked Sendable {
     let outPath: String
     let errPath: String
     private let directory: String
+    private let input = Pipe()
 
-    init(_ arguments: [String], input: String = "") throws {
+    convenience init(_ arguments: [String], input: String = "") throws {
+        try self.init(arguments, inputBytes: Array(input.utf8))
+    }
+
+    /// Starts `aether` with `arguments`; `inputBytes` go to its standard input exactly, which is then closed
+    /// unless `keepInputOpen` (then `writeInput` and `closeInput` feed it). `nonBlockingInput` hands the child
+    /// a standard input in `O_NONBLOCK` mode, as a parent shell may.
+    init(
+        _ arguments: [String], inputBytes: [UInt8], keepInputOpen: Bool = false, nonBlockingInput: Bool = false
+    ) throws {
         directory = try SessionLive.temporaryDirectory()
         outPath = directory + "/out"
         errPath = directory + "/err"
@@ -24,24 +34,41 @@ final class AetherProcess: @unchecked Sendable {
         process.arguments = arguments
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
-        let stdin = Pipe()
-        process.standardInput = stdin
+        if nonBlockingInput {
+            let descriptor = input.fileHandleForReading.fileDescriptor
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+        process.standardInput = input
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try? stdin.fileHandleForWriting.close()
+        writeInput(inputBytes)
+        if !keepInputOpen { closeInput() }
     }
 
+    /// Writes more bytes to the child's standard input.
+    func writeInput(_ bytes: [UInt8]) { input.fileHandleForWriting.write(Data(bytes)) }
+
+    /// Closes the child's standard input (its end of input).
+    func closeInput() { try? input.fileHandleForWriting.close() }
+
     var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
+    /// Standard output as bytes (it need not be UTF-8).
+    var stdoutBytes: [UInt8] { FileManager.default.contents(atPath: outPath).map { Array($0) } ?? [] }
     var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
 
     /// Waits for the process to exit by itself.
     func wait(timeout: Double) throws -> (Int32, String, String) {
+        let (status, out, err) = try waitForBytes(timeout: timeout)
+        return (status, String(decoding: out, as: UTF8.self), err)
+    }
+
+    /// Waits for the process to exit by itself; standard output as bytes.
+    func waitForBytes(timeout: Double) throws -> (Int32, [UInt8], String) {
         try SessionLive.wait("aether \(process.arguments?.joined(separator: " ") ?? "") to exit", timeout: timeout) {
             !process.isRunning
         }
         process.waitUntilExit()
         defer { cleanup() }
-        return (process.terminationStatus, stdout, stderr)
+        return (process.terminationStatus, stdoutBytes, stderr)
     }
 
     /// Kills the process (if it still runs), waits for it and removes its files.

@@ -225,19 +225,20 @@ import Testing
         #expect(statuses == [Int](repeating: 200, count: 8))
     }
 
-    /// A complete response sent before the body was read (RFC 9113 section 8.1) is the answer, over HTTP/2 (where
-    /// the stream is then reset) and HTTP/1.1.
-    @Test(arguments: [HTTPVersionPreference.http2, .http1])
-    func aCompleteResponseBeforeTheBodyWasReadIsTheAnswer(version: HTTPVersionPreference) async throws {
+    /// A complete response sent before the body was read, then the stream reset with NO_ERROR (RFC 9113 section
+    /// 8.1; nginx's `return` does this), is the answer. libcurl 7.88 reports the reset as an error.
+    @Test(arguments: 0..<3)
+    func aCompleteResponseBeforeTheBodyWasReadIsTheAnswer(attempt: Int) async throws {
         let peer = try HTTPPeerProcess.get()
+        let nginx = try NginxTestServer.get()
         let client = try Self.client(HTTPClientConfiguration(trustAnchorsFile: peer.path("root.pem"), proxy: .none))
         defer { client.shutDown() }
         let response = try await client.send(
             HTTPRequest(
-                method: "PUT", url: peer.url(peer.tls, "/early", tls: true, host: "localhost"),
-                body: .bytes(Self.bytes(4 << 20, seed: 6)), version: version))
+                method: "PUT", url: "https://localhost:\(nginx.port)/early",
+                body: .bytes(Self.bytes(4 << 20, seed: UInt64(attempt))), version: .http2))
         #expect(response.status == 204)
-        #expect(response.telemetry.protocolVersion == (version == .http2 ? .http2 : .http1))
+        #expect(response.telemetry.protocolVersion == .http2)
     }
 
     @Test func aClosedPortIsConnectionRefused() async throws {

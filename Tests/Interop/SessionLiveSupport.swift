@@ -42,6 +42,12 @@ enum SessionLive {
         return try process.wait(timeout: 20)
     }
 
+    /// Runs `aether ARGS` to completion with `input` on stdin byte for byte; returns (status, stdout bytes, stderr).
+    static func runAether(_ arguments: [String], inputBytes: [UInt8]) throws -> (Int32, [UInt8], String) {
+        let process = try AetherProcess(arguments, inputBytes: inputBytes)
+        return try process.waitForBytes(timeout: 20)
+    }
+
     /// Pairs a new key for `hostID` in `stateDir` and returns the key (read back from the device store).
     static func pair(hostID: HostID, stateDir: String) throws -> PairedKey {
         let (status, out, err) = try runAether(["session", "pair", "--host-id", hostID.hex, "--state-dir", stateDir])

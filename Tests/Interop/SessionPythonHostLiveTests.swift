@@ -174,6 +174,61 @@ import Testing
         }
     }
 
+    @Test func theCLISendsAndPrintsTheExactBytesOfLinesThatAreNotUTF8() throws {
+        let stateDir = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDir) }
+        _ = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
+        let peer = try PythonHostProcess(stateDir: stateDir)
+        defer { peer.stop() }
+        // 0xff and 0xfe are never UTF-8; 0xc3 starts a sequence that never ends; a `\r` not before `\n` stays.
+        let lines: [[UInt8]] = [[0xff, 0xfe], [0x61, 0xc3, 0x0d, 0x62, 0xff], [0xfe, 0xff]]
+        let input = lines[0] + [0x0a] + lines[1] + [0x0d, 0x0a] + lines[2]
+        let (status, out, err) = try SessionLive.runAether(
+            ["session", "connect", peer.address.description, "--state-dir", stateDir], inputBytes: input)
+        #expect(status == 0, "\(err)")
+        let received = peer.records
+        #expect(received.map(\.type) == [0, 0, 0])
+        #expect(received.map(\.bytes) == lines)
+        // The host's echoes are printed byte for byte, each with a `\n`.
+        #expect(out == lines.flatMap { $0 + [0x0a] }, "\(out)")
+    }
+
+    @Test func aNonBlockingStandardInputThatIsMomentarilyEmptyIsNotTheEndOfInput() throws {
+        let stateDir = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDir) }
+        _ = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
+        let peer = try PythonHostProcess(stateDir: stateDir)
+        defer { peer.stop() }
+        let process = try AetherProcess(
+            ["session", "connect", peer.address.description, "--state-dir", stateDir],
+            inputBytes: Array("first\n".utf8), keepInputOpen: true, nonBlockingInput: true)
+        defer { process.stop() }
+        // The first line is in; the pipe is then empty (EAGAIN) until the second line comes.
+        try SessionLive.wait("the first line at the Python host") { !peer.records.isEmpty }
+        process.writeInput(Array("second\n".utf8))
+        process.closeInput()
+        let (status, _, err) = try process.waitForBytes(timeout: 20)
+        #expect(status == 0, "\(err)")
+        #expect(peer.records.map(\.bytes) == [Array("first".utf8), Array("second".utf8)])
+    }
+
+    @Test func aLineLongerThanTheLargestRecordIsAnErrorBeforeItIsReadWhole() throws {
+        let stateDir = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: stateDir) }
+        _ = try SessionLive.pair(hostID: hostID, stateDir: stateDir)
+        let peer = try PythonHostProcess(stateDir: stateDir)
+        defer { peer.stop() }
+        // Fits the pipe's buffer (so the writer never waits on a process that stopped reading).
+        let input = [0x6f, 0x6b, 0x0a] + [UInt8](repeating: 0x61, count: SessionWire.maxRecordPlaintext + 2)
+        let (status, _, err) = try SessionLive.runAether(
+            ["session", "connect", peer.address.description, "--state-dir", stateDir], inputBytes: input)
+        #expect(status == 1)
+        #expect(err.contains("line 2 of standard input is longer than 65471 bytes"), "\(err)")
+        // The line before it went out; nothing of the long line did.
+        try SessionLive.wait("the first line at the Python host") { !peer.records.isEmpty }
+        #expect(peer.records.map(\.bytes) == [Array("ok".utf8)])
+    }
+
     @Test func theCLIReportsThePythonHostsTombstoneAndPairAgainAndAnUnknownKeyAsTheDocumentSays() throws {
         let stateDir = try SessionLive.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: stateDir) }

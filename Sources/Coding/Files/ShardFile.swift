@@ -4,70 +4,62 @@ import AetherIO
     import Glibc
 #endif
 
-/// An open file descriptor for the shard-file codec: whole reads and writes at offsets, size, fsync, and the
-/// directory operations around an atomic replace, all through AetherIO's `Syscall` layer (EINTR and short
-/// transfers retried there). Every failure is a `CodingError(.fileSystem)` naming the path and errno.
+/// A file the shard-file codec writes (a shard, the index, a rebuilt file): whole writes and reads at
+/// offsets, fsync, and the directory operations around an atomic replace, all through AetherIO's `Syscall`
+/// layer (EINTR and short transfers retried there). Inputs are read through AetherIO's `GuardedFile`
+/// instead. Paths are bytes (`FilePath`) from the caller to the system call. Every failure is a
+/// `CodingError(.fileSystem)` naming the path and errno.
 final class ShardFile {
     /// The descriptor, closed in deinit.
     let descriptor: Int32
-    /// The path it was opened with, for messages.
-    let path: String
+    /// The path it was opened with.
+    let path: FilePath
 
-    private init(descriptor: Int32, path: String) {
+    private init(descriptor: Int32, path: FilePath) {
         self.descriptor = descriptor
         self.path = path
     }
 
     deinit { Syscall.close(descriptor) }
 
-    /// Opens an existing file for reading; nil when it does not exist.
-    static func openForReading(_ path: String) throws(CodingError) -> ShardFile? {
-        do throws(IOError) {
-            return ShardFile(descriptor: try Syscall.open(path, flags: O_RDONLY), path: path)
-        } catch {
-            if error.errno == ENOENT { return nil }
-            throw failure("open", path, error)
+    /// Creates a new file for writing (it must not exist), mode 0666 less the umask.
+    static func create(_ path: FilePath) throws(CodingError) -> ShardFile {
+        guard let file = try createUnlessExists(path) else {
+            throw CodingError(.fileSystem, "cannot create \(path): it already exists")
         }
+        return file
     }
 
-    /// Creates or truncates a file for writing, mode 0644.
-    static func create(_ path: String) throws(CodingError) -> ShardFile {
+    // `create`, but nil when the name is taken.
+    private static func createUnlessExists(_ path: FilePath) throws(CodingError) -> ShardFile? {
         do throws(IOError) {
-            return ShardFile(
-                descriptor: try Syscall.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644), path: path)
+            let descriptor = try Syscall.open(path, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o666)
+            return ShardFile(descriptor: descriptor, path: path)
         } catch {
+            if error.errno == EEXIST { return nil }
             throw failure("create", path, error)
         }
     }
 
-    /// Creates a new temporary file next to `path` (same directory, so a rename replaces atomically).
-    static func createTemporary(besides path: String) throws(CodingError) -> ShardFile {
-        var template = Array((path + ".aether-ec-XXXXXX").utf8CString)
-        let fd = unsafe template.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            guard let base = buffer.baseAddress else { return -1 }
-            return unsafe mkstemp(base)
+    /// Creates a new temporary file next to `path` (same directory, so a rename replaces atomically),
+    /// `.NAME.aether-ec-RANDOM`, mode 0666 less the umask (open(2) applies it, as for any new file).
+    static func createTemporary(besides path: FilePath) throws(CodingError) -> ShardFile {
+        for _ in 0..<8 {
+            let name =
+                [UInt8(ascii: ".")] + path.lastComponent.bytes
+                + Array(".aether-ec-\(Hex.encode(SecureRandom.bytes(6)))".utf8)
+            let candidate: FilePath
+            do { candidate = try FilePath(bytes: name) } catch { throw CodingError(error) }
+            if let file = try createUnlessExists(path.directory.appending(candidate)) { return file }
         }
-        guard fd >= 0 else { throw failure("create a temporary file for", path, code: errno) }
-        let name = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return ShardFile(descriptor: fd, path: name)
-    }
-
-    /// The size in bytes; a directory or other non-regular file is an error.
-    func size() throws(CodingError) -> Int {
-        let info: FileStatus
-        do throws(IOError) {
-            info = try Syscall.fstat(descriptor, path: path)
-        } catch {
-            throw Self.failure("stat", path, error)
-        }
-        guard info.isRegularFile else { throw CodingError(.fileSystem, "\(path) is not a regular file") }
-        return Int(info.size)
+        throw CodingError(.fileSystem, "no free temporary name beside \(path)")
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at end of file.
     func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws(CodingError) -> Int {
         do throws(IOError) {
-            return try unsafe Syscall.preadFully(descriptor, into: buffer, offset: Int64(offset), path: path)
+            return try unsafe Syscall.preadFully(
+                descriptor, into: buffer, offset: Int64(offset), path: path.description)
         } catch {
             throw Self.failure("read", path, error)
         }
@@ -76,32 +68,50 @@ final class ShardFile {
     /// Writes all of `buffer` at `offset`.
     func write(at offset: Int, from buffer: UnsafeRawBufferPointer) throws(CodingError) {
         do throws(IOError) {
-            try unsafe Syscall.pwriteFully(descriptor, from: buffer, offset: Int64(offset), path: path)
+            try unsafe Syscall.pwriteFully(descriptor, from: buffer, offset: Int64(offset), path: path.description)
         } catch {
             throw Self.failure("write", path, error)
         }
     }
 
+    /// Writes all of `bytes` at offset 0.
+    func write(_ bytes: [UInt8]) throws(CodingError) {
+        var failure: CodingError?
+        unsafe bytes.withUnsafeBytes { raw in
+            do throws(CodingError) { try unsafe write(at: 0, from: raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
     /// Sets the file's length.
     func truncate(to length: Int) throws(CodingError) {
         do throws(IOError) {
-            try Syscall.ftruncate(descriptor, length: Int64(length), path: path)
+            try Syscall.ftruncate(descriptor, length: Int64(length), path: path.description)
         } catch {
             throw Self.failure("truncate", path, error)
+        }
+    }
+
+    /// Sets the permission bits.
+    func setPermissions(_ mode: UInt32) throws(CodingError) {
+        do throws(IOError) {
+            _ = try Syscall.retryingEINTR("fchmod", path: path.description) { fchmod(descriptor, mode_t(mode)) }
+        } catch {
+            throw Self.failure("chmod", path, error)
         }
     }
 
     /// Flushes the file's data and metadata to stable storage.
     func sync() throws(CodingError) {
         do throws(IOError) {
-            try Syscall.fsync(descriptor, path: path)
+            try Syscall.fsync(descriptor, path: path.description)
         } catch {
             throw Self.failure("fsync", path, error)
         }
     }
 
     /// Renames `from` over `to` (atomic within one file system).
-    static func rename(_ from: String, to: String) throws(CodingError) {
+    static func rename(_ from: FilePath, to: FilePath) throws(CodingError) {
         do throws(IOError) {
             try Syscall.rename(from, to: to)
         } catch {
@@ -110,7 +120,7 @@ final class ShardFile {
     }
 
     /// Removes a file; a missing file is fine.
-    static func remove(_ path: String) throws(CodingError) {
+    static func remove(_ path: FilePath) throws(CodingError) {
         do throws(IOError) {
             try Syscall.unlink(path)
         } catch {
@@ -118,17 +128,38 @@ final class ShardFile {
         }
     }
 
-    /// Creates a directory unless it exists.
-    static func makeDirectory(_ path: String) throws(CodingError) {
+    /// Removes an empty directory; a missing one is fine.
+    static func removeDirectory(_ path: FilePath) throws(CodingError) {
         do throws(IOError) {
-            try Syscall.mkdir(path, mode: 0o755)
+            try Syscall.rmdir(path)
         } catch {
-            guard error.errno == EEXIST else { throw failure("create directory", path, error) }
+            guard error.errno == ENOENT else { throw failure("remove directory", path, error) }
+        }
+    }
+
+    /// The names in a directory (without "." and ".."), as bytes.
+    static func entries(of path: FilePath) throws(CodingError) -> [FilePath] {
+        guard let stream = unsafe path.withCString({ unsafe opendir($0) }) else {
+            throw failure("list", path, code: errno)
+        }
+        defer { _ = unsafe closedir(stream) }
+        var names: [FilePath] = []
+        while true {
+            errno = 0
+            guard let entry = unsafe readdir(stream) else {
+                if errno != 0 { throw failure("list", path, code: errno) }
+                return names
+            }
+            let bytes = unsafe withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+                unsafe Array(raw.prefix { $0 != 0 })
+            }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            do { names.append(try FilePath(bytes: bytes)) } catch { throw CodingError(error) }
         }
     }
 
     /// Flushes a directory's entries (after a rename or create inside it).
-    static func syncDirectory(_ path: String) throws(CodingError) {
+    static func syncDirectory(_ path: FilePath) throws(CodingError) {
         do throws(IOError) {
             try Syscall.syncDirectory(path)
         } catch {
@@ -136,17 +167,11 @@ final class ShardFile {
         }
     }
 
-    /// The directory part of `path` ("." when there is none).
-    static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    private static func failure(_ action: String, _ path: String, _ error: IOError) -> CodingError {
+    private static func failure(_ action: String, _ path: FilePath, _ error: IOError) -> CodingError {
         failure(action, path, code: error.errno ?? EIO)
     }
 
-    private static func failure(_ action: String, _ path: String, code: Int32) -> CodingError {
+    private static func failure(_ action: String, _ path: FilePath, code: Int32) -> CodingError {
         CodingError(
             .fileSystem, "cannot \(action) \(path): \(unsafe String(cString: strerror(code))) (errno \(code))")
     }

@@ -1,8 +1,15 @@
-import AetherIO
+public import AetherIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `aether ec encode --fountain` and the fountain half of `aether ec decode`: a file coded with RaptorQ
 /// (RFC 6330) into one file per encoding packet plus `index.json` (see `FountainIndex`). The object is held
-/// in memory while it is coded.
+/// in memory while it is coded. The same safety rules as `ErasureCodedFile`: guarded regular-file inputs,
+/// an output is never an input, the packet set is written beside OUTDIR and switched in whole, and a
+/// rebuilt file replaces FILE only after its SHA-256 matches (new files follow the umask, existing ones
+/// keep their mode).
 public enum FountainCodedFile {
     /// What a decode used and found.
     public struct DecodeReport: Sendable, Equatable {
@@ -18,7 +25,14 @@ public enum FountainCodedFile {
 
     /// Whether `directory/index.json` is a fountain index (else another code's, or none).
     public static func isFountainDirectory(_ directory: String) throws(CodingError) -> Bool {
-        guard let bytes = try readWholeFile(directory + "/" + ShardIndex.fileName, limit: ShardIndex.maximumIndexBytes)
+        try isFountainDirectory(FilePath(directory))
+    }
+
+    /// `isFountainDirectory` for a directory given as bytes.
+    public static func isFountainDirectory(_ directory: FilePath) throws(CodingError) -> Bool {
+        guard
+            let (bytes, _) = try readWholeFile(
+                directory.appending(ShardIndex.fileName), limit: ShardIndex.maximumIndexBytes)
         else { return false }
         return FountainIndex.isFountainIndex(json: bytes)
     }
@@ -29,15 +43,27 @@ public enum FountainCodedFile {
     public static func encode(
         file path: String, symbolSize: Int, repairSymbolsPerBlock: Int, into directory: String
     ) throws(CodingError) -> FountainIndex {
-        guard let data = try readWholeFile(path, limit: Int.max) else {
-            throw CodingError(.fileSystem, "no such file: \(path)")
-        }
+        try encode(
+            file: FilePath(path), symbolSize: symbolSize, repairSymbolsPerBlock: repairSymbolsPerBlock,
+            into: FilePath(directory))
+    }
+
+    /// `encode` with paths given as bytes.
+    @discardableResult
+    public static func encode(
+        file path: FilePath, symbolSize: Int, repairSymbolsPerBlock: Int, into directory: FilePath
+    ) throws(CodingError) -> FountainIndex {
+        let input = try ErasureCodedFile.guarded { () throws(IOError) in try GuardedFile(path: path) }
+        try ErasureCodedFile.checkEncodeTarget(directory, input: path)
+        let data = try ErasureCodedFile.guarded { () throws(IOError) in try input.readAll(maximumBytes: Int.max) }
         guard !data.isEmpty else { throw CodingError(.invalidParameters, "an empty file has nothing to fountain-code") }
         let oti = try RaptorQTransmissionInformation.derived(transferLength: UInt64(data.count), symbolSize: symbolSize)
         let encoder = try RaptorQEncoder(data: data, transmissionInformation: oti)
-        try ShardFile.makeDirectory(directory)
-        // A stale index must never describe half-written packets.
-        try ShardFile.remove(directory + "/" + ShardIndex.fileName)
+        let staging = try ErasureCodedFile.guarded { () throws(IOError) in
+            try DirectorySwap.makeStagingDirectory(besides: directory)
+        }
+        var committed = false
+        defer { if !committed { ErasureCodedFile.removeSet(staging, totalShards: nil) } }
         var digests: [Digest32] = []
         var symbol = [UInt8](repeating: 0, count: oti.symbolSize)
         for block in encoder.blocks {
@@ -48,12 +74,8 @@ public enum FountainCodedFile {
                 let bytes = packet.serialized
                 let name = FountainIndex.packetFileName(
                     sourceBlockNumber: block.sourceBlockNumber, encodingSymbolID: esi)
-                let file = try ShardFile.create(directory + "/" + name)
-                var failure: CodingError?
-                unsafe bytes.withUnsafeBytes { raw in
-                    do throws(CodingError) { try unsafe file.write(at: 0, from: raw) } catch { failure = error }
-                }
-                if let failure { throw failure }
+                let file = try ShardFile.create(staging.appending(name))
+                try file.write(bytes)
                 try file.sync()
                 digests.append(SHA256.hash(bytes))
             }
@@ -61,7 +83,17 @@ public enum FountainCodedFile {
         let index = try FountainIndex(
             transmissionInformation: oti, repairSymbolsPerBlock: repairSymbolsPerBlock, fileDigest: SHA256.hash(data),
             packetDigests: digests)
-        try ErasureCodedFile.writeAtomically(try index.encoded(), to: directory + "/" + ShardIndex.fileName)
+        let indexFile = try ShardFile.create(staging.appending(ShardIndex.fileName))
+        try indexFile.write(index.encoded())
+        try indexFile.sync()
+        try ShardFile.syncDirectory(staging)
+        // The file is still the version that was coded.
+        try ErasureCodedFile.guarded { () throws(IOError) in try input.verifyUnchanged() }
+        let previous = try ErasureCodedFile.guarded { () throws(IOError) in
+            try DirectorySwap.replace(directory, with: staging)
+        }
+        committed = true
+        if let previous { ErasureCodedFile.removeSet(previous, totalShards: nil) }
         return index
     }
 
@@ -70,10 +102,18 @@ public enum FountainCodedFile {
     /// match the file's SHA-256; on any error it is untouched.
     @discardableResult
     public static func decode(directory: String, to output: String) throws(CodingError) -> DecodeReport {
+        try decode(directory: FilePath(directory), to: FilePath(output))
+    }
+
+    /// `decode` with paths given as bytes.
+    @discardableResult
+    public static func decode(directory: FilePath, to output: FilePath) throws(CodingError) -> DecodeReport {
         guard
-            let json = try readWholeFile(
-                directory + "/" + ShardIndex.fileName, limit: ShardIndex.maximumIndexBytes)
-        else { throw CodingError(.malformedIndex, "no index at \(directory)/\(ShardIndex.fileName)") }
+            let (json, indexIdentity) = try readWholeFile(
+                directory.appending(ShardIndex.fileName), limit: ShardIndex.maximumIndexBytes)
+        else { throw CodingError(.malformedIndex, "no index at \(directory.appending(ShardIndex.fileName))") }
+        var inputs = [indexIdentity]
+        try checkOutput(output, inputs: inputs, directory: directory)
         let index = try FountainIndex(json: json)
         let oti = index.transmissionInformation
         var decoder = try RaptorQDecoder(transmissionInformation: oti)
@@ -85,8 +125,17 @@ public enum FountainCodedFile {
             if case .decoded = decoder.blocks[id.sourceBlockNumber].progress { continue }
             let name = FountainIndex.packetFileName(
                 sourceBlockNumber: id.sourceBlockNumber, encodingSymbolID: id.encodingSymbolID)
-            guard let bytes = try readWholeFile(directory + "/" + name, limit: packetLength + 1) else {
-                missing += 1
+            let bytes: [UInt8]
+            do {
+                guard let (read, identity) = try readWholeFile(directory.appending(name), limit: packetLength) else {
+                    missing += 1
+                    continue
+                }
+                bytes = read
+                inputs.append(identity)
+            } catch  where error.code == .fileSystem {
+                // Larger than a packet: damaged.
+                damaged += 1
                 continue
             }
             guard bytes.count == packetLength, SHA256.hash(bytes) == index.packetDigests[position] else {
@@ -110,23 +159,42 @@ public enum FountainCodedFile {
         guard SHA256.hash(data) == index.fileDigest else {
             throw CodingError(.verificationFailed, "the rebuilt file does not match its SHA-256 in the index")
         }
-        try ErasureCodedFile.writeAtomically(data, to: output)
+        try checkOutput(output, inputs: inputs, directory: directory)
+        do {
+            try AtomicFile.write(data, to: output)
+        } catch {
+            throw CodingError(error)
+        }
         return DecodeReport(index: index, packetsUsed: used, missingPackets: missing, damagedPackets: damaged)
     }
 
-    /// The whole file, nil when it does not exist; `.fileSystem` when it is larger than `limit`.
-    static func readWholeFile(_ path: String, limit: Int) throws(CodingError) -> [UInt8]? {
-        guard let file = try ShardFile.openForReading(path) else { return nil }
-        let size = try file.size()
-        guard size <= limit else { throw CodingError(.fileSystem, "\(path) is larger than expected (\(size) bytes)") }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var got = 0
-        var failure: CodingError?
-        unsafe bytes.withUnsafeMutableBytes { raw in
-            do throws(CodingError) { got = try unsafe file.read(at: 0, into: raw) } catch { failure = error }
+    /// `output` is not the index, a packet, the directory or inside it, and is a regular file if it exists.
+    private static func checkOutput(
+        _ output: FilePath, inputs: [FileIdentity], directory: FilePath
+    ) throws(CodingError) {
+        try ErasureCodedFile.guarded { () throws(IOError) in
+            let set = try FileIdentity.current(directory)
+            try OutputGuard.check(output: output, inputs: inputs, directories: set.map { [$0] } ?? [])
         }
-        if let failure { throw failure }
-        guard got == size else { throw CodingError(.fileSystem, "\(path) changed while it was read") }
-        return bytes
+    }
+
+    /// The whole file and its identity, nil when it does not exist; `.fileSystem` when it is larger than
+    /// `limit`; `.notARegularFile` for a FIFO, device, socket or directory (never a hang).
+    static func readWholeFile(_ path: FilePath, limit: Int) throws(CodingError) -> ([UInt8], FileIdentity)? {
+        let file: GuardedFile
+        do {
+            file = try GuardedFile(path: path)
+        } catch  where error.errno == ENOENT {
+            return nil
+        } catch {
+            throw CodingError(error)
+        }
+        do {
+            return (try file.readAll(maximumBytes: limit), file.identity)
+        } catch  where error.code == .invalidArgument {
+            throw CodingError(.fileSystem, "\(path) is larger than expected (\(file.identity.size) bytes)")
+        } catch {
+            throw CodingError(error)
+        }
     }
 }

@@ -8,6 +8,11 @@ public import AetherSecurity
 /// named by its `AttemptID`; the driver keeps the attempt's handshake state and record keys under that id
 /// until the machine says `.discard`.
 ///
+/// This type keeps the transitions; the pieces it moves between live beside it: `ReconnectAttempt` (an
+/// attempt's phases and their timers), `LiveSession`, `DrainingSession`, `ReconnectIntent` and
+/// `ReconnectTimers` (the constants, also named `Timing`). What goes in and out is in
+/// `ReconnectStateMachine+Actions.swift`.
+///
 /// Timers (secure-session doc section 4): message 1 is resent unchanged every 250 ms for 2 s; after an
 /// Accept a fresh confirm is sealed every 100 ms for 2 s; an attempt whose confirms ran out is kept
 /// receive-only for 11 s (at most 6 such); a superseded session drains for 1 s; a live session closes when
@@ -24,181 +29,12 @@ public import AetherSecurity
 ///   when one is live; otherwise it makes no further attempts.
 public struct ReconnectStateMachine: Sendable {
     /// The timer constants of secure-session v3 (milliseconds).
-    public enum Timing {
-        /// Message 1 is resent this often...
-        public static let message1Interval: UInt64 = 250
-        /// ...for this long, then the attempt ends.
-        public static let message1Window: UInt64 = 2_000
-        /// A fresh confirm is sealed this often...
-        public static let confirmInterval: UInt64 = 100
-        /// ...for this long after the Accept.
-        public static let confirmWindow: UInt64 = 2_000
-        /// An attempt whose confirms ran out is kept receive-only this long.
-        public static let receiveOnlyWindow: UInt64 = 11_000
-        /// At most this many receive-only attempts are kept (the oldest goes first).
-        public static let maxReceiveOnly = 6
-        /// A superseded session still opens records this long.
-        public static let drainWindow: UInt64 = 1_000
-        /// Wait after an authenticated but unparseable message 2 before the next attempt.
-        public static let unparseableBackoff: UInt64 = 2_000
-    }
+    public typealias Timing = ReconnectTimers
 
-    /// What the hello of a new attempt says; the driver builds message 1 from it (under `keyID`'s PSK).
-    public struct Hello: Sendable, Hashable {
-        /// The key the attempt runs under.
-        public let keyID: KeyID
-        /// Connect, reconnect or promote.
-        public let intent: HelloIntent
-        /// The live session a reconnect replaces (0 for a connect).
-        public let previousSessionID: UInt64
-        /// Wall time plus the learnt offset, strictly increasing across attempts.
-        public let timestamp: UInt64
-    }
-
-    /// A message 2 payload that authenticated under an attempt, as the driver parsed it.
-    public enum Answer: Sendable, Hashable {
-        /// Accept: the host made the session; the client must confirm it.
-        case accept(sessionID: UInt64, hostTime: UInt64, limits: SessionLimits, slots: SlotStatus, hostName: String)
-        /// The hello timestamp was too old (or not newer than the last accepted).
-        case stale(hostTime: UInt64)
-        /// The hello timestamp was too far ahead.
-        case tooNew(hostTime: UInt64)
-        /// The host will not open sessions under this key any more.
-        case pairAgain
-        /// The host cannot take the session now.
-        case sessionBusy(retryAfter: UInt32)
-        /// The host deleted the key (the key id was already checked against the attempt's).
-        case tombstone(retiredAt: UInt64)
-        /// Authenticated, but the payload does not parse: the attempt is over and no session is made.
-        case unparseable
-    }
-
-    /// Why a session went down.
-    public enum DownReason: Sendable, Hashable {
-        /// No authenticated record within the liveness timeout.
-        case livenessTimeout
-        /// The host sent a sealed BYE.
-        case bye(ByeReason)
-        /// The session reached its age or counter limit.
-        case limitReached
-        /// The application closed it.
-        case closed
-        /// The application forgot its key.
-        case keyForgotten
-        /// The host deleted its key.
-        case keyRetired
-    }
-
-    /// Why the machine stopped making attempts for the current intent.
-    public enum GiveUpReason: Sendable, Hashable {
-        /// Stale or TooNew again after the one retry with the host's clock.
-        case clockRejected
-        /// The key can no longer be used (PairAgain, tombstone) and no session is live to fall back to.
-        case noUsableKey
-    }
-
-    /// A session that became live.
-    public struct SessionInfo: Sendable, Hashable {
-        /// The attempt that made it (the driver's handle on its keys).
-        public let attemptID: AttemptID
-        /// The host's session id.
-        public let sessionID: UInt64
-        /// The key it runs under.
-        public let keyID: KeyID
-        /// The host's limits.
-        public let limits: SessionLimits
-        /// The host's name from the Accept.
-        public let hostName: String
-    }
-
-    /// What the driver must do.
-    public enum Action: Sendable, Hashable {
-        /// Build message 1 for a new attempt from the hello, keep its bytes, send them.
-        case sendMessage1(AttemptID, Hello)
-        /// Send the attempt's message 1 again, byte for byte.
-        case resendMessage1(AttemptID)
-        /// Seal a fresh Confirm (`0x40`) under the attempt's session and send it.
-        case sendConfirm(AttemptID)
-        /// Seal a Keep-alive (`0x45`) under the attempt's session and send it.
-        case sendKeepAlive(AttemptID)
-        /// Seal a BYE under the attempt's session and send it.
-        case sendBye(AttemptID, ByeReason)
-        /// Forget the attempt's handshake state and session keys.
-        case discard(AttemptID)
-        /// Hand application data to the application.
-        case deliver(type: UInt8, body: [UInt8])
-        /// The host answered a counts query.
-        case countsAnswer(CountsAnswer)
-        /// A session became live (a previous one, if any, now drains).
-        case sessionUp(SessionInfo)
-        /// The live session ended.
-        case sessionDown(sessionID: UInt64, reason: DownReason)
-        /// The host's authenticated view of this device's keys (for `KeyRing.hostListed`).
-        case slotStatus(SlotStatus)
-        /// A connect cycle under the key ended (for `KeyRing.connectCycleEnded`).
-        case cycleEnded(KeyID, answered: Bool)
-        /// The host asked to pair again: no new attempts under the key (it is kept).
-        case suggestPairing(KeyID)
-        /// The host proved it deleted the key: the device deletes it too (`KeyRing.receivedTombstone`).
-        case keyTombstoned(KeyID, retiredAt: UInt64)
-        /// No more attempts for the current intent.
-        case gaveUp(KeyID, GiveUpReason)
-        /// Call `timerFired` at this monotonic instant (replaces any earlier request).
-        case scheduleTimer(at: UInt64)
-    }
-
-    struct Session: Sendable {
-        let sessionID: UInt64
-        let keyID: KeyID
-        let limits: SessionLimits
-        let hostName: String
-        let acceptedAt: UInt64
-        var lastReceivedAt: UInt64
-        var lastSentAt: UInt64
-        var reconnectRequested = false
-    }
-
-    enum Phase: Sendable {
-        case handshake(startedAt: UInt64, nextResendAt: UInt64)
-        case confirming(nextConfirmAt: UInt64, session: Session)
-        case receiveOnly(until: UInt64, session: Session)
-    }
-
-    struct Attempt: Sendable {
-        let id: AttemptID
-        let keyID: KeyID
-        let generation: UInt64
-        var phase: Phase
-    }
-
-    struct Intent: Sendable {
-        let generation: UInt64
-        let keyID: KeyID
-        let pending: Bool
-        /// A session of this intent is live.
-        var satisfied: Bool
-        /// No further attempts (PairAgain, clock rejected twice).
-        var suspended = false
-        var clockRetryUsed = false
-        /// Next attempt not before this instant (SessionBusy, unparseable answer).
-        var retryAt: UInt64?
-    }
-
-    struct Live: Sendable {
-        let attemptID: AttemptID
-        var session: Session
-    }
-
-    struct Draining: Sendable {
-        let attemptID: AttemptID
-        let session: Session
-        let until: UInt64
-    }
-
-    private(set) var attempts: [Attempt] = []
-    private(set) var live: Live?
-    private(set) var draining: [Draining] = []
-    private(set) var intent: Intent?
+    private(set) var attempts: [ReconnectAttempt] = []
+    private(set) var live: LiveSession?
+    private(set) var draining: [DrainingSession] = []
+    private(set) var intent: ReconnectIntent?
     private var generationCounter: UInt64 = 0
     /// Keys the host answered PairAgain for: never used for a new attempt.
     private(set) var blockedKeys: Set<KeyID> = []
@@ -224,10 +60,7 @@ public struct ReconnectStateMachine: Sendable {
 
     /// Whether a message 2 for this attempt should be tried (the attempt is still waiting for one).
     public func acceptsMessage2(_ id: AttemptID) -> Bool {
-        guard let attempt = attempts.first(where: { $0.id == id }), case .handshake = attempt.phase else {
-            return false
-        }
-        return true
+        attempts.first(where: { $0.id == id })?.isHandshake ?? false
     }
 
     /// The attempt whose session has this id and still opens records (live, draining, confirming,
@@ -235,14 +68,7 @@ public struct ReconnectStateMachine: Sendable {
     public func attempt(forSession sessionID: UInt64) -> AttemptID? {
         if let live, live.session.sessionID == sessionID { return live.attemptID }
         if let drain = draining.first(where: { $0.session.sessionID == sessionID }) { return drain.attemptID }
-        for attempt in attempts {
-            switch attempt.phase {
-            case .confirming(_, let session), .receiveOnly(_, let session):
-                if session.sessionID == sessionID { return attempt.id }
-            case .handshake: continue
-            }
-        }
-        return nil
+        return attempts.first(where: { $0.session?.sessionID == sessionID })?.id
     }
 
     /// The key an attempt runs under.
@@ -254,25 +80,8 @@ public struct ReconnectStateMachine: Sendable {
 
     /// The earliest instant at which `timerFired` has work, if any.
     public var nextDeadline: UInt64? {
-        var deadlines: [UInt64] = []
-        for attempt in attempts {
-            switch attempt.phase {
-            case .handshake(let startedAt, let nextResendAt):
-                deadlines.append(min(nextResendAt, startedAt + Timing.message1Window))
-            case .confirming(let nextConfirmAt, let session):
-                deadlines.append(min(nextConfirmAt, session.acceptedAt + Timing.confirmWindow))
-            case .receiveOnly(let until, _):
-                deadlines.append(until)
-            }
-        }
-        deadlines += draining.map(\.until)
-        if let live {
-            let session = live.session
-            deadlines.append(session.lastReceivedAt + UInt64(session.limits.livenessTimeout))
-            deadlines.append(session.lastSentAt + Self.keepAliveInterval(session.limits))
-            deadlines.append(Self.ageLimit(session))
-            if !session.reconnectRequested { deadlines.append(Self.ageReconnect(session)) }
-        }
+        var deadlines = attempts.map(\.deadline) + draining.map(\.until)
+        if let live { deadlines += live.deadlines }
         if let retryAt = intent?.retryAt, intent?.suspended == false { deadlines.append(retryAt) }
         return deadlines.min()
     }
@@ -342,7 +151,7 @@ public struct ReconnectStateMachine: Sendable {
 
     /// A message 2 authenticated under attempt `id` (the driver already checked framing and the tag).
     public mutating func message2(_ id: AttemptID, _ answer: Answer, now: SessionTime) -> [Action] {
-        guard let index = attempts.firstIndex(where: { $0.id == id }), case .handshake = attempts[index].phase else {
+        guard let index = attempts.firstIndex(where: { $0.id == id }), attempts[index].isHandshake else {
             return finish([])
         }
         let attempt = attempts[index]
@@ -351,10 +160,10 @@ public struct ReconnectStateMachine: Sendable {
         switch answer {
         case .accept(let sessionID, let hostTime, let limits, let slots, let hostName):
             clockOffset = Int64(bitPattern: hostTime &- now.wall)
-            let session = Session(
+            let session = AcceptedSession(
                 sessionID: sessionID, keyID: attempt.keyID, limits: limits, hostName: hostName,
                 acceptedAt: now.monotonic, lastReceivedAt: now.monotonic, lastSentAt: now.monotonic)
-            attempts[index].phase = .confirming(nextConfirmAt: now.monotonic + Timing.confirmInterval, session: session)
+            attempts[index].accepted(session, now: now.monotonic)
             actions += [.cycleEnded(attempt.keyID, answered: true), .slotStatus(slots), .sendConfirm(id)]
         case .stale(let hostTime), .tooNew(let hostTime):
             actions += removeAttempt(at: index)
@@ -415,11 +224,7 @@ public struct ReconnectStateMachine: Sendable {
         var actions: [Action] = []
         if let index = attempts.firstIndex(where: { $0.id == id }) {
             let attempt = attempts[index]
-            let session: Session
-            switch attempt.phase {
-            case .handshake: return finish([])
-            case .confirming(_, let value), .receiveOnly(_, let value): session = value
-            }
+            guard let session = attempt.session else { return finish([]) }
             // Unknown control types never prove a commit, and nothing is live yet to keep alive.
             guard content.provesCommit else { return finish([]) }
             attempts.remove(at: index)
@@ -458,35 +263,21 @@ public struct ReconnectStateMachine: Sendable {
         var index = 0
         while index < attempts.count {
             let attempt = attempts[index]
-            switch attempt.phase {
-            case .handshake(let startedAt, var nextResendAt):
-                if t >= startedAt + Timing.message1Window {
-                    attempts.remove(at: index)
-                    actions += [.discard(attempt.id), .cycleEnded(attempt.keyID, answered: false)]
-                    if attempt.generation == intent?.generation { restart = true }
-                    continue
-                }
-                if t >= nextResendAt {
-                    while nextResendAt <= t { nextResendAt += Timing.message1Interval }
-                    attempts[index].phase = .handshake(startedAt: startedAt, nextResendAt: nextResendAt)
-                    actions.append(.resendMessage1(attempt.id))
-                }
-            case .confirming(var nextConfirmAt, let session):
-                if t >= session.acceptedAt + Timing.confirmWindow {
-                    attempts[index].phase = .receiveOnly(
-                        until: session.acceptedAt + Timing.confirmWindow + Timing.receiveOnlyWindow, session: session)
-                    if attempt.generation == intent?.generation { restart = true }
-                } else if t >= nextConfirmAt {
-                    while nextConfirmAt <= t { nextConfirmAt += Timing.confirmInterval }
-                    attempts[index].phase = .confirming(nextConfirmAt: nextConfirmAt, session: session)
-                    actions.append(.sendConfirm(attempt.id))
-                }
-            case .receiveOnly(let until, _):
-                if t >= until {
-                    attempts.remove(at: index)
-                    actions.append(.discard(attempt.id))
-                    continue
-                }
+            switch attempts[index].fire(at: t) {
+            case .none: break
+            case .handshakeExpired:
+                attempts.remove(at: index)
+                actions += [.discard(attempt.id), .cycleEnded(attempt.keyID, answered: false)]
+                if attempt.generation == intent?.generation { restart = true }
+                continue
+            case .resendMessage1: actions.append(.resendMessage1(attempt.id))
+            case .sendConfirm: actions.append(.sendConfirm(attempt.id))
+            case .confirmsRanOut:
+                if attempt.generation == intent?.generation { restart = true }
+            case .receiveOnlyExpired:
+                attempts.remove(at: index)
+                actions.append(.discard(attempt.id))
+                continue
             }
             index += 1
         }
@@ -494,17 +285,16 @@ public struct ReconnectStateMachine: Sendable {
         for drain in draining where t >= drain.until { actions.append(.discard(drain.attemptID)) }
         draining.removeAll { t >= $0.until }
         if let live {
-            let session = live.session
-            if t >= session.lastReceivedAt + UInt64(session.limits.livenessTimeout) {
+            if t >= live.livenessDeadline {
                 actions += closeLive(reason: .livenessTimeout, bye: nil, now: now)
-            } else if t >= Self.ageLimit(session) {
+            } else if t >= live.ageLimit {
                 actions += closeLive(reason: .limitReached, bye: .limitReached, now: now)
             } else {
-                if t >= session.lastSentAt + Self.keepAliveInterval(session.limits) {
+                if t >= live.keepAliveDeadline {
                     self.live?.session.lastSentAt = t
                     actions.append(.sendKeepAlive(live.attemptID))
                 }
-                if !session.reconnectRequested, t >= Self.ageReconnect(session) {
+                if !live.session.reconnectRequested, t >= live.ageReconnect {
                     actions += requestReconnect(now: now)
                 }
             }
@@ -520,14 +310,10 @@ public struct ReconnectStateMachine: Sendable {
     // MARK: Internals
 
     private var hasHandshakeForCurrentIntent: Bool {
-        attempts.contains { attempt in
-            guard attempt.generation == intent?.generation else { return false }
-            if case .handshake = attempt.phase { return true }
-            return false
-        }
+        attempts.contains { $0.generation == intent?.generation && $0.isHandshake }
     }
 
-    private func info(_ id: AttemptID, _ session: Session) -> SessionInfo {
+    private func info(_ id: AttemptID, _ session: AcceptedSession) -> SessionInfo {
         SessionInfo(
             attemptID: id, sessionID: session.sessionID, keyID: session.keyID, limits: session.limits,
             hostName: session.hostName)
@@ -538,23 +324,8 @@ public struct ReconnectStateMachine: Sendable {
     @discardableResult
     private mutating func newIntent(_ keyID: KeyID, pending: Bool, satisfied: Bool) -> [Action] {
         generationCounter += 1
-        intent = Intent(generation: generationCounter, keyID: keyID, pending: pending, satisfied: satisfied)
-        var actions: [Action] = []
-        var index = 0
-        while index < attempts.count {
-            switch attempts[index].phase {
-            case .handshake:
-                actions.append(.discard(attempts[index].id))
-                attempts.remove(at: index)
-                continue
-            case .confirming(_, let session):
-                attempts[index].phase = .receiveOnly(
-                    until: session.acceptedAt + Timing.confirmWindow + Timing.receiveOnlyWindow, session: session)
-            case .receiveOnly: break
-            }
-            index += 1
-        }
-        return actions + capReceiveOnly()
+        intent = ReconnectIntent(generation: generationCounter, keyID: keyID, pending: pending, satisfied: satisfied)
+        return stopSendingAttempts()
     }
 
     /// Starts an attempt for the current intent, if it still wants one.
@@ -577,42 +348,24 @@ public struct ReconnectStateMachine: Sendable {
             hello = Hello(keyID: current.keyID, intent: .connect, previousSessionID: 0, timestamp: stamp)
         }
         attempts.append(
-            Attempt(
-                id: id, keyID: current.keyID, generation: current.generation,
-                phase: .handshake(startedAt: now.monotonic, nextResendAt: now.monotonic + Timing.message1Interval)))
+            ReconnectAttempt(id: id, keyID: current.keyID, generation: current.generation, startedAt: now.monotonic))
         return [.sendMessage1(id, hello)]
     }
 
     /// The host proved it committed `attempt`'s session: it becomes live, the old live session drains.
-    private mutating func promote(_ attempt: Attempt, _ session: Session, now: SessionTime) -> [Action] {
-        var actions: [Action] = []
-        if let old = live {
-            draining.append(
-                Draining(attemptID: old.attemptID, session: old.session, until: now.monotonic + Timing.drainWindow))
-        }
+    private mutating func promote(_ attempt: ReconnectAttempt, _ session: AcceptedSession, now: SessionTime)
+        -> [Action]
+    {
+        if let old = live { draining.append(DrainingSession(superseding: old, now: now.monotonic)) }
         var fresh = session
         fresh.lastReceivedAt = now.monotonic
         fresh.lastSentAt = now.monotonic
-        live = Live(attemptID: attempt.id, session: fresh)
+        live = LiveSession(attemptID: attempt.id, session: fresh)
         lastSessionKey = session.keyID
         intent?.satisfied = true
         intent?.retryAt = nil
         // Other attempts of this intent stop sending; handshakes are dropped, confirms stop.
-        var index = 0
-        while index < attempts.count {
-            switch attempts[index].phase {
-            case .handshake:
-                actions.append(.discard(attempts[index].id))
-                attempts.remove(at: index)
-                continue
-            case .confirming(_, let other):
-                attempts[index].phase = .receiveOnly(
-                    until: other.acceptedAt + Timing.confirmWindow + Timing.receiveOnlyWindow, session: other)
-            case .receiveOnly: break
-            }
-            index += 1
-        }
-        actions += capReceiveOnly()
+        var actions = stopSendingAttempts()
         actions.append(.sessionUp(info(attempt.id, fresh)))
         return actions
     }
@@ -647,7 +400,7 @@ public struct ReconnectStateMachine: Sendable {
         guard let live else { return [] }
         let limit = UInt64(live.session.limits.maxCounter)
         if counter >= limit { return closeLive(reason: .limitReached, bye: nil, now: now) }
-        if !live.session.reconnectRequested, counter >= Self.counterReconnect(limit) {
+        if !live.session.reconnectRequested, counter >= ReconnectTimers.counterReconnect(limit) {
             return requestReconnect(now: now)
         }
         return []
@@ -690,6 +443,22 @@ public struct ReconnectStateMachine: Sendable {
         return [.gaveUp(keyID, .noUsableKey)]
     }
 
+    /// Every attempt stops sending: handshakes are discarded, confirming attempts become receive-only (the
+    /// host may already have committed them), and the receive-only cap applies.
+    private mutating func stopSendingAttempts() -> [Action] {
+        var actions: [Action] = []
+        var index = 0
+        while index < attempts.count {
+            if attempts[index].stopSending() {
+                index += 1
+            } else {
+                actions.append(.discard(attempts[index].id))
+                attempts.remove(at: index)
+            }
+        }
+        return actions + capReceiveOnly()
+    }
+
     private mutating func removeAttempt(at index: Int) -> [Action] {
         let attempt = attempts.remove(at: index)
         return [.discard(attempt.id)]
@@ -705,8 +474,7 @@ public struct ReconnectStateMachine: Sendable {
     /// Keeps at most `maxReceiveOnly` receive-only attempts, dropping the ones that expire first.
     private mutating func capReceiveOnly() -> [Action] {
         var receiveOnly: [(AttemptID, UInt64)] = attempts.compactMap { attempt in
-            if case .receiveOnly(let until, _) = attempt.phase { return (attempt.id, until) }
-            return nil
+            attempt.receiveOnlyUntil.map { (attempt.id, $0) }
         }
         guard receiveOnly.count > Timing.maxReceiveOnly else { return [] }
         receiveOnly.sort { $0.1 < $1.1 }
@@ -719,20 +487,4 @@ public struct ReconnectStateMachine: Sendable {
         guard let deadline = nextDeadline else { return actions }
         return actions + [.scheduleTimer(at: deadline)]
     }
-
-    /// Keep-alives go out after a quarter of the liveness timeout without sending.
-    static func keepAliveInterval(_ limits: SessionLimits) -> UInt64 { UInt64(limits.livenessTimeout) / 4 }
-
-    /// The age at which the session must be gone.
-    static func ageLimit(_ session: Session) -> UInt64 {
-        session.acceptedAt + UInt64(session.limits.maxSessionAge) * 1_000
-    }
-
-    /// The reconnect starts at seven eighths of the maximum age, well before the limit.
-    static func ageReconnect(_ session: Session) -> UInt64 {
-        session.acceptedAt + UInt64(session.limits.maxSessionAge) * 1_000 / 8 * 7
-    }
-
-    /// The reconnect starts when a counter reaches seven eighths of the maximum.
-    static func counterReconnect(_ maxCounter: UInt64) -> UInt64 { maxCounter / 8 * 7 }
 }

@@ -102,11 +102,6 @@ async def app(scope, receive, send):
                 return
     if scope["type"] != "http":
         return
-    if scope["path"] == "/early":
-        # Answers before reading the body (RFC 9113 section 8.1 allows it; the stream is then reset).
-        await send({"type": "http.response.start", "status": 204, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-        return
     digest = hashlib.sha256()
     length = 0
     more = True
