@@ -55,7 +55,7 @@ enum SessionCommand: CLICommand {
         guard case .paired(let key) = result else {
             throw SessionCommandError("pairing refused: this device already holds 16 keys; forget one first")
         }
-        let hostStore = FileKeyStore(directory: base + "/host/keys")
+        let hostStore = FileKeyStore(directory: base.appending("host/keys"))
         do {
             let existing = try hostStore.load(hostID: hostID)?.keys ?? []
             try hostStore.save(KeyStoreItem(hostID: hostID, keys: existing + [key]))
@@ -75,9 +75,9 @@ enum SessionCommand: CLICommand {
     }
 
     /// The device's key manager over `base/keys`; a damaged retired-markers file is one clear line.
-    static func deviceKeys(_ base: String) throws -> KeyManager {
+    static func deviceKeys(_ base: FilePath) throws -> KeyManager {
         do {
-            return try KeyManager(store: FileKeyStore(directory: base + "/keys"), clock: SystemClock())
+            return try KeyManager(store: FileKeyStore(directory: base.appending("keys")), clock: SystemClock())
         } catch {
             throw SessionCommandError("cannot read the device key store: \(error.message)")
         }
@@ -89,7 +89,7 @@ enum SessionCommand: CLICommand {
         let parsed = try Arguments(
             arguments, options: ["port", "bind", "state-dir", "clock-skew-ms", "liveness-ms"], flags: ["echo"])
         let base = try stateDirectory(parsed)
-        if let given = parsed.option("state-dir"), !isDirectory(given) {
+        if let given = parsed.path("state-dir"), !isDirectory(given) {
             throw Arguments.UsageError(description: "--state-dir \(given) is not an existing directory")
         }
         let port = try parsed.integer("port", default: 47_300, in: 0...65_535)
@@ -97,13 +97,13 @@ enum SessionCommand: CLICommand {
         let skew = try signedInteger(parsed, "clock-skew-ms")
         let bind = try UDPAddress.parsing(
             (parsed.option("bind") ?? "127.0.0.1") + ":\(port)", option: "--bind", expected: "an IPv4 address")
-        guard let state = try FileIdentity.current(FilePath(base)), state.isDirectory else {
+        guard let state = try FileIdentity.current(base), state.isDirectory else {
             throw SessionCommandError(
                 "the state directory \(base) does not exist; pair a device first (aether session pair) or give --state-dir"
             )
         }
         let keys = try hostKeys(base)
-        let store = FileKeyStore(directory: base + "/host/keys")
+        let store = FileKeyStore(directory: base.appending("host/keys"))
         let socket = try UDPSocket(binding: bind)
         let echo = parsed.flag("echo")
         let holder = HostHolder()
@@ -148,14 +148,14 @@ enum SessionCommand: CLICommand {
 
     /// Every key of the host store, with the tombstone list applied. A tombstone list that cannot be read or
     /// is damaged stops the host (fails closed): otherwise a retired key would be accepted again.
-    static func hostKeys(_ base: String) throws -> [(key: SessionHost.HostKey, hostID: HostID)] {
+    static func hostKeys(_ base: FilePath) throws -> [(key: SessionHost.HostKey, hostID: HostID)] {
         let tombstones: TombstoneList
         do {
-            tombstones = try TombstoneFile(path: base + "/host/tombstones").load()
+            tombstones = try TombstoneFile(path: base.appending("host/tombstones")).load()
         } catch {
             throw SessionCommandError("the host refuses to start: \(error.message)")
         }
-        let store = FileKeyStore(directory: base + "/host/keys")
+        let store = FileKeyStore(directory: base.appending("host/keys"))
         let report = try store.loadAll()
         for (hostID, damage) in report.damaged.sorted(by: { $0.key < $1.key }) {
             StandardError.write(
@@ -201,7 +201,7 @@ enum SessionCommand: CLICommand {
             throw Arguments.UsageError(description: "--key-id is required")
         }
         let base = try stateDirectory(parsed)
-        let store = FileKeyStore(directory: base + "/host/keys")
+        let store = FileKeyStore(directory: base.appending("host/keys"))
         // Only the item that holds the key is touched; a damaged item of another host is reported, never
         // rewritten, and does not stop the others.
         var holder: KeyStoreItem?
@@ -223,7 +223,7 @@ enum SessionCommand: CLICommand {
             guard holder != nil || !damaged.isEmpty else {
                 throw SessionCommandError("unknown key \(keyID.hex): the host store does not hold it")
             }
-            let file = TombstoneFile(path: base + "/host/tombstones")
+            let file = TombstoneFile(path: base.appending("host/tombstones"))
             do {
                 try file.record(keyID, retiredAt: SystemClock().keyTimestamp().millisecondsSinceEpoch)
             } catch {
@@ -465,13 +465,16 @@ enum SessionCommand: CLICommand {
 
     // MARK: helpers
 
-    static func stateDirectory(_ parsed: Arguments) throws -> String {
-        if let dir = parsed.option("state-dir") { return dir }
-        if let xdg = environment("XDG_STATE_HOME"), xdg.hasPrefix("/") { return xdg + "/aether" }
-        guard let home = environment("HOME"), home.hasPrefix("/") else {
+    /// The state directory as bytes, from `argv` or the environment to the system calls (a name that is not
+    /// UTF-8 is used as it is, never repaired).
+    static func stateDirectory(_ parsed: Arguments) throws -> FilePath {
+        if let dir = parsed.path("state-dir") { return dir }
+        let slash = UInt8(ascii: "/")
+        if let xdg = environment("XDG_STATE_HOME"), xdg.bytes.first == slash { return xdg.appending("aether") }
+        guard let home = environment("HOME"), home.bytes.first == slash else {
             throw SessionCommandError("cannot find the state directory: set HOME, XDG_STATE_HOME or --state-dir")
         }
-        return home + "/.local/state/aether"
+        return home.appending(".local/state/aether")
     }
 
     static func signedInteger(_ parsed: Arguments, _ name: String) throws -> Int64 {
@@ -482,15 +485,18 @@ enum SessionCommand: CLICommand {
         return value
     }
 
-    static func environment(_ name: String) -> String? {
+    /// An environment variable's bytes, as a path.
+    static func environment(_ name: String) -> FilePath? {
         guard let value = unsafe getenv(name) else { return nil }
-        return unsafe String(cString: value)
+        let bytes = unsafe Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
+        // A C string holds no NUL, so this cannot fail.
+        return try? FilePath(bytes: bytes)
     }
 
     /// Whether `path` names an existing directory (following links, as `--state-dir` may be one).
-    static func isDirectory(_ path: String) -> Bool {
-        var status = stat()
-        return unsafe stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    static func isDirectory(_ path: FilePath) -> Bool {
+        guard let status = try? Syscall.stat(path) else { return false }
+        return status.mode & UInt32(S_IFMT) == UInt32(S_IFDIR)
     }
 }
 

@@ -1,14 +1,12 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The one atomic file writer of Aether: a new temporary file beside the target (`O_CREAT | O_EXCL |
 /// O_NOFOLLOW`, its name from the CSPRNG), every byte, fsync, rename over the target, fsync of the
 /// directory. A reader or a crash sees the old content or the new, never a mix; a failure before the
 /// rename leaves the target exactly as it was and removes the temporary file.
 ///
-/// Used by the key store (items, retired markers), the host's tombstone list and the manifests and
-/// shard indexes of the file commands. Options choose the mode of the result and whether an existing
+/// Two forms, one code path: `Staged` streams an output too large for memory (the file `ec decode`
+/// rebuilds) and is read back before it is committed; the buffer forms (`write`) are `Staged` with one
+/// write. Used by the key store (items, retired markers), the host's tombstone list, the manifests and
+/// the rebuilt files of the file commands. Options choose the mode of the result and whether an existing
 /// target must be a regular file of this user before it is replaced.
 public enum AtomicFile {
     /// How a write treats modes and the file it replaces.
@@ -57,7 +55,7 @@ public enum AtomicFile {
 
     /// A step at which a test makes the write fail, to show that the target is left whole.
     @_spi(Testing) public enum Fault: Sendable, Hashable {
-        /// After half the bytes are written (a full disk).
+        /// After half the bytes of a write are written (a full disk); in `Staged`, at every write.
         case write
         /// Instead of the fsync of the temporary file.
         case fileSync
@@ -82,6 +80,14 @@ public enum AtomicFile {
     /// Writes `bytes` to the file `name` inside the open directory `directory` (see the buffer form).
     public static func write(
         _ bytes: some Collection<UInt8>, named name: String, inDirectory directory: Int32, directoryPath: String,
+        options: Options
+    ) throws(IOError) {
+        try write(bytes, named: FilePath(name), inDirectory: directory, directoryPath: directoryPath, options: options)
+    }
+
+    /// Writes `bytes` to the file `name`, given as bytes, inside the open directory `directory`.
+    public static func write(
+        _ bytes: some Collection<UInt8>, named name: FilePath, inDirectory directory: Int32, directoryPath: String,
         options: Options
     ) throws(IOError) {
         let array = Array(bytes)
@@ -122,14 +128,9 @@ public enum AtomicFile {
 
     /// The buffer form of `write(_:to:options:)` for a path given as bytes.
     public static func write(_ bytes: UnsafeRawBufferPointer, to path: FilePath, options: Options) throws(IOError) {
-        let directory = path.directory
-        let directoryDescriptor = try Syscall.retryingEINTR("open", path: directory.description) {
-            unsafe directory.withCString { unsafe Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        }
-        defer { Syscall.close(directoryDescriptor) }
-        try unsafe write(
-            bytes, named: path.lastComponent, inDirectory: directoryDescriptor, directoryPath: directory.description,
-            options: options)
+        let staged = try Staged(replacing: path, options: options)
+        try unsafe staged.write(bytes, at: 0)
+        try staged.commit()
     }
 
     /// Writes `bytes` to the file `name` inside the open directory `directory` (every call is relative to the
@@ -143,99 +144,16 @@ public enum AtomicFile {
             bytes, named: FilePath(name), inDirectory: directory, directoryPath: directoryPath, options: options)
     }
 
-    /// `write(_:named:inDirectory:directoryPath:options:)` with the name as bytes.
-    static func write(
+    /// `write(_:named:inDirectory:directoryPath:options:)` with the name as bytes: the streaming form
+    /// (`Staged`) with one write of the whole buffer.
+    public static func write(
         _ bytes: UnsafeRawBufferPointer, named name: FilePath, inDirectory directory: Int32, directoryPath: String,
         options: Options
     ) throws(IOError) {
-        let target = directoryPath + "/" + name.description
-        let slash = UInt8(ascii: "/")
-        guard !name.isEmpty, !name.bytes.contains(slash), name != FilePath("."), name != FilePath("..") else {
-            throw IOError(.invalidArgument, "not a file name: \(name)", path: target)
-        }
-        let existing = try existingFile(named: name, in: directory, path: target, options: options)
-        let mode: UInt32
-        let exact: Bool
-        switch options.permissions {
-        case .inherit:
-            mode = existing.map { $0 & 0o7777 } ?? 0o666
-            exact = existing != nil
-        case .exactly(let bits):
-            mode = bits & 0o7777
-            exact = true
-        case .umasked(let bits):
-            mode = bits & 0o7777
-            exact = false
-        }
-
-        let temporary = temporaryName(for: options.temporaryPrefix.map { FilePath($0) } ?? name)
-        let temporaryPath = directoryPath + "/" + temporary.description
-        let descriptor = try Syscall.retryingEINTR("open", path: temporaryPath) {
-            unsafe temporary.withCString {
-                unsafe openat(directory, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
-            }
-        }
-        var renamed = false
-        defer { if !renamed { _ = unsafe temporary.withCString { unsafe unlinkat(directory, $0, 0) } } }
-        do {
-            defer { Syscall.close(descriptor) }
-            if exact {
-                // The umask may have cleared bits the result must have.
-                _ = try Syscall.retryingEINTR("fchmod", path: temporaryPath) { fchmod(descriptor, mode_t(mode)) }
-            }
-            let limit = options.fault == .write ? bytes.count / 2 : bytes.count
-            var written = 0
-            while written < limit {
-                let count = try Syscall.retryingEINTR("write", path: temporaryPath) {
-                    unsafe Glibc.write(descriptor, bytes.baseAddress! + written, limit - written)
-                }
-                written += count
-            }
-            if options.fault == .write { throw injected("write", ENOSPC, temporaryPath) }
-            if options.fault == .fileSync { throw injected("fsync", EIO, temporaryPath) }
-            _ = try Syscall.retryingEINTR("fsync", path: temporaryPath) { fsync(descriptor) }
-        }
-        if options.fault == .rename { throw injected("rename", EIO, target) }
-        _ = try Syscall.retryingEINTR("rename", path: target) {
-            unsafe temporary.withCString { from in
-                unsafe name.withCString { to in unsafe renameat(directory, from, directory, to) }
-            }
-        }
-        renamed = true
-        // The new content is in place; the directory's fsync makes the rename itself durable.
-        if options.fault == .directorySync { throw injected("fsync", EIO, directoryPath) }
-        _ = try Syscall.retryingEINTR("fsync", path: directoryPath) { fsync(directory) }
-    }
-
-    /// The mode of the regular file at `name` (nil when absent), after the checks `options.existing` asks for.
-    private static func existingFile(
-        named name: FilePath, in directory: Int32, path: String, options: Options
-    ) throws(IOError) -> UInt32? {
-        var status = Glibc.stat()
-        guard unsafe name.withCString({ unsafe fstatat(directory, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else {
-            let code = errno
-            if code == ENOENT { return nil }
-            throw Syscall.failure("fstatat", code: code, path: path)
-        }
-        let isRegular = status.st_mode & S_IFMT == S_IFREG
-        if options.existing == .replaceOwnRegularFile {
-            guard isRegular else {
-                throw IOError(.notARegularFile, "\(path) is not a regular file; left as it is", path: path)
-            }
-            guard status.st_uid == geteuid() else {
-                throw IOError(.wrongOwner, "\(path) is owned by another user; left as it is", path: path)
-            }
-        }
-        return isRegular ? UInt32(status.st_mode) : nil
-    }
-
-    /// `.<prefix>.<16 hex digits>.tmp`, within NAME_MAX whatever the prefix.
-    private static func temporaryName(for prefix: FilePath) -> FilePath {
-        let random = "." + Hex.encode(SecureRandom.bytes(8)) + ".tmp"
-        return FilePath(trusted: [UInt8(ascii: ".")] + prefix.bytes.prefix(200) + Array(random.utf8))
-    }
-
-    private static func injected(_ call: StaticString, _ code: Int32, _ path: String) -> IOError {
-        Syscall.failure(call, code: code, path: path)
+        // The directory outlives this call, so the staged file borrows it.
+        let staged = try Staged(
+            name: name, directory: directory, owned: false, directoryPath: directoryPath, options: options)
+        try unsafe staged.write(bytes, at: 0)
+        try staged.commit()
     }
 }

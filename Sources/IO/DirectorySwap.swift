@@ -29,23 +29,40 @@ public enum DirectorySwap {
     }
 
     /// Switches `staged` in as `target`. Returns where the previous `target` now is (to be removed by the
-    /// caller), or nil when there was none. Syncs the parent directory.
+    /// caller), or nil when there was none. Syncs the parent directory. When the switch fails, the previous
+    /// set is back at `target`; should even that fail, the error names the directory that now holds it.
     public static func replace(_ target: FilePath, with staged: FilePath) throws(IOError) -> FilePath? {
+        try replace(target, with: staged, exchange: exchange, rename: rename)
+    }
+
+    /// `replace` with its two steps given, so that a test can make them fail.
+    static func replace(
+        _ target: FilePath, with staged: FilePath, exchange: (FilePath, FilePath) throws(IOError) -> Bool,
+        rename: (FilePath, FilePath) throws(IOError) -> Void
+    ) throws(IOError) -> FilePath? {
         let parent = target.directory
         defer { syncDirectory(parent) }
         guard try FileIdentity.current(target) != nil else {
-            try rename(staged, to: target)
+            try rename(staged, target)
             return nil
         }
         if try exchange(staged, target) { return staged }
         // No exchange here: move the old set aside, then the new one in.
         let backup = parent.appending(hiddenName(target.lastComponent, suffix: ".aether-old-" + randomSuffix()))
-        try rename(target, to: backup)
+        try rename(target, backup)
         do {
-            try rename(staged, to: target)
+            try rename(staged, target)
         } catch {
             // Put the old set back; it was whole all along.
-            try? rename(backup, to: target)
+            do {
+                try rename(backup, target)
+            } catch let rollback {
+                throw IOError(
+                    .systemCall,
+                    "could not move \(staged) in as \(target) (\(error.message)) nor move the previous set back "
+                        + "(\(rollback.message)): it is whole in \(backup); rename that directory to \(target)",
+                    errno: error.errno, path: backup.description)
+            }
             throw error
         }
         return backup
@@ -56,7 +73,7 @@ public enum DirectorySwap {
         try? Syscall.syncDirectory(path)
     }
 
-    private static func rename(_ from: FilePath, to: FilePath) throws(IOError) {
+    private static func rename(_ from: FilePath, _ to: FilePath) throws(IOError) {
         try Syscall.rename(from, to: to)
     }
 

@@ -23,7 +23,9 @@ import Testing
         func remove(_ path: String) throws { try FileManager.default.removeItem(atPath: path) }
         var leftovers: [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter {
-                $0.contains(".aether-ec-") || $0.contains(".aether-new-") || $0.contains(".aether-old-")
+                // Staged sets and backups (`DirectorySwap`), staged files (`AtomicFile`: `.NAME.HEX.tmp`).
+                $0.contains(".aether-new-") || $0.contains(".aether-old-")
+                    || ($0.hasPrefix(".") && $0.hasSuffix(".tmp"))
             }
         }
     }

@@ -10,22 +10,22 @@ import Testing
 /// The one atomic writer: modes, the owner/regular-file check, directory-relative writes, and a failure at
 /// every step leaving the previous file whole with no temporary file behind.
 @Suite(.serialized) struct AtomicFileTests {
-    private func mode(_ path: String) throws -> UInt32 {
+    func mode(_ path: String) throws -> UInt32 {
         var status = stat()
         guard unsafe stat(path, &status) == 0 else { throw IOError(.systemCall, "stat \(path)") }
         return UInt32(status.st_mode) & 0o7777
     }
 
-    private func contents(_ path: String) throws -> [UInt8] {
+    func contents(_ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
-    private func names(_ files: TemporaryFiles) throws -> [String] {
+    func names(_ files: TemporaryFiles) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: files.directory.path).sorted()
     }
 
     /// Runs `body` with the process umask set to `mask` (the suite is serialized; the umask is process-wide).
-    private func withUmask<R>(_ mask: mode_t, _ body: () throws -> R) rethrows -> R {
+    func withUmask<R>(_ mask: mode_t, _ body: () throws -> R) rethrows -> R {
         let previous = umask(mask)
         defer { umask(previous) }
         return try body()

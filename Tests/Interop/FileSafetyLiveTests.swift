@@ -54,7 +54,7 @@ import Testing
     /// Hidden staging or backup directories an encode left beside its target.
     static func staging(in directory: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter {
-            $0.contains(".aether-new-") || $0.contains(".aether-old-") || $0.contains(".aether-ec-")
+            $0.contains(".aether-new-") || $0.contains(".aether-old-") || ($0.hasPrefix(".") && $0.hasSuffix(".tmp"))
         }
     }
 

@@ -217,18 +217,14 @@ public enum ErasureCodedFile {
                 files.append(nil)
             }
         }
-        let existing = try guarded { () throws(IOError) -> FileIdentity? in
+        try guarded { () throws(IOError) in
             let set = try FileIdentity.current(directory)
             try OutputGuard.check(output: output, inputs: inputs, directories: set.map { [$0] } ?? [])
-            return try FileIdentity.current(output)
         }
-        let temporary = try ShardFile.createTemporary(besides: output)
-        var committed = false
-        defer {
-            // Cleanup on failure; the original error is what the caller needs.
-            if !committed { try? ShardFile.remove(temporary.path) }
-        }
-        if let existing { try temporary.setPermissions(existing.permissions) }
+        // AetherIO's one atomic writer, streaming: a new output honours the umask, a replaced one keeps its
+        // mode; whatever is not committed (any error below) is removed, and `output` is never touched before.
+        let temporary = try guarded { () throws(IOError) in try AtomicFile.Staged(replacing: output) }
+        defer { temporary.discard() }
         var corrupt: [Int] = []
         while true {
             let usable = (0..<code.totalShards).filter { files[$0] != nil && !corrupt.contains($0) }
@@ -248,7 +244,6 @@ public enum ErasureCodedFile {
                 corrupt += bad
                 continue
             }
-            try temporary.sync()
             let rebuiltSHA256 = try sha256(of: temporary, size: index.fileSize)
             guard rebuiltSHA256 == authenticator else {
                 throw CodingError(
@@ -256,9 +251,7 @@ public enum ErasureCodedFile {
                     "the rebuilt file's SHA-256 \(rebuiltSHA256.hex) is not the file's \(authenticator.hex): "
                         + "the index or the shards were altered; \(output) was not written")
             }
-            try ShardFile.rename(temporary.path, to: output)
-            committed = true
-            try ShardFile.syncDirectory(output.directory)
+            try guarded { () throws(IOError) in try temporary.commit() }
             return ShardFileDecodeReport(
                 index: index, inputShards: decoder.inputShards, rebuiltDataShards: decoder.missingDataShards,
                 missingShards: missing, wrongSizeShards: wrongSize, corruptShards: corrupt.sorted())
@@ -291,14 +284,16 @@ public enum ErasureCodedFile {
     /// One decoding pass into `output`; returns the input shards whose digest did not match (empty on
     /// success). Rebuilt shards that do not match while every input does is `.verificationFailed`.
     private static func rebuild(
-        index: ShardIndex, decoder: ReedSolomonDecoder, files: [GuardedFile?], into output: ShardFile,
+        index: ShardIndex, decoder: ReedSolomonDecoder, files: [GuardedFile?], into output: AtomicFile.Staged,
         maximumBlockSize: Int
     ) throws(CodingError) -> [Int] {
         let code = index.code
         let shardSize = index.shardSize
         let fileSize = index.fileSize
-        try output.truncate(to: 0)
-        try output.truncate(to: fileSize)
+        try guarded { () throws(IOError) in
+            try output.truncate(to: 0)
+            try output.truncate(to: Int64(fileSize))
+        }
         var inputHashers = [SHA256](repeating: SHA256(), count: decoder.inputShards.count)
         var rebuiltHashers = [SHA256](repeating: SHA256(), count: decoder.missingDataShards.count)
         var shortInputs: Set<Int> = []
@@ -329,7 +324,9 @@ public enum ErasureCodedFile {
                 let count = max(0, min(length, fileSize - start))
                 guard count > 0 else { continue }
                 try unsafe stripe.withUnsafeBytes(ofShard: shard) { (raw) throws(CodingError) in
-                    try unsafe output.write(at: start, from: UnsafeRawBufferPointer(rebasing: raw[0..<count]))
+                    try guarded { () throws(IOError) in
+                        try unsafe output.write(UnsafeRawBufferPointer(rebasing: raw[0..<count]), at: Int64(start))
+                    }
                 }
             }
             offset += length
@@ -426,10 +423,10 @@ public enum ErasureCodedFile {
         }
     }
 
-    /// SHA-256 of the first `size` bytes of a file this codec wrote.
-    private static func sha256(of file: ShardFile, size: Int) throws(CodingError) -> Digest32 {
+    /// SHA-256 of the first `size` bytes of a staged output, read back before it is committed.
+    private static func sha256(of file: AtomicFile.Staged, size: Int) throws(CodingError) -> Digest32 {
         try unsafe sha256(size: size) { (offset, buffer) throws(CodingError) in
-            try unsafe file.read(at: offset, into: buffer)
+            try guarded { () throws(IOError) in try unsafe file.read(at: Int64(offset), into: buffer) }
         }
     }
 

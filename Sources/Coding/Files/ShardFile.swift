@@ -4,10 +4,10 @@ import AetherIO
     import Glibc
 #endif
 
-/// A file the shard-file codec writes (a shard, the index, a rebuilt file): whole writes and reads at
-/// offsets, fsync, and the directory operations around an atomic replace, all through AetherIO's `Syscall`
-/// layer (EINTR and short transfers retried there). Inputs are read through AetherIO's `GuardedFile`
-/// instead. Paths are bytes (`FilePath`) from the caller to the system call. Every failure is a
+/// A file the shard-file codec creates in a new staging directory (a shard, the index): writes at offsets,
+/// fsync, and the directory operations around a set that `DirectorySwap` switches in whole, all through
+/// AetherIO's `Syscall` layer (EINTR and short transfers retried there). Inputs are read through AetherIO's
+/// `GuardedFile`; a rebuilt file is written through AetherIO's one atomic writer (`AtomicFile.Staged`). Paths are bytes (`FilePath`) from the caller to the system call. Every failure is a
 /// `CodingError(.fileSystem)` naming the path and errno.
 final class ShardFile {
     /// The descriptor, closed in deinit.
@@ -24,44 +24,12 @@ final class ShardFile {
 
     /// Creates a new file for writing (it must not exist), mode 0666 less the umask.
     static func create(_ path: FilePath) throws(CodingError) -> ShardFile {
-        guard let file = try createUnlessExists(path) else {
-            throw CodingError(.fileSystem, "cannot create \(path): it already exists")
-        }
-        return file
-    }
-
-    // `create`, but nil when the name is taken.
-    private static func createUnlessExists(_ path: FilePath) throws(CodingError) -> ShardFile? {
         do throws(IOError) {
             let descriptor = try Syscall.open(path, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o666)
             return ShardFile(descriptor: descriptor, path: path)
         } catch {
-            if error.errno == EEXIST { return nil }
+            if error.errno == EEXIST { throw CodingError(.fileSystem, "cannot create \(path): it already exists") }
             throw failure("create", path, error)
-        }
-    }
-
-    /// Creates a new temporary file next to `path` (same directory, so a rename replaces atomically),
-    /// `.NAME.aether-ec-RANDOM`, mode 0666 less the umask (open(2) applies it, as for any new file).
-    static func createTemporary(besides path: FilePath) throws(CodingError) -> ShardFile {
-        for _ in 0..<8 {
-            let name =
-                [UInt8(ascii: ".")] + path.lastComponent.bytes
-                + Array(".aether-ec-\(Hex.encode(SecureRandom.bytes(6)))".utf8)
-            let candidate: FilePath
-            do { candidate = try FilePath(bytes: name) } catch { throw CodingError(error) }
-            if let file = try createUnlessExists(path.directory.appending(candidate)) { return file }
-        }
-        throw CodingError(.fileSystem, "no free temporary name beside \(path)")
-    }
-
-    /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at end of file.
-    func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws(CodingError) -> Int {
-        do throws(IOError) {
-            return try unsafe Syscall.preadFully(
-                descriptor, into: buffer, offset: Int64(offset), path: path.description)
-        } catch {
-            throw Self.failure("read", path, error)
         }
     }
 
@@ -83,39 +51,12 @@ final class ShardFile {
         if let failure { throw failure }
     }
 
-    /// Sets the file's length.
-    func truncate(to length: Int) throws(CodingError) {
-        do throws(IOError) {
-            try Syscall.ftruncate(descriptor, length: Int64(length), path: path.description)
-        } catch {
-            throw Self.failure("truncate", path, error)
-        }
-    }
-
-    /// Sets the permission bits.
-    func setPermissions(_ mode: UInt32) throws(CodingError) {
-        do throws(IOError) {
-            _ = try Syscall.retryingEINTR("fchmod", path: path.description) { fchmod(descriptor, mode_t(mode)) }
-        } catch {
-            throw Self.failure("chmod", path, error)
-        }
-    }
-
     /// Flushes the file's data and metadata to stable storage.
     func sync() throws(CodingError) {
         do throws(IOError) {
             try Syscall.fsync(descriptor, path: path.description)
         } catch {
             throw Self.failure("fsync", path, error)
-        }
-    }
-
-    /// Renames `from` over `to` (atomic within one file system).
-    static func rename(_ from: FilePath, to: FilePath) throws(CodingError) {
-        do throws(IOError) {
-            try Syscall.rename(from, to: to)
-        } catch {
-            throw failure("rename \(from) to", to, error)
         }
     }
 

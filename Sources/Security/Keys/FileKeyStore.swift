@@ -32,14 +32,22 @@ public struct FileKeyStore: KeyStore {
         public var damaged: [HostID: KeyStoreDamage]
     }
 
-    /// The store's directory.
-    public let directory: String
+    /// The store's directory as bytes, exactly as given (a name that is not UTF-8 stays as it is): the
+    /// directory is opened with these bytes once per operation, and every file in it is reached relative to
+    /// that descriptor.
+    public let directoryPath: FilePath
+
+    /// The store's directory, for messages (bytes that are not UTF-8 shown as `\xHH`).
+    public var directory: String { directoryPath.description }
 
     /// For tests: where the store's writes fail (`AtomicFile.Fault`).
     @_spi(Testing) public var writeFault: AtomicFile.Fault?
 
     /// A store in `directory` (created 0700 on the first save when missing).
-    public init(directory: String) { self.directory = directory }
+    public init(directory: FilePath) { self.directoryPath = directory }
+
+    /// A store in `directory` given as text.
+    public init(directory: String) { self.init(directory: FilePath(directory)) }
 
     /// The default directory from this process's environment (see `defaultDirectory(environment:)`).
     public static func defaultDirectory() throws(SecurityError) -> String {
@@ -59,7 +67,7 @@ public struct FileKeyStore: KeyStore {
     public static func fileName(for hostID: HostID) -> String { hostID.hex + ".key" }
 
     /// The path of a host's item (for messages that tell the user which file to look at).
-    public func path(for hostID: HostID) -> String { directory + "/" + Self.fileName(for: hostID) }
+    public func path(for hostID: HostID) -> String { directoryPath.appending(Self.fileName(for: hostID)).description }
 
     // MARK: KeyStore
 
@@ -105,7 +113,7 @@ public struct FileKeyStore: KeyStore {
         case .intact: break
         }
         do {
-            try KeyStorePosix.unlink(directory: dir, Self.fileName(for: hostID))
+            try KeyStorePosix.unlink(directory: dir, FilePath(Self.fileName(for: hostID)))
             try KeyStorePosix.synchronize(dir)
         } catch {
             throw Self.failure("delete the item", error)
@@ -152,7 +160,7 @@ public struct FileKeyStore: KeyStore {
 
     private func inspect(directory dir: Int32, hostID: HostID) throws(SecurityError) -> ItemStatus {
         switch try ProtectedFile.read(
-            directory: dir, name: Self.fileName(for: hostID), path: path(for: hostID),
+            directory: dir, name: FilePath(Self.fileName(for: hostID)), path: path(for: hostID),
             maximumByteCount: KeyStoreFormat.maximumByteCount)
         {
         case .absent: return .absent
@@ -174,14 +182,14 @@ public struct FileKeyStore: KeyStore {
     public static let retiredFileName = "retired"
 
     /// The path of the retired markers.
-    public var retiredPath: String { directory + "/" + Self.retiredFileName }
+    public var retiredPath: String { directoryPath.appending(Self.retiredFileName).description }
 
     /// Keys retired by an authenticated tombstone, from the markers file (empty when there is none).
     /// A damaged file throws `.keyStoreDamaged` naming it: which keys are retired cannot be proven.
     public func retiredKeys() throws(SecurityError) -> TombstoneList {
         guard let dir = try openExistingDirectory() else { return TombstoneList() }
         defer { KeyStorePosix.closeDescriptor(dir) }
-        switch try TombstoneFile.inspect(directory: dir, name: Self.retiredFileName, path: retiredPath) {
+        switch try TombstoneFile.inspect(directory: dir, name: FilePath(Self.retiredFileName), path: retiredPath) {
         case .absent: return TombstoneList()
         case .intact(let list, _): return list
         case .damaged(let damage): throw TombstoneFile.damagedError(retiredPath, damage)
@@ -193,8 +201,8 @@ public struct FileKeyStore: KeyStore {
         let dir = try openDirectory(creating: true)
         defer { KeyStorePosix.closeDescriptor(dir) }
         _ = try TombstoneFile.record(
-            id, retiredAt: instant.millisecondsSinceEpoch, directory: dir, name: Self.retiredFileName,
-            path: retiredPath, fault: writeFault)
+            id, retiredAt: instant.millisecondsSinceEpoch, directory: dir, directoryPath: directoryPath,
+            name: FilePath(Self.retiredFileName), fault: writeFault)
     }
 
     // MARK: Directory
@@ -202,7 +210,7 @@ public struct FileKeyStore: KeyStore {
     /// The directory, opened; nil when it does not exist.
     private func openExistingDirectory() throws(SecurityError) -> Int32? {
         do {
-            _ = try KeyStorePosix.statNoFollow(directory)
+            _ = try KeyStorePosix.statNoFollow(directoryPath)
         } catch  where error == .noEntry {
             return nil
         } catch {
@@ -216,7 +224,7 @@ public struct FileKeyStore: KeyStore {
         if creating { try createDirectories() }
         let fd: Int32
         do {
-            fd = try KeyStorePosix.openDirectory(directory)
+            fd = try KeyStorePosix.openDirectory(directoryPath)
         } catch {
             throw Self.failure("open the key store directory", error)
         }
@@ -237,13 +245,17 @@ public struct FileKeyStore: KeyStore {
         return fd
     }
 
-    /// mkdir -p with mode 0700 for every directory it creates; the last one is set to 0700 exactly.
+    /// mkdir -p with mode 0700 for every directory it creates; the last one is set to 0700 exactly. The
+    /// path is split on its bytes, so a component that is not UTF-8 is created as it is.
     private func createDirectories() throws(SecurityError) {
-        let absolute = directory.hasPrefix("/")
-        let parts = directory.split(separator: "/", omittingEmptySubsequences: true)
-        var path = absolute ? "" : "."
+        let slash = UInt8(ascii: "/")
+        let parts = directoryPath.bytes.split(separator: slash, omittingEmptySubsequences: true)
+        var bytes: [UInt8] = directoryPath.bytes.first == slash ? [] : [UInt8(ascii: ".")]
         for (index, part) in parts.enumerated() {
-            path += "/" + part
+            bytes += [slash] + part
+            // The bytes are a prefix of the store's path, so they hold no NUL.
+            let path: FilePath
+            do { path = try FilePath(bytes: bytes) } catch { throw SecurityError(.systemCall, error.message) }
             do {
                 try KeyStorePosix.makeDirectory(path, mode: Self.directoryMode)
             } catch  where error == .exists {

@@ -1,7 +1,9 @@
+import AetherIO
 import Glibc
 
 /// Every libc call the key store makes. Nothing else in Keys/ imports Glibc. Each function retries
-/// EINTR where the call can see it and reports failures as `KeyStorePosix.Errno`.
+/// EINTR where the call can see it and reports failures as `KeyStorePosix.Errno`. Paths are bytes
+/// (`FilePath`, exactly as from `argv`); names inside an open directory are the store's own ASCII names.
 enum KeyStorePosix {
     /// A failed call's errno.
     struct Errno: Error, Equatable {
@@ -52,21 +54,21 @@ enum KeyStorePosix {
     }
 
     /// mkdir with the given mode (the umask may clear bits; callers check afterwards).
-    static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
-        guard unsafe mkdir(path, mode_t(mode)) == 0 else { throw Errno(code: errno) }
+    static func makeDirectory(_ path: FilePath, mode: UInt32) throws(Errno) {
+        _ = try retrying { unsafe path.withCString { unsafe mkdir($0, mode_t(mode)) } }
     }
 
     /// lstat: the path itself, not what a symbolic link points at.
-    static func statNoFollow(_ path: String) throws(Errno) -> FileStatus {
+    static func statNoFollow(_ path: FilePath) throws(Errno) -> FileStatus {
         var raw = stat()
-        guard unsafe lstat(path, &raw) == 0 else { throw Errno(code: errno) }
+        _ = try retrying { unsafe path.withCString { unsafe lstat($0, &raw) } }
         return FileStatus(raw)
     }
 
     /// fstatat(AT_SYMLINK_NOFOLLOW) of a name inside a directory.
-    static func statNoFollow(directory: Int32, _ name: String) throws(Errno) -> FileStatus {
+    static func statNoFollow(directory: Int32, _ name: FilePath) throws(Errno) -> FileStatus {
         var raw = stat()
-        guard unsafe fstatat(directory, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else { throw Errno(code: errno) }
+        _ = try retrying { unsafe name.withCString { unsafe fstatat(directory, $0, &raw, AT_SYMLINK_NOFOLLOW) } }
         return FileStatus(raw)
     }
 
@@ -78,14 +80,18 @@ enum KeyStorePosix {
     }
 
     /// open(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-    static func openDirectory(_ path: String) throws(Errno) -> Int32 {
-        try retrying { unsafe open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    static func openDirectory(_ path: FilePath) throws(Errno) -> Int32 {
+        try retrying { unsafe path.withCString { unsafe open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
     }
 
     /// openat(O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC): never follows a link, never
     /// blocks on a FIFO someone put in place of an item.
-    static func openForReading(directory: Int32, _ name: String) throws(Errno) -> Int32 {
-        try retrying { unsafe openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+    static func openForReading(directory: Int32, _ name: FilePath) throws(Errno) -> Int32 {
+        try retrying {
+            unsafe name.withCString {
+                unsafe openat(directory, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            }
+        }
     }
 
     /// fchmod
@@ -117,8 +123,8 @@ enum KeyStorePosix {
     static func closeDescriptor(_ fd: Int32) { close(fd) }
 
     /// unlinkat of a file.
-    static func unlink(directory: Int32, _ name: String) throws(Errno) {
-        guard unsafe unlinkat(directory, name, 0) == 0 else { throw Errno(code: errno) }
+    static func unlink(directory: Int32, _ name: FilePath) throws(Errno) {
+        _ = try retrying { unsafe name.withCString { unsafe unlinkat(directory, $0, 0) } }
     }
 
     /// dup, fdopendir, readdir, closedir: the names in a directory (without "." and "..").

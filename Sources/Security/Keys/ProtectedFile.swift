@@ -17,7 +17,7 @@ enum ProtectedFile {
     /// Reads `name` in the open directory `directory`; `path` names it in errors. System call failures
     /// (including a file that cannot be opened or read) throw `.systemCall` naming the path.
     static func read(
-        directory: Int32, name: String, path: String, maximumByteCount: Int
+        directory: Int32, name: FilePath, path: String, maximumByteCount: Int
     ) throws(SecurityError) -> Contents {
         let status: KeyStorePosix.FileStatus
         do {

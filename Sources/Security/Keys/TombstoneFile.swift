@@ -17,11 +17,17 @@ public struct TombstoneFile: Sendable {
         case damaged(KeyStoreDamage)
     }
 
-    /// The file's path.
-    public let path: String
+    /// The file's path as bytes, exactly as given (a name that is not UTF-8 stays as it is).
+    public let filePath: FilePath
+
+    /// The file's path, for messages (bytes that are not UTF-8 shown as `\xHH`).
+    public var path: String { filePath.description }
 
     /// The list at `path`.
-    public init(path: String) { self.path = path }
+    public init(path: FilePath) { self.filePath = path }
+
+    /// The list at `path` given as text.
+    public init(path: String) { self.init(path: FilePath(path)) }
 
     /// For tests: where the next writes fail.
     @_spi(Testing) public var writeFault: AtomicFile.Fault?
@@ -29,17 +35,16 @@ public struct TombstoneFile: Sendable {
     /// What the file holds, without changing anything. A file that cannot be opened or read throws
     /// `.systemCall` naming the path.
     public func inspect() throws(SecurityError) -> Status {
-        let (directory, name) = Self.split(path)
         let fd: Int32
         do {
-            fd = try KeyStorePosix.openDirectory(directory)
+            fd = try KeyStorePosix.openDirectory(filePath.directory)
         } catch  where error == .noEntry {
             return .absent
         } catch {
             throw ProtectedFile.failure("open the directory of", path, error)
         }
         defer { KeyStorePosix.closeDescriptor(fd) }
-        return try Self.inspect(directory: fd, name: name, path: path)
+        return try Self.inspect(directory: fd, name: filePath.lastComponent, path: path)
     }
 
     /// The list; empty when there is no file. A damaged file throws `.keyStoreDamaged` naming the path.
@@ -55,20 +60,21 @@ public struct TombstoneFile: Sendable {
     /// Returns false when it was already there (nothing is written). A damaged file is refused, never overwritten.
     @discardableResult
     public func record(_ id: KeyID, retiredAt: UInt64) throws(SecurityError) -> Bool {
-        let (directory, name) = Self.split(path)
         let fd: Int32
         do {
-            fd = try KeyStorePosix.openDirectory(directory)
+            fd = try KeyStorePosix.openDirectory(filePath.directory)
         } catch {
             throw ProtectedFile.failure("open the directory of", path, error)
         }
         defer { KeyStorePosix.closeDescriptor(fd) }
-        return try Self.record(id, retiredAt: retiredAt, directory: fd, name: name, path: path, fault: writeFault)
+        return try Self.record(
+            id, retiredAt: retiredAt, directory: fd, directoryPath: filePath.directory, name: filePath.lastComponent,
+            fault: writeFault)
     }
 
     // MARK: Shared with the key store's retired markers
 
-    static func inspect(directory: Int32, name: String, path: String) throws(SecurityError) -> Status {
+    static func inspect(directory: Int32, name: FilePath, path: String) throws(SecurityError) -> Status {
         switch try ProtectedFile.read(
             directory: directory, name: name, path: path, maximumByteCount: TombstoneFormat.maximumByteCount)
         {
@@ -85,9 +91,12 @@ public struct TombstoneFile: Sendable {
         }
     }
 
+    /// Adds `id` to the list `name` in the open directory `directory` (`directoryPath` names it in messages).
     static func record(
-        _ id: KeyID, retiredAt: UInt64, directory: Int32, name: String, path: String, fault: AtomicFile.Fault?
+        _ id: KeyID, retiredAt: UInt64, directory: Int32, directoryPath: FilePath, name: FilePath,
+        fault: AtomicFile.Fault?
     ) throws(SecurityError) -> Bool {
+        let path = directoryPath.appending(name).description
         var list: TombstoneList
         var form = TombstoneFormat.Form.version1
         switch try inspect(directory: directory, name: name, path: path) {
@@ -97,12 +106,12 @@ public struct TombstoneFile: Sendable {
         }
         // An old text file is rewritten in version 1 even when the key is already in it.
         guard try list.insert(id, retiredAt: retiredAt) || form == .legacyText else { return false }
-        var options = ProtectedFile.writeOptions(temporaryPrefix: name)
+        var options = ProtectedFile.writeOptions(temporaryPrefix: name.description)
         options.fault = fault
         let bytes = TombstoneFormat.encode(list)
         do {
             try AtomicFile.write(
-                bytes, named: name, inDirectory: directory, directoryPath: split(path).0, options: options)
+                bytes, named: name, inDirectory: directory, directoryPath: directoryPath.description, options: options)
         } catch {
             throw SecurityError(.systemCall, "could not write the tombstone list \(path): \(error.message)")
         }
@@ -114,12 +123,5 @@ public struct TombstoneFile: Sendable {
             .keyStoreDamaged,
             "the tombstone list \(path) is damaged (\(damage)); it is left as it is: move it aside and retire the keys again"
         )
-    }
-
-    /// The directory part ("." when none) and the file name of `path`.
-    static func split(_ path: String) -> (String, String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let directory = String(path[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
     }
 }
