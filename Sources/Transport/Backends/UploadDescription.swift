@@ -1,3 +1,5 @@
+public import AetherIO
+
 /// What is about to be uploaded.
 public struct UploadDescription: Sendable, Hashable {
     /// The object size in bytes.
@@ -12,11 +14,13 @@ public struct UploadDescription: Sendable, Hashable {
     public var chainSessionID: String
     /// The ACI of the whole object when known in advance (native dedup).
     public var contentID: String?
+    /// SHA-256 of the whole object when known before the upload starts (IETF `Repr-Digest` on creation).
+    public var sha256: Digest32?
 
     /// A description.
     public init(
         size: Int64, layout: PartLayout, contentType: String? = nil, metadata: [String: String] = [:],
-        chainSessionID: String, contentID: String? = nil
+        chainSessionID: String, contentID: String? = nil, sha256: Digest32? = nil
     ) {
         self.size = size
         self.layout = layout
@@ -24,5 +28,6 @@ public struct UploadDescription: Sendable, Hashable {
         self.metadata = metadata
         self.chainSessionID = chainSessionID
         self.contentID = contentID
+        self.sha256 = sha256
     }
 }

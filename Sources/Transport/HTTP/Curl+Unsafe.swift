@@ -333,7 +333,9 @@ struct CurlCode {
         case CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE:
             return TransportError(.tlsHandshakeFailed, message)
-        case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2_STREAM:
+        case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2_STREAM,
+            // A reused connection closed under a request body: libcurl would re-send it, but cannot rewind the body.
+            CURLE_SEND_FAIL_REWIND:
             if detail.lowercased().contains("too large") || detail.lowercased().contains("too long") {
                 return TransportError(.headerTooLarge, message)
             }
