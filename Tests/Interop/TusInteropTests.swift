@@ -333,7 +333,7 @@ import Testing
         // A clock in 1970 still believes in the upload: the server's 410 says it is gone.
         let early = try await TusBackend.discover(
             creationURL: peer.tusURL("expired"), client: client,
-            options: TusBackendOptions(useConcatenation: false, now: { 0 }))
+            options: TusBackendOptions(useConcatenation: false, clock: ManualClock(wall: .zero)))
         #expect(try await early.progress(of: upload) == .gone)
         #expect(await Self.code { try await early.send(Self.part(0, content, layout), to: upload) } == .gone)
     }

@@ -1,3 +1,4 @@
+import AetherIO
 import Synchronization
 
 @testable import AetherTransport
@@ -47,7 +48,7 @@ final class ScriptedS3Transport: Sendable {
             credentials: S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: secret),
             options: S3Backend.Options(retry: retry, listPartsPageSize: listPartsPageSize),
             transport: { (request) async throws(TransportError) -> HTTPResponse in try self.send(request) },
-            now: { 1_440_938_160 },
+            clock: ManualClock(wall: .seconds(1_440_938_160)),
             sleep: { duration in
                 self.state.withLock { $0.sleeps.append(duration) }
                 return true

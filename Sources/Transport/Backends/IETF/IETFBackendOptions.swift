@@ -1,3 +1,5 @@
+public import AetherIO
+
 /// How the IETF resumable upload backend talks to its server.
 public struct IETFBackendOptions: Sendable {
     /// Extra header fields on every request (e.g. `Authorization`); never logged.
@@ -12,14 +14,14 @@ public struct IETFBackendOptions: Sendable {
     public var timeouts: HTTPTimeouts
     /// How many times one append is re-sent from the server's offset after a 409 or a 5xx before giving up.
     public var recoveryAttempts: Int
-    /// The current time in seconds since 1970 (for `max-age`/`expires`); replaceable in tests.
-    public var now: @Sendable () -> Int64
+    /// The clock whose wall reading dates `max-age`/`expires` (a `ManualClock` in tests).
+    public var clock: any AetherClock
 
     /// Options; the defaults suit a server without its own limits.
     public init(
         headers: HTTPHeaders = HTTPHeaders(), creationMethod: String = "POST", maximumPartSize: Int64 = 64 << 20,
         version: HTTPVersionPreference = .automatic, timeouts: HTTPTimeouts = HTTPTimeouts(), recoveryAttempts: Int = 3,
-        now: @escaping @Sendable () -> Int64 = TusBackendOptions.systemNow
+        clock: any AetherClock = SystemClock()
     ) {
         self.headers = headers
         self.creationMethod = creationMethod
@@ -27,6 +29,9 @@ public struct IETFBackendOptions: Sendable {
         self.version = version
         self.timeouts = timeouts
         self.recoveryAttempts = recoveryAttempts
-        self.now = now
+        self.clock = clock
     }
+
+    /// The wall clock in whole seconds since 1970.
+    var wallSeconds: Int64 { AetherTime.floorDivide(clock.wallNanoseconds(), 1_000_000_000) }
 }

@@ -202,7 +202,7 @@ public struct IETFResumableBackend: UploadBackend {
             let limits = limits(in: response.headers) ?? announced?.limits
             let upload = RemoteUpload(
                 location: location, uploadID: nil, size: description.size, partSize: description.layout.partSize,
-                expires: limits?.lifetime.map { options.now() + $0 })
+                expires: limits?.lifetime.map { options.wallSeconds + $0 })
             try await enforce(limits, description, upload)
             let offset = Self.integer(response.headers, "Upload-Offset")
             if let offset, offset != sent {
@@ -218,7 +218,8 @@ public struct IETFResumableBackend: UploadBackend {
             guard let announced else { throw error(for: response, "creation") }
             let upload = RemoteUpload(
                 location: announced.location, uploadID: nil, size: description.size,
-                partSize: description.layout.partSize, expires: announced.limits?.lifetime.map { options.now() + $0 })
+                partSize: description.layout.partSize,
+                expires: announced.limits?.lifetime.map { options.wallSeconds + $0 })
             try await enforce(announced.limits, description, upload)
             let state = try await head(upload)
             guard state.offset <= sent else {
@@ -396,7 +397,7 @@ public struct IETFResumableBackend: UploadBackend {
 
     private func isExpired(_ upload: RemoteUpload) -> Bool {
         guard let expires = upload.expires else { return false }
-        return options.now() >= expires
+        return options.wallSeconds >= expires
     }
 
     private func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {

@@ -56,7 +56,7 @@ public final class S3Backend: UploadBackend {
 
     private let signer: S3SigV4Signer
     private let transport: Transport
-    private let now: @Sendable () -> Int64
+    private let clock: any AetherClock
     private let sleep: @Sendable (Duration) async -> Bool
     private let random: @Sendable () -> Double
 
@@ -93,12 +93,12 @@ public final class S3Backend: UploadBackend {
             client: client, options: options)
     }
 
-    /// A backend with every dependency given: `now` in seconds since 1970 (for signatures), `sleep` returning
+    /// A backend with every dependency given: `clock` for the signatures' timestamps, `sleep` returning
     /// false when cancelled, `random` uniform in [0, 1) (back-off jitter).
     init(
         destination: S3Destination, endpoint: S3Endpoint, flavor: S3Flavor, credentials: S3Credentials,
         options: Options, transport: @escaping Transport,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+        clock: any AetherClock = SystemClock(),
         sleep: @escaping @Sendable (Duration) async -> Bool = { duration in
             do {
                 try await Task.sleep(for: duration)
@@ -114,7 +114,7 @@ public final class S3Backend: UploadBackend {
         self.options = options
         self.signer = S3SigV4Signer(credentials: credentials, region: endpoint.region)
         self.transport = transport
-        self.now = now
+        self.clock = clock
         self.sleep = sleep
         self.random = random
     }
@@ -325,7 +325,7 @@ public final class S3Backend: UploadBackend {
                 S3SigV4Signer.Request(
                     method: method, host: endpoint.authority(bucket: destination.bucket),
                     path: endpoint.path(of: destination), query: query, headers: headers),
-                payload: payload, at: now())
+                payload: payload, at: AetherTime.floorDivide(clock.wallNanoseconds(), 1_000_000_000))
             var sent = headers
             for field in signature.headers { sent.add(field.name, field.value) }
             let failure: TransportError

@@ -382,7 +382,7 @@ public struct TusBackend: UploadBackend {
 
     private func isExpired(_ upload: RemoteUpload) -> Bool {
         guard let expires = upload.expires else { return false }
-        return options.now() >= expires
+        return options.wallSeconds >= expires
     }
 
     private func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {

@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import AetherIO
 
 /// How a `TusBackend` talks to its server.
 public struct TusBackendOptions: Sendable {
@@ -18,15 +18,15 @@ public struct TusBackendOptions: Sendable {
     public var version: HTTPVersionPreference
     /// Time limits of each request.
     public var timeouts: HTTPTimeouts
-    /// The wall clock in seconds since 1970, for `Upload-Expires`.
-    public var now: @Sendable () -> Int64
+    /// The clock whose wall reading is compared with `Upload-Expires`.
+    public var clock: any AetherClock
 
     /// Options; by default 64 MiB parts, concatenation when offered (at most 100 parts), SHA-1 then CRC-32.
     public init(
         headers: HTTPHeaders = HTTPHeaders(), maximumPartSize: Int64 = 64 << 20, useConcatenation: Bool = true,
         maximumConcatenatedParts: Int = 100, checksumAlgorithms: [TusChecksumAlgorithm] = [.sha1, .crc32],
         version: HTTPVersionPreference = .automatic, timeouts: HTTPTimeouts = HTTPTimeouts(),
-        now: @escaping @Sendable () -> Int64 = TusBackendOptions.systemNow
+        clock: any AetherClock = SystemClock()
     ) {
         self.headers = headers
         self.maximumPartSize = maximumPartSize
@@ -35,9 +35,9 @@ public struct TusBackendOptions: Sendable {
         self.checksumAlgorithms = checksumAlgorithms
         self.version = version
         self.timeouts = timeouts
-        self.now = now
+        self.clock = clock
     }
 
-    /// The system's wall clock in whole seconds since 1970.
-    public static let systemNow: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970.rounded(.down)) }
+    /// The wall clock in whole seconds since 1970.
+    var wallSeconds: Int64 { AetherTime.floorDivide(clock.wallNanoseconds(), 1_000_000_000) }
 }
