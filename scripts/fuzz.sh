@@ -57,8 +57,16 @@ for module in "${modules[@]}"; do
 done
 debug="$scratch/debug"
 
+# Only the objects of sources that still exist: a source deleted since the last build leaves its object in
+# the scratch folder, and linking it would bring back symbols that no longer belong to the package.
+declare -A current=()
+while IFS= read -r source; do current["$(basename "$source").o"]=1; done < <(find Sources -name '*.swift')
 objects=()
-for module in "${modules[@]}"; do objects+=("$debug/$module.build/"*.swift.o); done
+for module in "${modules[@]}"; do
+    for object in "$debug/$module.build/"*.swift.o; do
+        [ -n "${current[$(basename "$object")]:-}" ] && objects+=("$object")
+    done
+done
 for module in "${c_objects[@]}"; do objects+=("$debug/$module.build/"*.o); done
 flags=(
     -sanitize=fuzzer,address -parse-as-library -swift-version 6 -strict-memory-safety -warnings-as-errors -g -Onone
