@@ -301,6 +301,24 @@ public struct IETFResumableBackend: UploadBackend {
         return (offset, Self.boolean(response.headers, "Upload-Complete") ?? false)
     }
 
+    /// The server's offset after a failed append. The connection that failed may take the next request with it
+    /// (a reset seen late, a pooled connection the server closed), so a HEAD that fails the same way is asked
+    /// again while recoveries remain.
+    private func offsetAfterFailure(_ upload: RemoteUpload, recoveries: inout Int) async throws(TransportError)
+        -> Int64
+    {
+        while true {
+            do {
+                return try await head(upload).offset
+            } catch {
+                guard error.code == .connectionClosed || error.code == .timedOut,
+                    recoveries < options.recoveryAttempts
+                else { throw error }
+                recoveries += 1
+            }
+        }
+    }
+
     /// Appends `part` from `start` (the server's offset) to its end, recovering from a 409, a 5xx or a closed
     /// connection by asking the server its offset when the body can be sent again from there.
     private func transfer(_ part: UploadPart, to upload: RemoteUpload, from start: Int64, bodySent: Bool)
@@ -340,7 +358,7 @@ public struct IETFResumableBackend: UploadBackend {
                     part.body.dropping(first: 0) != nil, recoveries < options.recoveryAttempts
                 else { throw error }
                 recoveries += 1
-                offset = try await head(upload).offset
+                offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
                 continue
             }
             switch response.status {
@@ -361,7 +379,7 @@ public struct IETFResumableBackend: UploadBackend {
                         : error(for: response, "PATCH")
                 }
                 recoveries += 1
-                offset = try await head(upload).offset
+                offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
             default:
                 throw error(for: response, "PATCH")
             }
