@@ -348,13 +348,19 @@ import Testing
         let task = Task {
             try await client.send(HTTPRequest(url: url, timeouts: HTTPTimeouts(idle: nil, total: .seconds(30))))
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancel once the server holds the request (bounded wait, however loaded the machine is).
+        var state = ""
+        for _ in 0..<400 where state != "open" {
+            let response = try await client.send(HTTPRequest(url: peer.url(peer.raw, "/events?id=\(id)")))
+            state = String(decoding: response.body, as: UTF8.self)
+            if state != "open" { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(state == "open")
         task.cancel()
         let error = await #expect(throws: TransportError.self) { try await task.value }
         #expect(error?.code == .cancelled)
         // The server sees the connection closed: the transfer really stopped.
-        var state = ""
-        for _ in 0..<100 where state != "closed" {
+        for _ in 0..<400 where state != "closed" {
             let response = try await client.send(HTTPRequest(url: peer.url(peer.raw, "/events?id=\(id)")))
             state = String(decoding: response.body, as: UTF8.self)
             if state != "closed" { try await Task.sleep(for: .milliseconds(50)) }

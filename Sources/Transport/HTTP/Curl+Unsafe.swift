@@ -155,7 +155,9 @@ struct CurlCode {
         case .http1: try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         case .automatic:
             try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-            try set(CURLOPT_PIPEWAIT, 1)
+            // Only where ALPN may give HTTP/2: on plain HTTP/1.1, libcurl 7.88 would make the request wait for a
+            // busy connection's answer instead of opening another, serialising parallel requests.
+            if request.isTLS { try set(CURLOPT_PIPEWAIT, 1) }
         case .http2 where request.isTLS:
             try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_0))
             try set(CURLOPT_PIPEWAIT, 1)  // wait for a connection being set up rather than open another

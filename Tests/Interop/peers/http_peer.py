@@ -155,6 +155,7 @@ async def app(scope, receive, send):
 # --- the raw server --------------------------------------------------------------------------------
 
 closed_ids = set()
+arrived_ids = set()
 closed_lock = threading.Lock()
 
 
@@ -224,6 +225,8 @@ def raw_connection(conn):
         elif path == "/garbage":
             conn.sendall(b"HTTP/1.1 200 OK\r\nthis line has no colon\r\nContent-Length: 0\r\n\r\n")
         elif path in ("/silent", "/trickle"):
+            with closed_lock:
+                arrived_ids.add(query.get("id", ""))
             if path == "/trickle":
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nx")
             conn.settimeout(60)
@@ -236,7 +239,8 @@ def raw_connection(conn):
                 closed_ids.add(query.get("id", ""))
         elif path == "/events":
             with closed_lock:
-                state = b"closed" if query.get("id", "") in closed_ids else b"open"
+                ident = query.get("id", "")
+                state = b"closed" if ident in closed_ids else b"open" if ident in arrived_ids else b"unseen"
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(state), state))
         else:
             conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
