@@ -187,7 +187,10 @@ public struct BackendDetector: Sendable {
             return (mode, reason)
         }
         if passed.isEmpty {
-            throw TransportError(.protocolUnsupported, "\(place) \(offers) (native, ietf or tus) in its OPTIONS answer")
+            throw TransportError(
+                .protocolUnsupported,
+                "\(place) \(offers): its OPTIONS answer has no Aether-Capabilities, Upload-Limit, "
+                    + "Upload-Draft-Interop-Version, Tus-Resumable or Tus-Version field")
         }
         throw TransportError(
             .protocolUnsupported,
@@ -223,7 +226,8 @@ public struct BackendDetector: Sendable {
         return String(withoutQuery.prefix(200))
     }
 
-    private func build(_ mode: TransportMode, url: String, offer: ProtocolOffer) throws(TransportError)
+    /// The backend for `mode` at `url`, from what `offer` says (IETF version and limits, tus extensions).
+    func build(_ mode: TransportMode, url: String, offer: ProtocolOffer) throws(TransportError)
         -> any UploadBackend
     {
         switch mode {
