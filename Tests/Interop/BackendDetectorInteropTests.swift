@@ -66,7 +66,9 @@ import Testing
         let peer = try IETFPeerProcess.get()
         let client = try Self.client()
         defer { client.shutDown() }
-        let url = peer.creationURL("normal")
+        // A path of its own (the peer treats an unknown mode as normal): other suites share the peer and its log.
+        let mode = "detect-\(UUID().uuidString)"
+        let url = peer.creationURL(mode)
         let detected = try await BackendDetector(client: client).detect(url)
         #expect(detected.mode == .ietfResumable)
         #expect(detected.offer?.modes == [.ietfResumable])
@@ -80,8 +82,8 @@ import Testing
         #expect(receipt.size == Int64(content.count))
         #expect(peer.stored(receipt.location).map { SHA256.hash($0) } == SHA256.hash(content))
         // The one discovery request: OPTIONS with the interop version and no Upload-Complete.
-        let options = try await Self.requests(peer, client, path: "/create/normal").filter { $0.method == "OPTIONS" }
-        #expect(options.count >= 1)
+        let options = try await Self.requests(peer, client, path: "/create/\(mode)").filter { $0.method == "OPTIONS" }
+        #expect(options.count == 1)
         #expect(options.allSatisfy { $0.version == "8" && $0.complete == nil && $0.contentType == nil })
     }
 
@@ -95,7 +97,8 @@ import Testing
         #expect(backend.version == .draft05)
         #expect(backend.capabilities.maximumObjectSize == 4096)
         #expect(backend.capabilities.maximumPartSize == 1024)
-        let content = Self.bytes(3_000, seed: 2)
+        // Not 3,000 bytes: IETFInteropTests looks for its own 3,000-byte creation on this path in the shared log.
+        let content = Self.bytes(2_500, seed: 2)
         let receipt = try await Self.upload(content, partSize: 1024, through: detected.backend)
         #expect(peer.stored(receipt.location) == content)
     }
