@@ -6,22 +6,7 @@ import Testing
 
 /// The libcurl HTTP client against live peers on 127.0.0.1 (`peers/http_peer.py`: hypercorn for HTTP/1.1, h2c
 /// and TLS; a raw socket server for informational responses and faults).
-@Suite struct HTTPClientInteropTests {
-    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SplitMix64(seed: seed)
-        var out = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            var word = generator.next()
-            for _ in 0..<8 where index < count {
-                out[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
-        }
-        return out
-    }
-
+@Suite struct HTTPClientInteropTests: SeededContent {
     /// For stream bodies: their writer is a task of this process, and a loaded `make test` can keep the
     /// cooperative pool busy for tens of seconds, so no idle limit (the request waits for the writer).
     static let patient = HTTPTimeouts(idle: nil)

@@ -1,9 +1,4 @@
 import Foundation
-import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `peers/ietf_peer.py`: an IETF resumable upload server speaking interop versions 6 and 8 on 127.0.0.1, storing
 /// uploads under a temporary directory. One per test process; it exits when this process closes its stdin.
@@ -11,40 +6,18 @@ final class IETFPeerProcess: @unchecked Sendable {
     // @unchecked: every stored property is set once in init and only read afterwards.
     let directory: URL
     let port: UInt16
-    private let process = Process()
-    private let input = Pipe()
+    /// Held for the life of the test process: the peer serves until its stdin closes.
+    private let peer: LongRunningPeer
 
     static let shared: Result<IETFPeerProcess, any Error> = Result { try IETFPeerProcess() }
 
     static func get() throws -> IETFPeerProcess { try shared.get() }
 
     private init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "aether-ietf-peer-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        guard FileManager.default.isExecutableFile(atPath: PythonPeer.python) else {
-            throw PythonPeer.PeerError(message: "no Python venv at \(PythonPeer.python); run `make test`")
-        }
-        process.executableURL = URL(fileURLWithPath: PythonPeer.python)
-        process.arguments = [
-            PythonPeer.packageRoot.appendingPathComponent("Tests/Interop/peers/ietf_peer.py").path, directory.path,
-        ]
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The first line is the port, printed once the server listens (no sleeping).
-        var text = Data()
-        while !text.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { throw PythonPeer.PeerError(message: "ietf_peer.py exited before listening") }
-            text.append(data)
-        }
-        let line = text.prefix { $0 != UInt8(ascii: "\n") }
-        let ports = try JSONDecoder().decode([String: UInt16].self, from: Data(line))
-        guard let port = ports["port"] else { throw PythonPeer.PeerError(message: "ietf_peer.py printed no port") }
-        self.port = port
+        directory = try LongRunningPeer.makeDirectory("ietf")
+        let (peer, ports) = try LongRunningPeer.startListening("ietf_peer.py", [directory.path])
+        self.peer = peer
+        port = try ports.port("port")
     }
 
     /// The creation URL of `mode` (see the peer's docstring).

@@ -15,15 +15,22 @@ enum PythonPeer {
         return packageRoot.appendingPathComponent(".venv/bin/python").path
     }
 
-    /// Runs `Tests/Interop/peers/SCRIPT` with `arguments`, feeding `input` on stdin; returns stdout.
-    /// Throws when the interpreter is missing or the script exits non-zero (its stderr is in the error).
-    static func run(_ script: String, _ arguments: [String] = [], input: Data = Data()) throws -> Data {
+    /// A process, not yet started, that runs `Tests/Interop/peers/SCRIPT` with `arguments` in the venv.
+    /// Throws when the venv is missing.
+    static func process(_ script: String, _ arguments: [String] = []) throws -> Process {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw PeerError(message: "no Python venv at \(python); run `make test` (it creates .venv)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [packageRoot.appendingPathComponent("Tests/Interop/peers/\(script)").path] + arguments
+        return process
+    }
+
+    /// Runs `Tests/Interop/peers/SCRIPT` with `arguments`, feeding `input` on stdin; returns stdout.
+    /// Throws when the interpreter is missing or the script exits non-zero (its stderr is in the error).
+    static func run(_ script: String, _ arguments: [String] = [], input: Data = Data()) throws -> Data {
+        let process = try process(script, arguments)
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()

@@ -5,23 +5,8 @@ import Testing
 
 /// The S3 multipart backend against moto (`peers/s3_peer.py`) with SigV4 checked by moto, content checked by
 /// downloading with boto3, CRC32C checked against the PyPI `crc32c` package.
-@Suite(.serialized) struct S3BackendInteropTests {
+@Suite(.serialized) struct S3BackendInteropTests: SeededContent {
     static let mebibyte = 1 << 20
-
-    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SplitMix64(seed: seed)
-        var out = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            var word = generator.next()
-            for _ in 0..<8 where index < count {
-                out[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
-        }
-        return out
-    }
 
     static func backend(
         _ peer: S3PeerProcess, key: String, secret: String? = nil, client: HTTPClient,

@@ -1,25 +1,17 @@
 import Foundation
-import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `peers/s3_peer.py`: a moto S3 server on 127.0.0.1 with IAM signature checks on, an access key and a bucket.
 /// One per test process; it exits when this process closes its stdin. Commands are answered one at a time.
 final class S3PeerProcess: @unchecked Sendable {
-    // @unchecked: the stored properties are set once in init; the pipes are used only under `lock`.
+    // @unchecked: every stored property is set once in init and only read afterwards (the peer locks its pipes).
     let port: UInt16
     let accessKeyID: String
     let secretAccessKey: String
     let bucket: String
     /// Temporary credentials of an assumed role (with a session token).
     let temporary: Started.Temporary
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let lock = NSLock()
-    private var buffered = Data()
+    /// Held for the life of the test process: the peer serves until its stdin closes.
+    private let peer: LongRunningPeer
 
     static let shared: Result<S3PeerProcess, any Error> = Result { try S3PeerProcess() }
 
@@ -39,16 +31,8 @@ final class S3PeerProcess: @unchecked Sendable {
     }
 
     private init() throws {
-        guard FileManager.default.isExecutableFile(atPath: PythonPeer.python) else {
-            throw PythonPeer.PeerError(message: "no Python venv at \(PythonPeer.python); run `make test`")
-        }
-        process.executableURL = URL(fileURLWithPath: PythonPeer.python)
-        process.arguments = [PythonPeer.packageRoot.appendingPathComponent("Tests/Interop/peers/s3_peer.py").path]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let started = try JSONDecoder().decode(Started.self, from: Self.readLine(output, &buffered))
+        let (peer, started) = try LongRunningPeer.start("s3_peer.py", announcing: Started.self)
+        self.peer = peer
         (port, accessKeyID, secretAccessKey, bucket, temporary) =
             (started.port, started.accessKeyID, started.secretAccessKey, started.bucket, started.temporary)
     }
@@ -57,26 +41,7 @@ final class S3PeerProcess: @unchecked Sendable {
 
     /// Sends one command and decodes its one-line answer.
     func command<Answer: Decodable>(_ command: [String: String], as: Answer.Type) throws -> Answer {
-        try lock.withLock {
-            var line = try JSONSerialization.data(withJSONObject: command)
-            line.append(UInt8(ascii: "\n"))
-            input.fileHandleForWriting.write(line)
-            return try JSONDecoder().decode(Answer.self, from: Self.readLine(output, &buffered))
-        }
-    }
-
-    private static func readLine(_ pipe: Pipe, _ buffered: inout Data) throws -> Data {
-        while !buffered.contains(UInt8(ascii: "\n")) {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { throw PythonPeer.PeerError(message: "s3_peer.py exited") }
-            buffered.append(data)
-        }
-        guard let end = buffered.firstIndex(of: UInt8(ascii: "\n")) else {
-            throw PythonPeer.PeerError(message: "no line")
-        }
-        let line = Data(buffered[buffered.startIndex..<end])
-        buffered = Data(buffered[(end + 1)...])
-        return line
+        try peer.request(command, as: Answer.self)
     }
 
     struct Object: Decodable {

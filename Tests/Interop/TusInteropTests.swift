@@ -5,21 +5,7 @@ import Testing
 
 /// The tus 1.0 backend against `tuspyserver` (FastAPI on uvicorn) and, for the checksum extension that
 /// tuspyserver does not offer and for faults, against a small tus server of our own (`peers/tus_peer.py`).
-@Suite struct TusInteropTests {
-    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SplitMix64(seed: seed)
-        var out = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            var word = generator.next()
-            for _ in 0..<8 where index < count {
-                out[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
-        }
-        return out
-    }
+@Suite struct TusInteropTests: SeededContent {
 
     static func client() throws -> HTTPClient { try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none)) }
 

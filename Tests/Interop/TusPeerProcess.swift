@@ -1,9 +1,4 @@
 import Foundation
-import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `peers/tus_peer.py` serving `tuspyserver` (the FastAPI router mounted in the app file written here, on uvicorn)
 /// and a small checksum-checking tus server of our own, both on 127.0.0.1. One per test process; it exits when
@@ -13,8 +8,8 @@ final class TusPeerProcess: @unchecked Sendable {
     let directory: URL
     let tus: UInt16
     let checksum: UInt16
-    private let process = Process()
-    private let input = Pipe()
+    /// Held for the life of the test process: the peer serves until its stdin closes.
+    private let peer: LongRunningPeer
 
     /// The app: one router per behaviour, each with its own upload directory.
     static let app = """
@@ -39,35 +34,11 @@ final class TusPeerProcess: @unchecked Sendable {
     static func get() throws -> TusPeerProcess { try shared.get() }
 
     private init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "aether-tus-peer-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try LongRunningPeer.makeDirectory("tus")
         try Data(Self.app.utf8).write(to: directory.appendingPathComponent("app.py"))
-        guard FileManager.default.isExecutableFile(atPath: PythonPeer.python) else {
-            throw PythonPeer.PeerError(message: "no Python venv at \(PythonPeer.python); run `make test`")
-        }
-        process.executableURL = URL(fileURLWithPath: PythonPeer.python)
-        process.arguments = [
-            PythonPeer.packageRoot.appendingPathComponent("Tests/Interop/peers/tus_peer.py").path, directory.path,
-        ]
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The first line is the ports, printed once both servers listen (no sleeping).
-        var text = Data()
-        while !text.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { throw PythonPeer.PeerError(message: "tus_peer.py exited before listening") }
-            text.append(data)
-        }
-        let line = text.prefix { $0 != UInt8(ascii: "\n") }
-        let ports = try JSONDecoder().decode([String: UInt16].self, from: Data(line))
-        guard let tus = ports["tus"], let checksum = ports["checksum"] else {
-            throw PythonPeer.PeerError(message: "tus_peer.py printed no ports")
-        }
-        (self.tus, self.checksum) = (tus, checksum)
+        let (peer, ports) = try LongRunningPeer.startListening("tus_peer.py", [directory.path])
+        self.peer = peer
+        (tus, checksum) = try (ports.port("tus"), ports.port("checksum"))
     }
 
     /// A creation URL on tuspyserver (`files`, `expired`, `small`).
