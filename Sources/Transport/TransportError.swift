@@ -9,7 +9,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case cancelled, hostNotFound, connectionRefused, connectionClosed, tlsHandshakeFailed
             case certificateRejected, pinMismatch, headerTooLarge, responseTooLarge, bodySourceFailed
             case credentialsUnavailable, accessDenied, remoteRejected, gone, throttled, serverFailed
-            case conflict, versionUnsupported, tooLarge, checksumMismatch
+            case conflict, versionUnsupported, tooLarge, checksumMismatch, protocolUnsupported
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -68,6 +68,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let tooLarge = Code(.tooLarge)
         /// The destination computed another checksum over the bytes it received (tus 460).
         public static let checksumMismatch = Code(.checksumMismatch)
+        /// The destination offers no upload protocol this client can speak, or not the one the caller asked for
+        /// (`BackendDetector`).
+        public static let protocolUnsupported = Code(.protocolUnsupported)
         public var description: String { "\(base)" }
     }
 

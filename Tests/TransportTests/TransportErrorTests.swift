@@ -15,7 +15,7 @@ import Testing
             .cancelled, .hostNotFound, .connectionRefused, .connectionClosed, .tlsHandshakeFailed,
             .certificateRejected, .pinMismatch, .headerTooLarge, .responseTooLarge, .bodySourceFailed,
             .credentialsUnavailable, .accessDenied, .remoteRejected, .gone, .throttled, .serverFailed, .conflict,
-            .versionUnsupported, .tooLarge, .checksumMismatch,
+            .versionUnsupported, .tooLarge, .checksumMismatch, .protocolUnsupported,
         ]
         #expect(Set(codes).count == codes.count)
     }

@@ -13,6 +13,13 @@ Upload-Draft-Interop-Version, on 127.0.0.1 with HTTP/1.1. Uploads are stored as 
   killpatch  the first PATCH stores half its content, then the connection is closed
   conflict   the first PATCH is answered 409 without storing anything
 
+For protocol detection, OPTIONS on these creation URLs answers (creation behaves as normal):
+
+  native           Aether-Capabilities and Upload-Limit (an Aether receiver: native and IETF)
+  native-only      Aether-Capabilities alone
+  no-options       405 with Allow only
+  no-options-ietf  405 with Upload-Draft-Interop-Version: 8
+
 GET /log returns every request seen (method, path, the upload fields). The first stdout line is
 {"port": N}; the server exits when stdin closes.
 """
@@ -150,7 +157,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_OPTIONS(self):
         self.record()
-        if self.path.startswith("/create/limits"):
+        capabilities = ("Aether-Capabilities", "v=1, min-chunk=262144, max-chunk=67108864, parallel=16")
+        if self.path.startswith("/create/native-only"):
+            self.answer(204, [capabilities])
+        elif self.path.startswith("/create/native"):
+            self.answer(204, [capabilities, ("Upload-Limit", "min-size=0")])
+        elif self.path.startswith("/create/no-options-ietf"):
+            self.answer(405, [("Allow", "POST"), ("Upload-Draft-Interop-Version", "8")])
+        elif self.path.startswith("/create/no-options"):
+            self.answer(405, [("Allow", "POST")])
+        elif self.path.startswith("/create/limits"):
             lifetime = "expires" if self.version() == 6 else "max-age"
             self.answer(204, [("Upload-Limit", "max-size=4096, max-append-size=1024, %s=3600" % lifetime)])
         else:
