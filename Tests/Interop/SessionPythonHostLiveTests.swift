@@ -106,11 +106,13 @@ import Testing
         try client.connect(keyID: key.id, pending: true)
         try SessionLive.wait("the session") { log.sessionsUp.count == 1 }
         try SessionLive.wait("a second handshake after the liveness timeout") { peer.answers("accept") >= 2 }
-        #expect(
+        // The client's events reach the log on its own thread: wait for the down event rather than race it.
+        try SessionLive.wait("the client's liveness timeout in its events") {
             log.all.contains { event in
                 if case .down(_, .livenessTimeout) = event { return true }
                 return false
-            })
+            }
+        }
         #expect(peer.events("keepalive_sent").isEmpty)
         #expect(!peer.events("keepalive_received").isEmpty)
     }
