@@ -473,8 +473,10 @@ public struct ReconnectStateMachine: Sendable {
 
     /// Keeps at most `maxReceiveOnly` receive-only attempts, dropping the ones that expire first.
     private mutating func capReceiveOnly() -> [Action] {
-        var receiveOnly: [(AttemptID, UInt64)] = attempts.compactMap { attempt in
-            attempt.receiveOnlyUntil.map { (attempt.id, $0) }
+        // A plain loop: the optimiser of Swift 6.3.1 (CopyPropagation) crashes on the compactMap-of-map form.
+        var receiveOnly: [(AttemptID, UInt64)] = []
+        for attempt in attempts {
+            if let until = attempt.receiveOnlyUntil { receiveOnly.append((attempt.id, until)) }
         }
         guard receiveOnly.count > Timing.maxReceiveOnly else { return [] }
         receiveOnly.sort { $0.1 < $1.1 }
