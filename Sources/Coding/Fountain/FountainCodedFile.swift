@@ -58,6 +58,31 @@ public enum FountainCodedFile {
             maximumSubBlockSize: defaultMaximumSubBlockSize, minimumSubSymbolSize: nil)
     }
 
+    /// `encode` with source blocks of at most `maximumBlockSize` bytes: the OTI is derived with one sub-block
+    /// (N = 1) and WS = `maximumBlockSize`, so each block holds at most `maximumBlockSize / symbolSize`
+    /// symbols and the run's memory is about one such block and its packets. Too small a bound for ten
+    /// symbols, or one that needs more than 255 blocks, is `.invalidTransmissionInformation`.
+    @discardableResult
+    public static func encode(
+        file path: FilePath, symbolSize: Int, repairSymbolsPerBlock: Int, maximumBlockSize: Int,
+        into directory: FilePath
+    ) throws(CodingError) -> FountainIndex {
+        let alignment = symbolSize >= 64 ? 8 : 1
+        guard symbolSize >= alignment, symbolSize % alignment == 0 else {
+            throw CodingError(
+                .invalidTransmissionInformation, "symbol size \(symbolSize) does not fit alignment \(alignment)")
+        }
+        guard maximumBlockSize >= 10 * symbolSize else {
+            throw CodingError(
+                .invalidParameters,
+                "a source block of at most \(maximumBlockSize) bytes cannot hold the 10 symbols of "
+                    + "\(symbolSize) bytes RaptorQ needs")
+        }
+        return try encode(
+            file: path, symbolSize: symbolSize, repairSymbolsPerBlock: repairSymbolsPerBlock, into: directory,
+            maximumSubBlockSize: maximumBlockSize, minimumSubSymbolSize: symbolSize / alignment)
+    }
+
     /// RFC 6330's WS, the working memory the OTI is derived for.
     static let defaultMaximumSubBlockSize = 10 * 1024 * 1024
 
