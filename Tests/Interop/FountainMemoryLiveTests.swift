@@ -3,10 +3,6 @@ import AetherIO
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Issue 11's memory rule for the fountain file path: `aether ec encode --fountain` and `ec decode` of a
 /// 128 MiB file, each in its own process, peak well below the file's size (the whole-file version held
 /// several copies of it, over 500 MB).
@@ -17,36 +13,15 @@ import Testing
 
     static let fileSize = 128 << 20
 
-    /// Runs `aether ARGS` (standard output to /dev/null) and returns its exit status and peak resident set
-    /// in bytes, from `wait4`'s resource usage of exactly that child; killed after `timeout` seconds.
-    static func runMeasured(_ arguments: [String], timeout: Double = 300) throws -> (status: Int32, peak: Int) {
-        let path = SessionLive.aetherPath
-        let argv = unsafe ([path] + arguments).map { unsafe strdup($0) }
-        defer { unsafe argv.forEach { unsafe free($0) } }
-        var actions = unsafe posix_spawn_file_actions_t()
-        unsafe posix_spawn_file_actions_init(&actions)
-        defer { unsafe posix_spawn_file_actions_destroy(&actions) }
-        unsafe posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        var pid = pid_t(0)
-        let spawned = unsafe posix_spawn(&pid, path, &actions, nil, argv + [nil], environ)
-        guard spawned == 0 else { throw Failure(description: "posix_spawn \(path): errno \(spawned)") }
-        let deadline = Date().addingTimeInterval(timeout)
-        var status = Int32(0)
-        var usage = rusage()
-        while true {
-            let reaped = unsafe wait4(pid, &status, WNOHANG, &usage)
-            if reaped == pid { break }
-            if reaped < 0 && errno != EINTR { throw Failure(description: "wait4: errno \(errno)") }
-            if Date() > deadline {
-                kill(pid, SIGKILL)
-                _ = unsafe wait4(pid, &status, 0, &usage)
-                throw Failure(description: "aether \(arguments.joined(separator: " ")) ran over \(timeout) s")
-            }
-            usleep(20_000)
+    /// Runs `aether ARGS` (standard output to /dev/null) under `peers/peak_rss.py` and returns its exit
+    /// status and peak resident set in bytes (`wait4`'s resource usage of exactly that child).
+    static func runMeasured(_ arguments: [String], timeout: Int = 300) throws -> (status: Int32, peak: Int) {
+        let output = try PythonPeer.run("peak_rss.py", [String(timeout), SessionLive.aetherPath] + arguments)
+        let fields = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        guard fields.count == 2, let status = Int32(fields[0]), let kib = Int(fields[1]) else {
+            throw Failure(description: "peak_rss.py printed \(String(decoding: output, as: UTF8.self))")
         }
-        // ru_maxrss is in KiB on Linux; a normal exit has the low seven bits zero.
-        let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (exitCode, usage.ru_maxrss * 1024)
+        return (status, kib * 1024)
     }
 
     @Test func encodeAndDecodeOfALargeFilePeakWellBelowItsSize() throws {
