@@ -7,7 +7,7 @@ enum ECCommand: CLICommand {
     static let summary = "erasure-code a file into k + m shards, or rebuild it from any k"
     static let usage = """
         usage: aether ec encode --data K --parity M FILE OUTDIR
-               aether ec encode --fountain --symbol-size T --repair R FILE OUTDIR
+               aether ec encode --fountain --symbol-size T --repair R [--block-size B] FILE OUTDIR
                aether ec decode OUTDIR FILE [--expect-sha256 HEX]
 
           encode  splits FILE into K data shards and M Reed-Solomon parity shards (ISA-L's Cauchy matrix,
@@ -17,7 +17,10 @@ enum ECCommand: CLICommand {
                   hold only a shard set, and may not hold FILE. FILE changing meanwhile is an error.
           --fountain  codes FILE with RaptorQ (RFC 6330) instead: one file per encoding packet (FEC payload
                   ID, then a T-byte symbol), K source and R repair packets a source block, and index.json
-                  with the 12-byte OTI as hex; switched in whole the same way
+                  with the 12-byte OTI as hex; switched in whole the same way. One source block at a
+                  time is coded, in both directions; --block-size B (bytes, K/M/G suffixes) caps a source
+                  block (one sub-block, at most B / T symbols) and so the memory a run needs; without it
+                  the OTI is RFC 6330's derivation for a 10 MiB working memory (up to 56403 T a block)
           decode  rebuilds FILE from any K shards in OUTDIR; missing, wrong-size and damaged shards
                   (SHA-256 mismatch against index.json) are erasures. The rebuilt file must have the SHA-256
                   index.json records (and HEX, when given) before it replaces FILE; FILE may not be in
@@ -31,8 +34,12 @@ enum ECCommand: CLICommand {
         switch action.text {
         case "encode":
             let parsed = try Arguments(
-                rest, options: ["data", "parity", "symbol-size", "repair"], flags: ["fountain"], positionals: 2...2)
+                rest, options: ["data", "parity", "symbol-size", "repair", "block-size"], flags: ["fountain"],
+                positionals: 2...2)
             if parsed.flag("fountain") { return try encodeFountain(parsed) }
+            guard parsed.option("block-size") == nil else {
+                throw Arguments.UsageError(description: "--block-size is for --fountain")
+            }
             guard parsed.option("data") != nil, parsed.option("parity") != nil else {
                 throw Arguments.UsageError(description: "encode needs --data K and --parity M")
             }
@@ -80,8 +87,16 @@ enum ECCommand: CLICommand {
         let t = try parsed.integer("symbol-size", default: 1280, in: 1...65535)
         let r = try parsed.integer("repair", default: 0, in: 0...1_000_000)
         let paths = try parsed.positionals(exactly: 2, names: "FILE OUTDIR")
-        let index = try FountainCodedFile.encode(
-            file: paths[0].path, symbolSize: t, repairSymbolsPerBlock: r, into: paths[1].path)
+        let index: FountainIndex
+        if parsed.option("block-size") != nil {
+            let blockSize = try parsed.integer("block-size", default: 0, in: 1...(1 << 40))
+            index = try FountainCodedFile.encode(
+                file: paths[0].path, symbolSize: t, repairSymbolsPerBlock: r, maximumBlockSize: blockSize,
+                into: paths[1].path)
+        } else {
+            index = try FountainCodedFile.encode(
+                file: paths[0].path, symbolSize: t, repairSymbolsPerBlock: r, into: paths[1].path)
+        }
         let oti = index.transmissionInformation
         print(
             "encoded \(paths[0]) (\(index.fileSize) bytes) with RaptorQ: \(index.packetDigests.count) packets of "

@@ -55,6 +55,59 @@ import Testing
         #expect(try scratch.read(scratch.output) == [1, 2, 3])
     }
 
+    /// A file of many small source blocks (WS = 16 KiB, N = 1) is coded and rebuilt one block at a time:
+    /// no more than one block of file bytes is ever held, in either direction.
+    @Test func manySourceBlocksAreCodedOneBlockAtATime() throws {
+        let scratch = try Scratch()
+        let original = ErasureCodedFileTests.randomBytes(200_003, seed: 4)
+        try scratch.write(original, to: scratch.input)
+        let encodeMemory = FountainCodedFile.MemoryProbe()
+        let index = try FountainCodedFile.encode(
+            file: FilePath(scratch.input), symbolSize: 512, repairSymbolsPerBlock: 3, into: FilePath(scratch.shards),
+            maximumSubBlockSize: 16 * 1024, minimumSubSymbolSize: 64, memory: encodeMemory)
+        let oti = index.transmissionInformation
+        let blockBytes = oti.sourceSymbols(inBlock: 0) * oti.symbolSize
+        #expect(oti.sourceBlocks >= 10 && oti.subBlocks == 1)
+        #expect(blockBytes <= 16 * 1024)
+        #expect(encodeMemory.buffers == oti.sourceBlocks)
+        #expect(encodeMemory.peak <= blockBytes && encodeMemory.peak * 10 < original.count)
+        #expect(try FountainIndex(json: scratch.read(scratch.index)) == index)
+
+        // Two source packets lost in every block: each block needs its repair packets.
+        for sbn in 0..<oti.sourceBlocks {
+            for esi in [UInt32(0), 2] { try scratch.remove(packetPath(scratch, sbn, esi)) }
+        }
+        let decodeMemory = FountainCodedFile.MemoryProbe()
+        let report = try FountainCodedFile.decode(
+            directory: FilePath(scratch.shards), to: FilePath(scratch.output), memory: decodeMemory)
+        #expect(try scratch.read(scratch.output) == original)
+        #expect(report.missingPackets == 2 * oti.sourceBlocks && report.damagedPackets == 0)
+        #expect(decodeMemory.buffers == oti.sourceBlocks)
+        #expect(decodeMemory.peak <= blockBytes && decodeMemory.peak * 10 < original.count)
+    }
+
+    /// One unrecoverable block in the middle fails the decode with a typed error; the blocks already
+    /// written before it never reach the output.
+    @Test func anUnrecoverableMiddleBlockLeavesTheOutputUntouched() throws {
+        let scratch = try Scratch()
+        try scratch.write(ErasureCodedFileTests.randomBytes(100_000, seed: 5), to: scratch.input)
+        let index = try FountainCodedFile.encode(
+            file: FilePath(scratch.input), symbolSize: 512, repairSymbolsPerBlock: 1, into: FilePath(scratch.shards),
+            maximumSubBlockSize: 16 * 1024, minimumSubSymbolSize: 64)
+        let middle = index.transmissionInformation.sourceBlocks / 2
+        #expect(middle >= 1)
+        for esi in UInt32(0)..<2 { try scratch.remove(packetPath(scratch, middle, esi)) }
+        try scratch.write([9, 9], to: scratch.output)
+        #expect {
+            try FountainCodedFile.decode(directory: scratch.shards, to: scratch.output)
+        } throws: { error in
+            ErasureCodedFileTests.code(of: error) == .tooFewShards
+                && "\(error)".contains("source block \(middle)")
+        }
+        #expect(try scratch.read(scratch.output) == [9, 9])
+        #expect(scratch.leftovers.isEmpty)
+    }
+
     @Test func aDamagedIndexIsATypedError() throws {
         let scratch = try Scratch()
         try scratch.write(ErasureCodedFileTests.randomBytes(3000, seed: 3), to: scratch.input)

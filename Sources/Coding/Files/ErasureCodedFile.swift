@@ -424,7 +424,7 @@ public enum ErasureCodedFile {
     }
 
     /// SHA-256 of the first `size` bytes of a staged output, read back before it is committed.
-    private static func sha256(of file: AtomicFile.Staged, size: Int) throws(CodingError) -> Digest32 {
+    static func sha256(of file: AtomicFile.Staged, size: Int) throws(CodingError) -> Digest32 {
         try unsafe sha256(size: size) { (offset, buffer) throws(CodingError) in
             try guarded { () throws(IOError) in try unsafe file.read(at: Int64(offset), into: buffer) }
         }
