@@ -19,6 +19,9 @@ extension AetherClock {
     /// The wall reading in whole milliseconds since the Unix epoch (rounded down).
     public func wallMilliseconds() -> Int64 { AetherTime.floorDivide(wallNanoseconds(), 1_000_000) }
 
+    /// The wall reading in whole seconds since the Unix epoch (rounded down), as HTTP dates and signatures use.
+    public func wallWholeSeconds() -> Int64 { AetherTime.floorDivide(wallNanoseconds(), 1_000_000_000) }
+
     /// The monotonic reading in whole milliseconds (rounded down).
     public func monotonicMilliseconds() -> Int64 { AetherTime.floorDivide(monotonicNanoseconds(), 1_000_000) }
 

@@ -13,13 +13,7 @@ public struct SHA1: Sendable {
 
     /// Feeds bytes.
     public mutating func update(_ bytes: some Sequence<UInt8>) {
-        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            unsafe OpenSSL.sha1Update(&context, UnsafeRawBufferPointer(buffer))
-        }
-        if done == nil {
-            let array = Array(bytes)
-            unsafe array.withUnsafeBytes { unsafe OpenSSL.sha1Update(&context, $0) }
-        }
+        unsafe ContiguousBytes.with(bytes) { unsafe OpenSSL.sha1Update(&context, $0) }
     }
 
     /// Feeds a chunk's bytes where they lie.

@@ -12,13 +12,7 @@ public struct SHA256: Sendable {
 
     /// Feeds bytes.
     public mutating func update(_ bytes: some Sequence<UInt8>) {
-        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            unsafe OpenSSL.sha256Update(&context, UnsafeRawBufferPointer(buffer))
-        }
-        if done == nil {
-            let array = Array(bytes)
-            unsafe array.withUnsafeBytes { unsafe OpenSSL.sha256Update(&context, $0) }
-        }
+        unsafe ContiguousBytes.with(bytes) { unsafe OpenSSL.sha256Update(&context, $0) }
     }
 
     /// Feeds a digest's 32 bytes.

@@ -31,7 +31,4 @@ public struct IETFBackendOptions: Sendable {
         self.recoveryAttempts = recoveryAttempts
         self.clock = clock
     }
-
-    /// The wall clock in whole seconds since 1970.
-    var wallSeconds: Int64 { AetherTime.floorDivide(clock.wallNanoseconds(), 1_000_000_000) }
 }

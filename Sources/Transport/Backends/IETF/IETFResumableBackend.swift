@@ -202,7 +202,7 @@ public struct IETFResumableBackend: UploadBackend {
             let limits = limits(in: response.headers) ?? announced?.limits
             let upload = RemoteUpload(
                 location: location, uploadID: nil, size: description.size, partSize: description.layout.partSize,
-                expires: limits?.lifetime.map { options.wallSeconds + $0 })
+                expires: limits?.lifetime.map { options.clock.wallWholeSeconds() + $0 })
             try await enforce(limits, description, upload)
             let offset = Self.integer(response.headers, "Upload-Offset")
             if let offset, offset != sent {
@@ -219,7 +219,7 @@ public struct IETFResumableBackend: UploadBackend {
             let upload = RemoteUpload(
                 location: announced.location, uploadID: nil, size: description.size,
                 partSize: description.layout.partSize,
-                expires: announced.limits?.lifetime.map { options.wallSeconds + $0 })
+                expires: announced.limits?.lifetime.map { options.clock.wallWholeSeconds() + $0 })
             try await enforce(announced.limits, description, upload)
             let state = try await head(upload)
             guard state.offset <= sent else {
@@ -415,7 +415,7 @@ public struct IETFResumableBackend: UploadBackend {
 
     private func isExpired(_ upload: RemoteUpload) -> Bool {
         guard let expires = upload.expires else { return false }
-        return options.wallSeconds >= expires
+        return options.clock.wallWholeSeconds() >= expires
     }
 
     private func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {

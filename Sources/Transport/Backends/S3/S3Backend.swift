@@ -325,7 +325,7 @@ public final class S3Backend: UploadBackend {
                 S3SigV4Signer.Request(
                     method: method, host: endpoint.authority(bucket: destination.bucket),
                     path: endpoint.path(of: destination), query: query, headers: headers),
-                payload: payload, at: AetherTime.floorDivide(clock.wallNanoseconds(), 1_000_000_000))
+                payload: payload, at: clock.wallWholeSeconds())
             var sent = headers
             for field in signature.headers { sent.add(field.name, field.value) }
             let failure: TransportError

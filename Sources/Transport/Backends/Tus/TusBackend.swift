@@ -1,3 +1,4 @@
+import AetherIO
 import FoundationEssentials
 
 /// tus 1.0.0 (https://tus.io/protocols/resumable-upload): core (HEAD, PATCH), creation, creation-with-upload,
@@ -382,7 +383,7 @@ public struct TusBackend: UploadBackend {
 
     private func isExpired(_ upload: RemoteUpload) -> Bool {
         guard let expires = upload.expires else { return false }
-        return options.wallSeconds >= expires
+        return options.clock.wallWholeSeconds() >= expires
     }
 
     private func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {

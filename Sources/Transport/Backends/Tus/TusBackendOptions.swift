@@ -37,7 +37,4 @@ public struct TusBackendOptions: Sendable {
         self.timeouts = timeouts
         self.clock = clock
     }
-
-    /// The wall clock in whole seconds since 1970.
-    var wallSeconds: Int64 { AetherTime.floorDivide(clock.wallNanoseconds(), 1_000_000_000) }
 }
