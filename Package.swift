@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "AetherSecurity", targets: ["AetherSecurity"]),
         .library(name: "AetherTransport", targets: ["AetherTransport"]),
         .library(name: "AetherUploader", targets: ["AetherUploader"]),
+        .library(name: "AetherReceiver", targets: ["AetherReceiver"]),
         .executable(name: "aether", targets: ["aether"]),
         .executable(name: "aether-bench", targets: ["aether-bench"]),
     ],
@@ -47,6 +48,15 @@ let package = Package(
         .systemLibrary(
             name: "CAetherCurl", path: "Sources/C/CAetherCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CAetherZstd", path: "Sources/C/CAetherZstd", pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(
+            name: "CAetherSQLite", path: "Sources/C/CAetherSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CAetherMicroHTTPD", path: "Sources/C/CAetherMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
             name: "CAetherISAL", path: "Sources/C/CAetherISAL", pkgConfig: "libisal",
             providers: [.apt(["libisal-dev"])]),
@@ -79,12 +89,26 @@ let package = Package(
             path: "Sources/Transport", swiftSettings: swiftSettings),
         .target(
             name: "AetherUploader",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+            ],
             path: "Sources/Uploader", swiftSettings: swiftSettings),
+        // The receiver: beside the Uploader, on top of layers 1-6 (never imports AetherUploader).
+        .target(
+            name: "AetherReceiver",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "CAetherSQLite",
+                "CAetherMicroHTTPD",
+            ],
+            path: "Sources/Receiver", swiftSettings: swiftSettings),
 
         // MARK: Executables
         .executableTarget(
             name: "aether",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport"],
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "AetherUploader", "AetherReceiver",
+            ],
             path: "Sources/CLI", swiftSettings: swiftSettings),
         .executableTarget(
             name: "aether-bench",
@@ -114,6 +138,10 @@ let package = Package(
         .testTarget(
             name: "AetherTransportTests", dependencies: ["AetherIO", "AetherTransport"], path: "Tests/TransportTests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherReceiverTests",
+            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherTransport", "AetherReceiver"],
+            path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherUploaderTests", dependencies: ["AetherUploader"], path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
