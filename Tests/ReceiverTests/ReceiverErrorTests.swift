@@ -22,6 +22,6 @@ import Testing
         let error = ReceiverError(.duplicateChunk, "chunk 5 is stored with other bytes", chunk: 5)
         #expect(error.description == "ReceiverError(duplicate-chunk): chunk 5 is stored with other bytes")
         #expect(error.chunk == 5)
-        #expect(error.location.hasPrefix("ReceiverTests/"))
+        #expect(error.location.hasPrefix("AetherReceiverTests/"))
     }
 }
