@@ -6,6 +6,8 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case invalidArgument, cancelled, verificationFailed
+            case transportFailed, readFailed, fileChanged, snapshotDamaged, snapshotUnavailable, circuitOpen
+            case queueFull, integrityFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -15,6 +17,22 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The server's root or receipt does not match.
         public static let verificationFailed = Code(.verificationFailed)
+        /// A backend request failed with a code that is not retried, or kept failing after every retry.
+        public static let transportFailed = Code(.transportFailed)
+        /// The file could not be read.
+        public static let readFailed = Code(.readFailed)
+        /// The file changed while it was uploaded, or between runs in a way that cannot be resumed.
+        public static let fileChanged = Code(.fileChanged)
+        /// A resume snapshot failed its checksum or did not decode; it is reported and never trusted.
+        public static let snapshotDamaged = Code(.snapshotDamaged)
+        /// The resume snapshot could not be written or read (file system).
+        public static let snapshotUnavailable = Code(.snapshotUnavailable)
+        /// The circuit breaker stayed open for longer than the upload may wait.
+        public static let circuitOpen = Code(.circuitOpen)
+        /// The upload queue is full (backpressure): submit again once an upload finishes.
+        public static let queueFull = Code(.queueFull)
+        /// The Merkle tree or commitment chain refused a chunk (more chunks than it can hold).
+        public static let integrityFailed = Code(.integrityFailed)
         public var description: String { "\(base)" }
     }
 
