@@ -103,6 +103,8 @@ public actor ChunkedUploader {
                     abandoned: mismatch.remote)
             } catch let error as UploaderError {
                 throw error
+            } catch is CancellationError {
+                throw UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
             } catch {
                 throw UploaderError(.transportFailed, "\(error)")
             }
