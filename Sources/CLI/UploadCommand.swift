@@ -43,7 +43,12 @@ enum UploadCommand: CLICommand {
         let forced = try parsed.value("protocol", expected: "one of native, ietf, tus, s3") {
             try TransportMode(name: $0)
         }
-        let configuration = try UploadRun.configuration(parsed)
+        var configuration = try UploadRun.configuration(parsed)
+        try UploadSetup.checkTokenOptions(parsed)
+        if file.lastComponent.isValidUTF8 {
+            // tus servers such as tuspyserver require a file name in Upload-Metadata.
+            configuration.metadata["filename"] = String(decoding: file.lastComponent.bytes, as: UTF8.self)
+        }
         let canonical = try UploadSetup.canonical(file)
         let key = SnapshotKey.derive(canonicalPath: canonical, destination: destination)
         return try await UploadRun.run(
@@ -55,7 +60,7 @@ enum UploadCommand: CLICommand {
 /// The part of `upload` that `resume` shares.
 enum UploadRun {
     static func configuration(_ parsed: Arguments) throws -> UploadConfiguration {
-        var configuration = UploadConfiguration(parity: parsed.flag("parity"))
+        var configuration = UploadConfiguration(parity: parsed.flag("parity"), contentType: "application/octet-stream")
         if parsed.option("parallel") != nil {
             configuration.parallel = try parsed.integer("parallel", default: 1, in: 1...64)
         }

@@ -21,8 +21,12 @@ enum UploadResumeCommand: CLICommand {
         let snapshot = try UploadKept.snapshot(id: id, parsed)
         var configuration = try UploadRun.configuration(parsed)
         configuration.chunkSize = Int(snapshot.partSize)
+        let file = try FilePath(bytes: snapshot.filePath)
+        if file.lastComponent.isValidUTF8 {
+            configuration.metadata["filename"] = String(decoding: file.lastComponent.bytes, as: UTF8.self)
+        }
         return try await UploadRun.run(
-            file: try FilePath(bytes: snapshot.filePath), destination: snapshot.destination,
+            file: file, destination: snapshot.destination,
             forced: try TransportMode(name: snapshot.protocolName), endpoint: snapshot.endpoint, key: id,
             configuration: configuration, arguments: parsed)
     }

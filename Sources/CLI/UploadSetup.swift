@@ -47,14 +47,19 @@ enum UploadSetup {
 
     /// The bearer token from `--token` or `--token-file` (first line), if any; never printed.
     static func token(_ arguments: Arguments) throws -> String? {
-        if arguments.option("token") != nil, arguments.path("token-file") != nil {
-            throw Arguments.UsageError(description: "give --token or --token-file, not both")
-        }
+        try checkTokenOptions(arguments)
         if let token = arguments.option("token") { return try checked(token) }
         guard let path = arguments.path("token-file") else { return nil }
         let bytes = try GuardedFile(path: path).readAll(maximumBytes: 64 << 10)
         let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
         return try checked(line ?? "")
+    }
+
+    /// `--token` and `--token-file` exclude each other (a usage error, before anything is read).
+    static func checkTokenOptions(_ arguments: Arguments) throws(Arguments.UsageError) {
+        if arguments.option("token") != nil, arguments.path("token-file") != nil {
+            throw Arguments.UsageError(description: "give --token or --token-file, not both")
+        }
     }
 
     private static func checked(_ token: String) throws -> String {

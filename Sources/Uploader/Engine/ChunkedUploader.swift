@@ -116,6 +116,14 @@ public actor ChunkedUploader {
         let remote: RemoteUpload
     }
 
+    /// The part size before any measurement: the scheduler's when it has a prediction, else the NORMAL tier's.
+    static func firstChunkSize(_ decision: SchedulingDecision) -> Int {
+        guard decision.predictedBitsPerSecond > 0 else {
+            return NetworkSpeedTier.normal.strategy(availableMemoryBytes: nil).chunkSizeBytes
+        }
+        return decision.chunkSizeBytes
+    }
+
     private func initialDecision(size: Int64) -> SchedulingDecision {
         let capabilities = backend.capabilities
         let context = SchedulingContext(
@@ -143,7 +151,7 @@ public actor ChunkedUploader {
             let layout: PartLayout
             do {
                 layout = try PartLayout(
-                    objectSize: size, preferred: Int64(configuration.chunkSize ?? decision.chunkSizeBytes),
+                    objectSize: size, preferred: Int64(configuration.chunkSize ?? Self.firstChunkSize(decision)),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
