@@ -143,7 +143,8 @@ let package = Package(
             dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherTransport", "AetherReceiver"],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherUploaderTests", dependencies: ["AetherUploader"], path: "Tests/UploaderTests",
+            name: "AetherUploaderTests", dependencies: ["AetherIO", "AetherSecurity", "AetherUploader"],
+            path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherInteropTests",
