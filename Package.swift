@@ -144,7 +144,9 @@ let package = Package(
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherUploaderTests",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherScheduling", "AetherTransport", "AetherUploader"],
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport", "AetherUploader",
+            ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
         .testTarget(

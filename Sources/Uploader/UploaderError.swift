@@ -8,6 +8,7 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
             case invalidArgument, cancelled, verificationFailed
             case transportFailed, readFailed, fileChanged, snapshotDamaged, snapshotUnavailable, circuitOpen
             case queueFull, integrityFailed
+            case stateDirectoryRefused, masterKeyDamaged, systemCall, unknownFeatureFlag
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -23,8 +24,6 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
         public static let readFailed = Code(.readFailed)
         /// The file changed while it was uploaded, or between runs in a way that cannot be resumed.
         public static let fileChanged = Code(.fileChanged)
-        /// A resume snapshot failed its checksum or did not decode; it is reported and never trusted.
-        public static let snapshotDamaged = Code(.snapshotDamaged)
         /// The resume snapshot could not be written or read (file system).
         public static let snapshotUnavailable = Code(.snapshotUnavailable)
         /// The circuit breaker stayed open for longer than the upload may wait.
@@ -33,6 +32,16 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
         public static let queueFull = Code(.queueFull)
         /// The Merkle tree or commitment chain refused a chunk (more chunks than it can hold).
         public static let integrityFailed = Code(.integrityFailed)
+        /// The state directory is not a directory of this user (or not mode 0700); it was left as it is.
+        public static let stateDirectoryRefused = Code(.stateDirectoryRefused)
+        /// A stored snapshot (or idempotency journal) is damaged; the message names the file, left as it is.
+        public static let snapshotDamaged = Code(.snapshotDamaged)
+        /// The state directory's master key file is damaged; it was left as it is.
+        public static let masterKeyDamaged = Code(.masterKeyDamaged)
+        /// A system call failed; the message names the call, the file and the errno text.
+        public static let systemCall = Code(.systemCall)
+        /// A `--flags` list names a feature flag that does not exist.
+        public static let unknownFeatureFlag = Code(.unknownFeatureFlag)
         public var description: String { "\(base)" }
     }
 
