@@ -26,23 +26,10 @@ enum UploadSetup {
           4  the destination's receipt does not match the file (SHA-256, Merkle root or chain head)
         """
 
-    /// The state directory: `--state-dir`, else `$XDG_STATE_HOME/aether`, else `~/.local/state/aether`.
-    static func stateDirectory(_ arguments: Arguments) throws -> String {
-        if let given = arguments.option("state-dir") {
-            guard !given.isEmpty else { throw Arguments.UsageError(description: "--state-dir must not be empty") }
-            return given
-        }
-        let environment = ProcessInfo.processInfo.environment
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/aether" }
-        guard let home = environment["HOME"], !home.isEmpty else {
-            throw UploaderError(.snapshotUnavailable, "neither XDG_STATE_HOME nor HOME is set; give --state-dir DIR")
-        }
-        return home + "/.local/state/aether"
-    }
-
-    /// The snapshot store under the state directory.
-    static func store(_ arguments: Arguments) throws -> ChecksummedSnapshotStore {
-        try ChecksummedSnapshotStore(directory: try stateDirectory(arguments) + "/uploads")
+    /// The snapshot vault of the state directory (`--state-dir`, else `$XDG_STATE_HOME/aether`, else
+    /// `~/.local/state/aether`).
+    static func store(_ arguments: Arguments) throws -> VaultSnapshotStore {
+        try VaultSnapshotStore(stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")))
     }
 
     /// The bearer token from `--token` or `--token-file` (first line), if any; never printed.

@@ -26,7 +26,9 @@ struct UploadFixture {
         try AtomicFile.write(bytes, to: file)
     }
 
-    func store() throws -> ChecksummedSnapshotStore { try ChecksummedSnapshotStore(directory: stateDirectory) }
+    func store() throws -> VaultSnapshotStore {
+        try VaultSnapshotStore(stateDirectory: UploadStateDirectory(path: FilePath(stateDirectory)))
+    }
 
     var key: String { SnapshotKey.derive(canonicalPath: FilePath(file), destination: "memory://dest") }
 
@@ -190,11 +192,13 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
             if stored == 5 { holder.cancel() }
         }
         _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
-        let path = fixture.stateDirectory + "/" + fixture.key + ".snapshot"
+        let path = try fixture.store().vault.path(for: fixture.key)
         var bytes = try GuardedFile(path: path).readAll(maximumBytes: 1 << 20)
         bytes[bytes.count - 3] ^= 0x01
-        try AtomicFile.write(bytes, to: path)
-        #expect(throws: UploaderError.self) { try fixture.store().load(key: fixture.key) }
+        try AtomicFile.write(bytes, to: path, options: .secret)
+        #expect { try fixture.store().load(key: fixture.key) } throws: {
+            ($0 as? UploaderError)?.code == .snapshotDamaged
+        }
 
         let log = EventLog()
         let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { log.record($0) }
