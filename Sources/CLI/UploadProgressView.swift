@@ -70,6 +70,8 @@ final class UploadProgressView: Sendable {
                         parallelism: tier.parallelism))
             }
         case .progress(let progress): show(progress)
+        case .safetyValve(let valve):
+            if mode == .json { json(EventJSON(event: "valve", id: id, message: Self.describe(valve))) }
         case .chunkAcknowledged(let receipt):
             if mode == .json { json(EventJSON(event: "chunk", id: id, index: receipt.index, length: receipt.length)) }
         case .retry(let retry):
@@ -145,25 +147,34 @@ final class UploadProgressView: Sendable {
                 EventJSON(
                     event: "progress", id: id, tier: tier, total: progress.totalBytes, sent: progress.sentBytes,
                     acknowledged: progress.acknowledgedBytes, verified: progress.verifiedBytes,
-                    rate: progress.bytesPerSecond))
+                    rate: progress.bytesPerSecond, displayed: progress.displayedFraction))
         case .quiet: break
+        }
+    }
+
+    static func describe(_ valve: MultiLayerProgressTracker.Event) -> String {
+        switch valve {
+        case .wireAckDivergence(let share):
+            "wire-ack divergence: \(Int(share * 100))% of the file is sent but not acknowledged"
+        case .wireAckConverged: "wire-ack divergence closed"
+        case .ackMerkleDivergence(let unverified): "\(unverified) acknowledged bytes are not verified yet"
+        case .ackMerkleConverged: "every acknowledged byte is verified"
         }
     }
 
     static func bar(_ progress: UploadProgress, tier: String) -> String {
         let width = 24
-        let filled = min(width, Int(progress.fraction * Double(width)))
+        let filled = min(width, Int(progress.displayedFraction * Double(width)))
         return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
             + summary(progress, tier: tier)
     }
 
     static func summary(_ progress: UploadProgress, tier: String) -> String {
-        let percent = Int((progress.fraction * 100).rounded(.down))
+        let percent = Int((progress.displayedFraction * 100).rounded(.down))
         let verified =
             progress.totalBytes == 0 ? 100 : Int(Double(progress.verifiedBytes) * 100 / Double(progress.totalBytes))
-        var eta = "-"
-        if progress.bytesPerSecond > 0 {
-            let seconds = Double(progress.totalBytes - progress.acknowledgedBytes) / progress.bytesPerSecond
+        var eta = progress.acknowledgedBytes == progress.totalBytes ? "0s" : "-"
+        if let seconds = progress.secondsRemaining, seconds.isFinite, seconds >= 0 {
             eta = seconds < 1 ? "0s" : seconds < 3600 ? "\(Int(seconds))s" : "\(Int(seconds / 60))m"
         }
         return "\(percent)% \(bytes(progress.acknowledgedBytes))/\(bytes(progress.totalBytes)) "
@@ -216,6 +227,7 @@ struct EventJSON: Encodable {
     var acknowledged: Int64? = nil
     var verified: Int64? = nil
     var rate: Double? = nil
+    var displayed: Double? = nil
     var index: Int? = nil
     var length: Int64? = nil
     var attempt: Int? = nil
@@ -233,7 +245,8 @@ struct EventJSON: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
-        case chunkSize = "chunk_size", parallelism, total, sent, acknowledged, verified, rate, index, length, attempt
+        case chunkSize = "chunk_size", parallelism, total, sent, acknowledged, verified, rate, displayed, index, length,
+            attempt
         case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
         case serverVerified = "server_verified", partsSent = "parts_sent", bytesSent = "bytes_sent", exit
     }

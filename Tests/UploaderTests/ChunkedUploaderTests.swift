@@ -276,4 +276,37 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         }
         #expect(progress.last?.acknowledgedBytes == Int64(content.count))
     }
+
+    @Test func everyAttemptCarriesItsOwnIdempotencyKeyAndAResumeNeverReusesOne() async throws {
+        let content = UploadFixture.seeded(20 * 16_384, seed: 10)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 8 { holder.cancel() }
+        }
+        backend.state.withLock { $0.failures = [.connectionClosed, .timedOut] }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        let firstRun = backend.state.withLock { $0.idempotencyKeys.count }
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { _ in }
+        #expect(backend.object(outcome.receipt.location) == content)
+        let keys = backend.state.withLock { $0.idempotencyKeys }
+        #expect(keys.allSatisfy { $0?.count == 64 })
+        #expect(Set(keys.compactMap { $0 }).count == keys.count)
+        #expect(keys.count > firstRun)
+    }
+
+    @Test func theDisplayedShareNeverGoesBackAndEndsAtOne() async throws {
+        let content = UploadFixture.seeded(40 * 16_384, seed: 11)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let log = EventLog()
+        _ = try await fixture.uploader(InMemoryBackend(), chunkSize: 16_384).run { log.record($0) }
+        let shown = log.events.withLock { events in
+            events.compactMap { if case .progress(let p) = $0 { p.displayedFraction } else { nil } }
+        }
+        #expect(shown.count > 10)
+        #expect(zip(shown, shown.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(shown.last == 1)
+    }
 }

@@ -26,6 +26,8 @@ final class InMemoryBackend: ChainReportingBackend {
         var dropAcknowledgement: Set<Int> = []
         /// Every send attempt, by part index.
         var sends: [Int] = []
+        /// The `Idempotency-Key` of every send attempt.
+        var idempotencyKeys: [String?] = []
         var lieInReceipt = false
         var lieInChain = false
     }
@@ -94,6 +96,7 @@ final class InMemoryBackend: ChainReportingBackend {
         }
         let outcome: Outcome = state.withLock { state in
             state.sends.append(part.index)
+            state.idempotencyKeys.append(part.idempotencyKey)
             if !state.failures.isEmpty { return .fail(state.failures.removeFirst()) }
             guard state.uploads[upload.location] != nil else { return .gone }
             state.uploads[upload.location]?.parts[part.index] = bytes

@@ -38,6 +38,7 @@ public actor ChunkedUploader {
     private let target: Target
     private let backend: any UploadBackend
     private let resume: EnhancedResumeManager
+    private let snapshots: any SnapshotStore
     private let configuration: UploadConfiguration
     private let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
@@ -53,6 +54,7 @@ public actor ChunkedUploader {
         self.target = target
         self.backend = backend
         self.resume = EnhancedResumeManager(store: snapshots, key: snapshotKey)
+        self.snapshots = snapshots
         self.configuration = configuration
         self.scheduler = scheduler
         self.breaker = breaker
@@ -205,12 +207,20 @@ public actor ChunkedUploader {
         }
         var counters = Counters(total: size, reused: plan.snapshot == nil ? 0 : reused)
         if plan.level == .chain { counters.verified = counters.acknowledged }
-        emit(.progress(counters.progress(rate: 0, tier: tier)))
+        let tracker = MultiLayerProgressTracker(totalBytes: UInt64(size), clock: clock)
+        if counters.reused > 0 {
+            tracker.wireSent(UInt64(counters.reused))
+            tracker.acknowledged(UInt64(counters.reused), merkleVerified: plan.level == .chain)
+        }
+        let idempotency = try ChunkIdempotencyManager(
+            session: snapshot.chainSessionID, clock: clock,
+            journal: snapshots.idempotencyJournal(session: snapshot.chainSessionID))
+        emit(.progress(counters.progress(tracker.sample(), tier: tier)))
         let remote = snapshot.remote
         state = RunState(
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
-            started: clock.monotonicSeconds(), emit: emit)
+            tracker: tracker, started: clock.monotonicSeconds(), emit: emit)
         defer { state = nil }
 
         try await withThrowingTaskGroup(of: SentPart.self) { group in
@@ -223,7 +233,7 @@ public actor ChunkedUploader {
                 try Task.checkCancellation()
                 inFlight += 1
                 group.addTask {
-                    try await self.send(part, to: remote, emit: emit)
+                    try await self.send(part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit)
                 }
             }
             while let sent = try await group.next() {
@@ -271,11 +281,13 @@ public actor ChunkedUploader {
             checked.append(name)
         }
         try await resume.remove()
-        counters.verified = checked.isEmpty ? counters.verified : size
-        let elapsed = clock.monotonicSeconds() - run.started
-        emit(
-            .progress(counters.progress(rate: elapsed > 0 ? Double(counters.runAcknowledged) / elapsed : 0, tier: tier))
-        )
+        snapshots.discardIdempotencyJournal(session: snapshot.chainSessionID)
+        if !checked.isEmpty {
+            let unverified = UInt64(size) - tracker.snapshot.merkleVerified
+            if unverified > 0 { emitValves(tracker.merkleVerified(unverified), emit) }
+            counters.verified = size
+        }
+        emit(.progress(counters.progress(tracker.sample(), tier: tier)))
         let outcome = UploadOutcome(
             receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
             serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
@@ -332,9 +344,9 @@ public actor ChunkedUploader {
             receipt: sent.receipt, sha256: sent.sha256.hex)
         run.counters.acknowledged += sent.receipt.length
         run.counters.runBytes += sent.bytesOnWire
-        if !capabilities.checksums.isEmpty || sent.receipt.checksumCRC32C == sent.crc32c {
-            run.counters.verified += sent.receipt.length
-        }
+        let verified = !capabilities.checksums.isEmpty || sent.receipt.checksumCRC32C == sent.crc32c
+        if verified { run.counters.verified += sent.receipt.length }
+        emitValves(run.tracker.acknowledged(UInt64(sent.receipt.length), merkleVerified: verified), run.emit)
         let now = clock.monotonicSeconds()
         if sent.seconds > 0 {
             scheduler.record(
@@ -361,11 +373,46 @@ public actor ChunkedUploader {
                         predictedBitsPerSecond: next.predictedBitsPerSecond)))
         }
         run.emit(.chunkAcknowledged(sent.receipt))
-        let elapsed = now - run.started
-        run.emit(
-            .progress(
-                run.counters.progress(
-                    rate: elapsed > 0 ? Double(run.counters.runAcknowledged) / elapsed : 0, tier: run.tier)))
+        run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
+    }
+
+    /// One attempt at sending `part`, with a fresh `Idempotency-Key` (never one of an earlier run: the journal
+    /// keeps the attempt watermark) and the progress tracker's wire layer kept in step.
+    private static func attempt(
+        _ part: PartToSend, to remote: RemoteUpload, backend: any UploadBackend, tracker: MultiLayerProgressTracker,
+        idempotency: ChunkIdempotencyManager, emit: @Sendable (UploadEvent) -> Void
+    ) async throws(TransportError) -> PartReceipt {
+        let key: IdempotencyKey
+        do {
+            key = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256).key
+        } catch {
+            throw TransportError(.invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
+        }
+        let upload = UploadPart(
+            index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
+            crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex)
+        emitValves(tracker.wireSent(UInt64(part.length)), emit)
+        do {
+            let receipt = try await backend.send(upload, to: remote)
+            idempotency.complete(key)
+            return receipt
+        } catch {
+            idempotency.release(key)
+            emitValves(tracker.wireFailed(UInt64(part.length)), emit)
+            throw error
+        }
+    }
+
+    private static func emitValves(
+        _ events: [MultiLayerProgressTracker.Event], _ emit: @Sendable (UploadEvent) -> Void
+    ) {
+        for event in events { emit(.safetyValve(event)) }
+    }
+
+    private nonisolated func emitValves(
+        _ events: [MultiLayerProgressTracker.Event], _ emit: @Sendable (UploadEvent) -> Void
+    ) {
+        Self.emitValves(events, emit)
     }
 
     private static func ledger(sessionID: String, count: Int) throws(UploaderError) -> ChunkIntegrityLedger {
@@ -403,16 +450,15 @@ public actor ChunkedUploader {
 
     /// Sends one part with retries; returns once it is acknowledged.
     private nonisolated func send(
-        _ part: PartToSend, to remote: RemoteUpload, emit: @escaping @Sendable (UploadEvent) -> Void
+        _ part: PartToSend, to remote: RemoteUpload, tracker: MultiLayerProgressTracker,
+        idempotency: ChunkIdempotencyManager, emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentPart {
         let start = clock.monotonicSeconds()
-        let upload = UploadPart(
-            index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
-            crc32c: part.crc32c, chainLink: part.link)
         let backend = self.backend
         let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
             () async throws(TransportError) in
-            try await backend.send(upload, to: remote)
+            try await Self.attempt(
+                part, to: remote, backend: backend, tracker: tracker, idempotency: idempotency, emit: emit)
         }
         let onWire = Int64(attempts) * part.length
         guard receipt.index == part.index, receipt.length == part.length else {
@@ -512,6 +558,7 @@ struct RunState {
     let parallelLimit: Int
     let reader: FileChunkReader
     let ledger: ChunkIntegrityLedger
+    let tracker: MultiLayerProgressTracker
     let started: Double
     let emit: @Sendable (UploadEvent) -> Void
     let hasher = ChunkHasher(probesCompressibility: false)
@@ -538,9 +585,10 @@ struct Counters {
 
     var runAcknowledged: Int64 { acknowledged - reused }
 
-    func progress(rate: Double, tier: NetworkSpeedTier) -> UploadProgress {
+    func progress(_ sample: MultiLayerProgressTracker.Snapshot, tier: NetworkSpeedTier) -> UploadProgress {
         UploadProgress(
             totalBytes: total, sentBytes: sent, acknowledgedBytes: acknowledged, verifiedBytes: verified,
-            bytesPerSecond: rate, tier: tier)
+            bytesPerSecond: sample.bytesPerSecond ?? 0, tier: tier, displayedFraction: sample.displayedFraction,
+            secondsRemaining: sample.secondsRemaining)
     }
 }

@@ -11,3 +11,11 @@ public protocol SnapshotStore: Sendable {
     /// Every key stored.
     func keys() throws(UploaderError) -> [String]
 }
+
+extension SnapshotStore {
+    /// Where the idempotency manager of `session` keeps its attempt watermark; nil keeps it for one run only.
+    public func idempotencyJournal(session: String) -> (any IdempotencyJournal)? { nil }
+
+    /// Forgets the journal of a finished session.
+    public func discardIdempotencyJournal(session: String) {}
+}

@@ -13,6 +13,8 @@ public enum UploadEvent: Sendable {
     case chunkAcknowledged(PartReceipt)
     /// A part is sent again after a retryable failure.
     case retry(RetryReport)
+    /// A progress safety valve opened or closed (wire-ack divergence over 8%, acknowledged bytes not verified).
+    case safetyValve(MultiLayerProgressTracker.Event)
     /// The upload finished and its receipt matched the local digests (always the last event).
     case completed(UploadOutcome)
 }
@@ -78,6 +80,11 @@ public struct UploadProgress: Sendable, Hashable {
     public let bytesPerSecond: Double
     /// The current speed tier.
     public let tier: NetworkSpeedTier
+    /// What to show, 0...1: the acknowledged share smoothed (Savitzky-Golay), never going back, slowed in the
+    /// last 5%, reaching 1 only when every byte is acknowledged and verified (MultiLayerProgressTracker).
+    public let displayedFraction: Double
+    /// Seconds until every byte is acknowledged at the current rate; nil while unknown.
+    public let secondsRemaining: Double?
 
     /// Acknowledged share in 0...1 (1 for an empty object).
     public var fraction: Double { totalBytes == 0 ? 1 : Double(acknowledgedBytes) / Double(totalBytes) }

@@ -31,5 +31,19 @@ public struct VaultSnapshotStore: SnapshotStore {
         try vault.remove(key: key)
     }
 
-    public func keys() throws(UploaderError) -> [String] { try vault.list().keys }
+    /// The upload keys of the kept snapshots (idempotency journals, which share the vault, are not listed).
+    public func keys() throws(UploaderError) -> [String] {
+        try vault.list().keys.filter { !$0.hasPrefix(Self.journalPrefix) }
+    }
+
+    static let journalPrefix = "idempotency:"
+
+    public func idempotencyJournal(session: String) -> (any IdempotencyJournal)? {
+        VaultIdempotencyJournal(vault: vault, session: session)
+    }
+
+    public func discardIdempotencyJournal(session: String) {
+        // A journal that cannot be removed only costs a file: its keys are never used again.
+        _ = try? vault.remove(key: Self.journalPrefix + session)
+    }
 }
