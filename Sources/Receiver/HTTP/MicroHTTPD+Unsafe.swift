@@ -107,7 +107,11 @@ private final class DaemonHandle: Sendable {
             state.quiesced = true
             // MHD_quiesce_daemon: no new connections; returns the listening socket (ours to close later).
             let socket = unsafe MHD_quiesce_daemon(daemon)
-            return .some(socket >= 0 ? socket : nil)
+            guard socket >= 0 else { return .some(nil) }
+            // shutdown(2): connections still queued are reset and new ones refused; the descriptor stays open
+            // until the daemon stops, as libmicrohttpd asks.
+            _ = shutdown(socket, Int32(SHUT_RDWR))
+            return .some(socket)
         }
     }
 
