@@ -1,6 +1,7 @@
 import FoundationEssentials
 
-/// The parts of HTTP Structured Field Values (RFC 9651) the IETF resumable upload fields use: Items (Integer,
+/// The parts of HTTP Structured Field Values (RFC 9651) the IETF resumable upload fields and the native `aether/1`
+/// fields (`Aether-Chunk`, `Aether-Capabilities`, ...) use: Items (Integer,
 /// Decimal, String, Token, Byte Sequence, Boolean) with parameters, and Dictionaries. Parsing follows RFC 9651
 /// section 4.2: any failure fails the whole field, which the caller then ignores (nil). Parameters are parsed
 /// and dropped; inner lists are parsed and kept only as "an inner list".
@@ -81,6 +82,46 @@ public enum StructuredField {
     /// An Integer (section 4.1.4); nil outside the 15-digit range.
     public static func serialize(_ value: Int64) -> String? {
         abs(value) <= 999_999_999_999_999 ? String(value) : nil
+    }
+
+    /// A String (section 4.1.6); nil when it holds a character outside printable ASCII.
+    static func serialize(string: String) -> String? {
+        var out = "\""
+        for byte in string.utf8 {
+            guard byte >= 0x20, byte <= 0x7E else { return nil }
+            if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { out += "\\" }
+            out.unicodeScalars.append(Unicode.Scalar(byte))
+        }
+        return out + "\""
+    }
+
+    /// A bare Item (section 4.1.3); nil when the value cannot be serialized (an Integer past 15 digits, a String
+    /// outside printable ASCII, a Token or Decimal, which the native fields never send).
+    static func serialize(item: Item) -> String? {
+        switch item {
+        case .integer(let value): serialize(value)
+        case .string(let text): serialize(string: text)
+        case .bytes(let bytes): serialize(bytes)
+        case .boolean(let value): serialize(value)
+        case .token, .decimal: nil
+        }
+    }
+
+    /// A Dictionary of bare items in the given order (section 4.1.2): `key=value`, a true Boolean as the bare key,
+    /// members joined by `", "`. nil when a key or value cannot be serialized.
+    static func serialize(dictionary members: [(key: String, value: Item)]) -> String? {
+        var parts: [String] = []
+        for member in members {
+            var key = Parser(Array(member.key.utf8))
+            guard key.key() != nil, key.atEnd else { return nil }
+            if member.value == .boolean(true) {
+                parts.append(member.key)
+            } else {
+                guard let value = serialize(item: member.value) else { return nil }
+                parts.append(member.key + "=" + value)
+            }
+        }
+        return parts.joined(separator: ", ")
     }
 
     /// RFC 9651 section 4.2 on bytes.
