@@ -25,8 +25,11 @@ public final class ReceiverRouter: HTTPRequestRouter {
 
     public func start(_ request: HTTPServerRequest) -> HTTPRequestStart {
         let start = route(request)
-        if case .respond(let response) = start { context.metrics.answered(response.status) }
-        return start
+        guard case .respond(var response) = start else { return start }
+        context.metrics.answered(response.status)
+        // A HEAD answer has no content: clients that send HEAD do not wait for one.
+        if request.method == "HEAD" { response.body = [] }
+        return .respond(response)
     }
 
     public func ended(_ request: HTTPServerRequest, status: Int?, bytesReceived: Int64, nanoseconds: UInt64) {
