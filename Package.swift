@@ -85,7 +85,10 @@ let package = Package(
             name: "AetherSecurity", dependencies: ["AetherIO", "AetherIntegrity", "CAetherOpenSSL", "CAetherSodium"],
             path: "Sources/Security", swiftSettings: swiftSettings),
         .target(
-            name: "AetherTransport", dependencies: ["AetherIO", "AetherSecurity", "CAetherCurl"],
+            name: "AetherTransport",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherSecurity", "CAetherCurl", "CAetherZlib", "CAetherZstd",
+            ],
             path: "Sources/Transport", swiftSettings: swiftSettings),
         .target(
             name: "AetherUploader",
@@ -137,7 +140,9 @@ let package = Package(
             name: "AetherSecurityTests", dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity"],
             path: "Tests/SecurityTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherTransportTests", dependencies: ["AetherIO", "AetherTransport"], path: "Tests/TransportTests",
+            name: "AetherTransportTests",
+            dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity", "AetherTransport"],
+            path: "Tests/TransportTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherReceiverTests",

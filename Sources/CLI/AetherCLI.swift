@@ -27,6 +27,7 @@ struct AetherCLI {
         UploadStatusCommand.self,
         UploadResumeCommand.self,
         UploadCancelCommand.self,
+        ServeCommand.self,
         HelpCommand.self,
     ]
 
