@@ -11,7 +11,7 @@ enum UploadCommand: CLICommand {
     static let usage = """
         usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--parity]
                                        [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
-                                       [--state-dir D] [--json] [--quiet]
+                                       [--state-dir D] [--flags LIST] [--json] [--quiet]
           FILE            the file to upload (a regular file; read under the change guard)
           DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
@@ -23,6 +23,8 @@ enum UploadCommand: CLICommand {
           --token T       send Authorization: Bearer T (--token-file F reads it from F's first line)
           --endpoint URL  the S3 endpoint (MinIO, Ceph, R2, a test server)
           --state-dir D   where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
+          --flags LIST    switch features on or off over the defaults (all on): -adaptive-chunking,
+                          -byzantine-sampling, -parity, -dedup, -compression (later entries win)
           --json          one JSON event per line
           --quiet         print nothing but errors
         Running the same command again after an interruption or a crash resumes the earlier attempt and says so.
@@ -31,7 +33,7 @@ enum UploadCommand: CLICommand {
         """ + UploadSetup.exitCodesText
 
     static let options: Set<String> = [
-        "protocol", "parallel", "chunk-size", "pin", "token", "token-file", "endpoint", "state-dir",
+        "protocol", "parallel", "chunk-size", "pin", "token", "token-file", "endpoint", "state-dir", "flags",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet"]
 
@@ -61,6 +63,7 @@ enum UploadCommand: CLICommand {
 enum UploadRun {
     static func configuration(_ parsed: Arguments) throws -> UploadConfiguration {
         var configuration = UploadConfiguration(parity: parsed.flag("parity"), contentType: "application/octet-stream")
+        if let list = parsed.option("flags") { configuration.flags = try FeatureFlags(parsing: list) }
         if parsed.option("parallel") != nil {
             configuration.parallel = try parsed.integer("parallel", default: 1, in: 1...64)
         }

@@ -8,14 +8,15 @@ enum UploadResumeCommand: CLICommand {
     static let summary = "continue a paused or interrupted upload by its id"
     static let usage = """
         usage: aether resume ID [--parallel N] [--pin SHA256] [--token T | --token-file F] [--state-dir D]
-                                [--json] [--quiet]
+                                [--flags LIST] [--json] [--quiet]
           ID   the upload's id (aether upload and aether status print it); the token is not kept: give it again
 
         """ + UploadSetup.exitCodesText
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(
-            arguments, options: ["parallel", "pin", "token", "token-file", "state-dir"], flags: ["json", "quiet"],
+            arguments, options: ["parallel", "pin", "token", "token-file", "state-dir", "flags"],
+            flags: ["json", "quiet"],
             positionals: 0...1)
         let id = try parsed.positionals(exactly: 1, names: "ID")[0].text
         let snapshot = try UploadKept.snapshot(id: id, parsed)

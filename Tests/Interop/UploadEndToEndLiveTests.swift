@@ -54,7 +54,7 @@ final class ReceiverChild: @unchecked Sendable {
         #expect(sentAgain == 96 - reused)
         #expect(reused - acknowledgedBefore <= 2)
         let done = try UploadCommandLiveTests.completed(second)
-        #expect(done["server_verified"] as? [String] == ["sha256", "merkle-root", "chain-head"])
+        #expect(done["server_verified"] as? [String] == ["byzantine-sample", "sha256", "merkle-root", "chain-head"])
         let location = try #require(done["location"] as? String)
         #expect(try receiver.object(location) == content)
     }
@@ -69,9 +69,13 @@ final class ReceiverChild: @unchecked Sendable {
         let (paused, first) = try UploadCommandLiveTests.interrupt(arguments, after: 10, with: SIGINT)
         #expect(paused == 3, "\(first.stderr)")
         let id = try #require(first.events.last?["id"] as? String)
-        let (resumed, second) = try UploadChild.run(["resume", id, "--state-dir", state, "--json"])
+        let (resumed, second) = try UploadChild.run([
+            "resume", id, "--state-dir", state, "--json", "--flags", "-byzantine-sampling",
+        ])
         #expect(resumed == 0, "\(second.stderr)")
-        let location = try #require(try UploadCommandLiveTests.completed(second)["location"] as? String)
+        let completed = try UploadCommandLiveTests.completed(second)
+        #expect(completed["server_verified"] as? [String] == ["sha256", "merkle-root", "chain-head"])
+        let location = try #require(completed["location"] as? String)
         #expect(try receiver.object(location) == content)
 
         let (pausedAgain, third) = try UploadCommandLiveTests.interrupt(

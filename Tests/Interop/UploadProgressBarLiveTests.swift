@@ -18,6 +18,7 @@ import Testing
             i=$((i + 1))
         done
         tmux -L "$socket" kill-server
+        rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$socket"
         """
 
     @Test func theBarDrawsAdvancesAndEndsAtOneHundredPercent() throws {

@@ -309,4 +309,24 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(zip(shown, shown.dropFirst()).allSatisfy { $0 <= $1 })
         #expect(shown.last == 1)
     }
+
+    @Test func withoutAdaptiveChunkingThePartSizeIsTheFixedDefault() async throws {
+        let content = UploadFixture.seeded(5 << 20, seed: 12)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        var flags = FeatureFlags.defaults
+        flags.set(.adaptiveChunking, false)
+        let uploader = ChunkedUploader(
+            target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+            backend: InMemoryBackend(), snapshots: try fixture.store(), snapshotKey: fixture.key,
+            configuration: UploadConfiguration(flags: flags))
+        let log = EventLog()
+        let outcome = try await uploader.run { log.record($0) }
+        #expect(outcome.partCount == 2)
+        let tiers = log.events.withLock { events in
+            events.compactMap { if case .tierChanged(let t) = $0 { t } else { nil } }
+        }
+        #expect(Set(tiers.map(\.parallelism)) == [UploadConstants.maxParallelChunkUploads])
+        #expect(Set(tiers.map(\.chunkSize)) == [Int64(ChunkReadOptions.defaultChunkSize)])
+    }
 }

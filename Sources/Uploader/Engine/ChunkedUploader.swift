@@ -153,7 +153,11 @@ public actor ChunkedUploader {
             let layout: PartLayout
             do {
                 layout = try PartLayout(
-                    objectSize: size, preferred: Int64(configuration.chunkSize ?? Self.firstChunkSize(decision)),
+                    objectSize: size,
+                    preferred: Int64(
+                        configuration.chunkSize
+                            ?? (configuration.flags.adaptiveChunking
+                                ? Self.firstChunkSize(decision) : ChunkReadOptions.defaultChunkSize)),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
@@ -183,7 +187,13 @@ public actor ChunkedUploader {
             reusedBytes: plan.snapshot == nil ? 0 : reused, reason: plan.reason)
         emit(.resume(report))
 
-        let parallel = min(parallelLimit, max(1, configuration.parallel ?? decision.parallelism))
+        let parallel = min(
+            parallelLimit,
+            max(
+                1,
+                configuration.parallel
+                    ?? (configuration.flags.adaptiveChunking
+                        ? decision.parallelism : UploadConstants.maxParallelChunkUploads)))
         var tier = decision.strategy.tier
         emit(
             .tierChanged(
@@ -254,6 +264,12 @@ public actor ChunkedUploader {
             throw UploaderError(
                 .fileChanged, "\(target.file) gave \(ledger.count) parts where \(snapshot.partCount) were expected")
         }
+        var checked: [String] = []
+        if configuration.flags.byzantineSampling, let native = backend as? NativeBackend {
+            try await Self.sample(
+                native, remote, chunkHashes: run.chunkHashes, count: configuration.byzantineSampleCount)
+            checked.append("byzantine-sample")
+        }
         let summary = ledger.summary
         let sha256 = fileSHA
         let completion = CompletionSummary(
@@ -263,7 +279,6 @@ public actor ChunkedUploader {
         let (receipt, _) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
             try await backend.complete(remote, summary: completion)
         }
-        var checked: [String] = []
         guard receipt.size == size else {
             throw UploaderError(
                 .verificationFailed, "the destination stored \(receipt.size) bytes where \(size) were sent")
@@ -309,6 +324,7 @@ public actor ChunkedUploader {
                 guard run.nextIndex == 0 else { return nil }
                 let empty = SHA256.hash([UInt8]())
                 _ = try Self.append(run.ledger, empty)
+                run.chunkHashes.append(empty)
                 part = PartToSend(
                     index: 0, offset: 0, body: .empty, length: 0, sha256: empty, crc32c: 0,
                     link: run.ledger.chainHead)
@@ -320,6 +336,7 @@ public actor ChunkedUploader {
                     return unsafe hasher.digest(index: chunk.index, offset: chunk.offset, bytes: bytes)
                 }
                 _ = try Self.append(run.ledger, digest.sha256)
+                run.chunkHashes.append(digest.sha256)
                 if let known = run.knownHashes[chunk.index], known != digest.sha256 {
                     throw PartMismatch(index: chunk.index, remote: run.snapshot.remote)
                 }
@@ -359,7 +376,9 @@ public actor ChunkedUploader {
                 maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
                 maximumParts: capabilities.maximumParts, totalBytes: run.snapshot.remote.size,
                 parallelismCap: configuration.parallel))
-        let nextParallel = min(run.parallelLimit, max(1, configuration.parallel ?? next.parallelism))
+        let nextParallel =
+            configuration.flags.adaptiveChunking
+            ? min(run.parallelLimit, max(1, configuration.parallel ?? next.parallelism)) : run.parallel
         let changed = next.strategy.tier != run.tier || nextParallel != run.parallel
         run.tier = next.strategy.tier
         run.parallel = nextParallel
@@ -400,6 +419,28 @@ public actor ChunkedUploader {
             idempotency.release(key)
             emitValves(tracker.wireFailed(UInt64(part.length)), emit)
             throw error
+        }
+    }
+
+    /// Byzantine sampling (native): the destination proves it holds `count` random chunks, each hash and Merkle
+    /// proof checked against the local tree, before the upload is completed.
+    private static func sample(
+        _ backend: NativeBackend, _ remote: RemoteUpload, chunkHashes: [Digest32], count: Int
+    ) async throws(UploaderError) {
+        var indices = Set<Int>()
+        let wanted = min(count, chunkHashes.count)
+        while indices.count < wanted {
+            indices.insert(Int(SecureRandom.uniform(UInt32(clamping: chunkHashes.count))))
+        }
+        do {
+            _ = try await backend.challenge(
+                remote, indices: indices.sorted(), chunkHashes: chunkHashes, requireProofs: true)
+        } catch {
+            if error.code == .verificationFailed {
+                throw UploaderError(
+                    .verificationFailed, "the destination failed a Byzantine spot check: \(error.message)")
+            }
+            throw UploaderError(.transportFailed, "the Byzantine spot check failed: \(error.message) (\(error.code))")
         }
     }
 
@@ -565,6 +606,7 @@ struct RunState {
     var fileHash = SHA256()
     var nextIndex = 0
     var partsSent = 0
+    var chunkHashes: [Digest32] = []
 }
 
 /// The byte counters behind `UploadProgress`.

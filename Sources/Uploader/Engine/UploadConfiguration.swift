@@ -19,13 +19,19 @@ public struct UploadConfiguration: Sendable {
     public var contentType: String?
     /// Metadata as the protocol carries it (tus `Upload-Metadata`, S3 `x-amz-meta-*`).
     public var metadata: [String: String]
+    /// The switchable features (all on by default): adaptive chunking, Byzantine sampling, parity, dedup,
+    /// compression. A feature runs only where the backend supports it.
+    public var flags: FeatureFlags
+    /// How many chunks a Byzantine sample challenges the destination to prove (where it answers challenges).
+    public var byzantineSampleCount: Int
 
     /// A configuration; by default the scheduler decides sizes, a part is tried 8 times with backoff from
     /// 0.2 s to 10 s, and an open breaker is waited for at most 120 s.
     public init(
         chunkSize: Int? = nil, parallel: Int? = nil, parity: Bool = false, maximumAttempts: Int = 8,
         initialBackoff: Double = 0.2, maximumBackoff: Double = 10, circuitWaitLimit: Double = 120,
-        contentType: String? = nil, metadata: [String: String] = [:]
+        contentType: String? = nil, metadata: [String: String] = [:], flags: FeatureFlags = .defaults,
+        byzantineSampleCount: Int = 8
     ) {
         self.chunkSize = chunkSize
         self.parallel = parallel
@@ -36,6 +42,8 @@ public struct UploadConfiguration: Sendable {
         self.circuitWaitLimit = circuitWaitLimit
         self.contentType = contentType
         self.metadata = metadata
+        self.flags = flags
+        self.byzantineSampleCount = byzantineSampleCount
     }
 
     /// Throws `.invalidArgument` for a value outside its range.
@@ -45,6 +53,10 @@ public struct UploadConfiguration: Sendable {
         }
         if let parallel, !(1...64).contains(parallel) {
             throw UploaderError(.invalidArgument, "parallelism \(parallel) is outside 1...64")
+        }
+        guard (1...1024).contains(byzantineSampleCount) else {
+            throw UploaderError(
+                .invalidArgument, "the Byzantine sample count \(byzantineSampleCount) is outside 1...1024")
         }
         guard (1...100).contains(maximumAttempts) else {
             throw UploaderError(.invalidArgument, "maximum attempts \(maximumAttempts) is outside 1...100")
