@@ -329,4 +329,37 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(Set(tiers.map(\.parallelism)) == [UploadConstants.maxParallelChunkUploads])
         #expect(Set(tiers.map(\.chunkSize)) == [Int64(ChunkReadOptions.defaultChunkSize)])
     }
+
+    @Test func aPartThatReadsDifferentlyThanItsSnapshotDigestRestartsFreshAndStoresNoMix() async throws {
+        let content = UploadFixture.seeded(24 * 16_384, seed: 13)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 8 { holder.cancel() }
+        }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        // The fingerprint still matches, but the snapshot says part 2 had other bytes (as after an in-place edit
+        // that kept size, mtime and the first 4 KiB); the destination keeps no chain, so level 3 cannot see it.
+        backend.state.withLock { $0.reportsChain = false }
+        let store = try fixture.store()
+        var snapshot = try ResumeSnapshot.deserialize(try #require(try store.load(key: fixture.key)))
+        let part = try #require(snapshot.acknowledged[2])
+        snapshot.acknowledged[2] = .init(receipt: part.receipt, sha256: SHA256.hash([9, 9, 9]).hex)
+        try store.save(try snapshot.serialized(), key: fixture.key)
+
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { log.record($0) }
+        let reports = log.events.withLock { events in
+            events.compactMap { if case .resume(let report) = $0 { report } else { nil } }
+        }
+        #expect(reports.count == 2)
+        #expect(reports.first?.level ?? .none >= .server)
+        #expect(reports.last?.level == ResumeLevel.none)
+        #expect(reports.last?.reason?.contains("part 2 differs") == true)
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(backend.state.withLock { $0.created } == 2)
+        #expect(backend.state.withLock { $0.aborted.count } == 1)
+        #expect(outcome.partsSent == 24)
+    }
 }

@@ -30,6 +30,8 @@ final class InMemoryBackend: ChainReportingBackend {
         var idempotencyKeys: [String?] = []
         var lieInReceipt = false
         var lieInChain = false
+        /// Whether `chainState` answers (false: as a destination that keeps no chain).
+        var reportsChain = true
     }
 
     let state = Mutex(State())
@@ -156,8 +158,10 @@ final class InMemoryBackend: ChainReportingBackend {
     }
 
     func chainState(of upload: RemoteUpload) async throws(TransportError) -> ChainState? {
-        let (stored, lie) = state.withLock { ($0.uploads[upload.location], $0.lieInChain) }
-        guard let stored else { return nil }
+        let (stored, lie, reports) = state.withLock {
+            ($0.uploads[upload.location], $0.lieInChain, $0.reportsChain)
+        }
+        guard let stored, reports else { return nil }
         let count = stored.size == 0 ? 1 : Int((stored.size + stored.partSize - 1) / stored.partSize)
         guard var chain = try? ChunkCommitmentChain(sessionID: stored.sessionID, plannedChunkCount: count) else {
             return nil

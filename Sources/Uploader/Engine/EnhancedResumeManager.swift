@@ -128,7 +128,7 @@ public actor EnhancedResumeManager {
         } catch {
             return .unverifiable("the destination's chain could not be read (level 3: \(error.message))")
         }
-        guard let state else { return .verified }
+        guard let state else { return .unverifiable("the destination reports no commitment chain yet") }
         guard state.count >= 0, state.count <= snapshot.partCount else { return .mismatch }
         do {
             var chain = try ChunkCommitmentChain(
