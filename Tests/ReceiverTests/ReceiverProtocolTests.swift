@@ -65,14 +65,18 @@ import Testing
         #expect(head.header("Cache-Control") == "no-store")
         #expect(head.header("Upload-Limit")?.contains(version == 6 ? "expires=" : "max-age=") == true)
         let wrong = try Curl.run(
-            ["-X", "PATCH", fixture.url + location, "-H", "Upload-Offset: 0", "-H", "Upload-Complete: ?1", "-H",
-                "Content-Type: application/partial-upload", "--data-binary", "@" + second] + common)
+            [
+                "-X", "PATCH", fixture.url + location, "-H", "Upload-Offset: 0", "-H", "Upload-Complete: ?1", "-H",
+                "Content-Type: application/partial-upload", "--data-binary", "@" + second,
+            ] + common)
         #expect(wrong.status == 409)
         #expect(wrong.header("Upload-Offset") == "30000")
         let done = try Curl.run(
-            ["-X", "PATCH", fixture.url + location, "-H", "Upload-Offset: 30000", "-H", "Upload-Complete: ?1", "-H",
+            [
+                "-X", "PATCH", fixture.url + location, "-H", "Upload-Offset: 30000", "-H", "Upload-Complete: ?1", "-H",
                 "Content-Type: application/partial-upload", "-H", "Repr-Digest: " + digest, "--data-binary",
-                "@" + second] + common)
+                "@" + second,
+            ] + common)
         #expect(done.status == 200)
         #expect(done.header("Upload-Complete") == "?1")
         #expect(done.header("Repr-Digest") == digest)
