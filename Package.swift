@@ -115,6 +115,7 @@ let package = Package(
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
+                "AetherUploader",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 

@@ -16,6 +16,7 @@ struct BenchMain {
         UploadSecurityBench.self,
         SessionBench.self,
         TransportBench.self,
+        VaultBench.self,
     ]
 
     static func main() async {
