@@ -119,6 +119,7 @@ let package = Package(
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
                 "AetherReceiver",
+                "AetherUploader",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 
@@ -146,7 +147,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherReceiverTests",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherTransport", "AetherReceiver"],
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherReceiver",
+            ],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherUploaderTests",

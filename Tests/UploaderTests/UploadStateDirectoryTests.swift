@@ -101,4 +101,20 @@ import Testing
             #expect(try scratch.bytes(keyPath) == bytes)
         }
     }
+
+    @Test func aFIFOOrDirectoryWhereTheMasterKeyBelongsIsDamageAndNeverBlocks() throws {
+        for kind in ["fifo", "directory", "link"] {
+            let scratch = StateScratch()
+            let directory = try scratch.stateDirectory()
+            let keyPath = scratch.path("state/resume.key")
+            switch kind {
+            case "fifo": #expect(scratch.makeFIFO(keyPath))
+            case "directory": #expect(scratch.makeDirectory(keyPath, mode: 0o700))
+            default: try FileManager.default.createSymbolicLink(atPath: keyPath, withDestinationPath: "/dev/null")
+            }
+            let error = #expect(throws: UploaderError.self) { try directory.masterKey() }
+            #expect(error?.code == .masterKeyDamaged)
+            #expect(scratch.kind(keyPath) != UInt32(0o100000))  // S_IFREG: nothing was written in its place
+        }
+    }
 }

@@ -167,8 +167,13 @@ public final class SnapshotVault: Sendable {
     /// are checked here (no key is derived); `load` authenticates.
     public func list() throws(UploaderError) -> Listing {
         let names: [String]
-        do { names = try StatePosix.listDirectory(directory) } catch {
-            throw UploadStateDirectory.failure("list", directoryPath, error)
+        do {
+            // Snapshot names are ASCII; any other name is not one of ours and is skipped.
+            names = try Syscall.directoryEntries(descriptor: directory, path: directoryPath).compactMap {
+                String(validating: $0.bytes, as: UTF8.self)
+            }
+        } catch {
+            throw UploaderError(.systemCall, "could not list \(directoryPath): \(error.message)")
         }
         var listing = Listing(keys: [], damaged: [])
         for name in names.sorted() where SnapshotFormat.isFileName(name) {

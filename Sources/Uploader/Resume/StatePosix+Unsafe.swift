@@ -172,28 +172,6 @@ enum StatePosix {
     /// close (not retried: Linux releases the descriptor even on EINTR).
     static func closeDescriptor(_ fd: Int32) { close(fd) }
 
-    /// dup, fdopendir, readdir, closedir: the names in an open directory (without "." and ".."). Names that are
-    /// not UTF-8 are returned with replacement characters; callers only look for their own ASCII names.
-    static func listDirectory(_ directory: Int32) throws(Errno) -> [String] {
-        let copy = dup(directory)
-        guard copy >= 0 else { throw Errno(code: errno) }
-        guard let stream = unsafe fdopendir(copy) else {
-            let failure = Errno(code: errno)
-            close(copy)
-            throw failure
-        }
-        defer { unsafe closedir(stream) }
-        unsafe rewinddir(stream)
-        var names: [String] = []
-        while let entry = unsafe readdir(stream) {
-            let name = unsafe withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                unsafe tuple.withMemoryRebound(to: CChar.self, capacity: 256) { unsafe String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
     private static func retrying(_ call: () -> Int32) throws(Errno) -> Int32 {
         while true {
             let result = call()
