@@ -154,7 +154,8 @@ let package = Package(
         .testTarget(
             name: "AetherUploaderTests",
             dependencies: [
-                "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport", "AetherUploader",
+                "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "AetherUploader",
             ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
