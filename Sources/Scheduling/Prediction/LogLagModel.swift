@@ -6,7 +6,9 @@
 /// absolute loss on log rates (a median regression of the next log rate), so it minimises the mean |ln(pred/actual)|.
 ///
 /// Input: ten log lags l₀ … l₉ (natural log of Mbit/s, newest first, floored at 0.01 Mbit/s; `LogLagHistory`).
-/// Features: l₀, the nine differences lₖ − l₀, and the standard deviation of the ten. Output:
+/// Features: l₀, the nine differences lₖ − l₀, the standard deviation of the ten, and how many of them are real (a
+/// history shorter than ten is padded with its oldest lag; the count keeps the start of a transfer, where the rate
+/// ramps up, apart from a steady link). Output:
 /// exp(l₀ + base + Σ tree leaves), clamped to [0.01, 1e9] Mbit/s, so never zero, NaN or infinite.
 ///
 /// Each tree is complete, of depth `depth`, stored breadth first: internal node i tests
@@ -16,8 +18,8 @@
 public struct LogLagModel: Sendable, Equatable {
     /// Lags the model reads.
     public static let lagCount = 10
-    /// Features per input: l₀, nine differences, the standard deviation.
-    public static let featureCount = 11
+    /// Features per input: l₀, nine differences, the standard deviation, the number of real lags.
+    public static let featureCount = 12
     /// Depth of every tree.
     public static let depth = 3
     /// Internal nodes per tree.
@@ -84,8 +86,11 @@ public struct LogLagModel: Sendable, Equatable {
         let newest = lags[0]
         result[0] = newest
         for k in 1..<lagCount { result[k] = lags[k] - newest }
-        let mean = lags.reduce(0, +) / Double(lagCount)
-        result[lagCount] = (lags.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(lagCount)).squareRoot()
+        // The spread from the differences (exactly 0 for equal lags): it does not depend on the level.
+        let mean = result[1..<lagCount].reduce(0, +) / Double(lagCount)
+        let squares = result[1..<lagCount].reduce(0) { $0 + ($1 - mean) * ($1 - mean) } + mean * mean
+        result[lagCount] = (squares / Double(lagCount)).squareRoot()
+        result[lagCount + 1] = Double(min(logLags.count, lagCount))
         return result
     }
 
