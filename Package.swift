@@ -152,7 +152,11 @@ let package = Package(
             ],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherUploaderTests", dependencies: ["AetherIO", "AetherSecurity", "AetherUploader"],
+            name: "AetherUploaderTests",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "AetherUploader",
+            ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
         .testTarget(

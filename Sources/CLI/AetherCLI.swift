@@ -1,6 +1,8 @@
 import AetherCoding
 import AetherIO
 import AetherIntegrity
+import AetherTransport
+import AetherUploader
 
 #if canImport(Glibc)
     import Glibc
@@ -21,6 +23,10 @@ struct AetherCLI {
         ECCommand.self,
         SessionCommand.self,
         PinCommand.self,
+        UploadCommand.self,
+        UploadStatusCommand.self,
+        UploadResumeCommand.self,
+        UploadCancelCommand.self,
         ServeCommand.self,
         HelpCommand.self,
     ]
@@ -129,10 +135,36 @@ enum FailureAdvice {
             default: return nil
             }
         }
+        if let error = error as? UploaderError { return uploadStep(error) }
+        if let error = error as? TransportError { return transportStep(error) }
         if let error = error as? IntegrityError, error.code == .malformedManifest {
             return "make the manifest again with aether digest FILE --manifest OUT.json"
         }
         return nil
+    }
+
+    static func uploadStep(_ error: UploaderError) -> String? {
+        switch error.code {
+        case .transportFailed, .circuitOpen:
+            "check the destination and the network, then run the same command again to resume"
+        case .fileChanged: "run again once nothing writes the file (the upload starts over)"
+        case .readFailed: "check the file and its permissions"
+        case .snapshotDamaged, .snapshotUnavailable: "check the state directory (--state-dir)"
+        case .verificationFailed: "the stored object is not this file: remove it at the destination and upload again"
+        case .invalidArgument: "check the arguments (aether help upload)"
+        default: nil
+        }
+    }
+
+    static func transportStep(_ error: TransportError) -> String? {
+        switch error.code {
+        case .accessDenied, .credentialsUnavailable: "check the token or credentials"
+        case .protocolUnsupported: "choose another --protocol or destination"
+        case .invalidArgument: "check the destination (s3://bucket/key or an http(s):// URL)"
+        case .connectionRefused, .hostNotFound, .timedOut: "check the destination is up and reachable"
+        case .pinMismatch, .certificateRejected, .tlsHandshakeFailed: "check the server certificate and --pin"
+        default: nil
+        }
     }
 
     private static func errnoStep(in message: String) -> String? {

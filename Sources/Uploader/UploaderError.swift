@@ -6,7 +6,9 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case invalidArgument, cancelled, verificationFailed
-            case stateDirectoryRefused, snapshotDamaged, masterKeyDamaged, systemCall, unknownFeatureFlag
+            case transportFailed, readFailed, fileChanged, snapshotDamaged, snapshotUnavailable, circuitOpen
+            case queueFull, integrityFailed
+            case stateDirectoryRefused, masterKeyDamaged, systemCall, unknownFeatureFlag
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -16,6 +18,20 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The server's root or receipt does not match.
         public static let verificationFailed = Code(.verificationFailed)
+        /// A backend request failed with a code that is not retried, or kept failing after every retry.
+        public static let transportFailed = Code(.transportFailed)
+        /// The file could not be read.
+        public static let readFailed = Code(.readFailed)
+        /// The file changed while it was uploaded, or between runs in a way that cannot be resumed.
+        public static let fileChanged = Code(.fileChanged)
+        /// The resume snapshot could not be written or read (file system).
+        public static let snapshotUnavailable = Code(.snapshotUnavailable)
+        /// The circuit breaker stayed open for longer than the upload may wait.
+        public static let circuitOpen = Code(.circuitOpen)
+        /// The upload queue is full (backpressure): submit again once an upload finishes.
+        public static let queueFull = Code(.queueFull)
+        /// The Merkle tree or commitment chain refused a chunk (more chunks than it can hold).
+        public static let integrityFailed = Code(.integrityFailed)
         /// The state directory is not a directory of this user (or not mode 0700); it was left as it is.
         public static let stateDirectoryRefused = Code(.stateDirectoryRefused)
         /// A stored snapshot (or idempotency journal) is damaged; the message names the file, left as it is.

@@ -105,7 +105,8 @@ final class AppendBodySink: HTTPRequestSink, @unchecked Sendable {
 /// `ChunkSink`, which checks length, SHA-256 and CRC32C before anything is recorded.
 final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
     // @unchecked: the server calls a sink from one connection thread, one call at a time.
-    private let sink: ChunkSink
+    /// Dropped (which discards its staged bytes) as soon as the request fails, before the answer is sent.
+    private var sink: ChunkSink?
     private let context: ReceiverContext
     private let decoder: ContentDecoder?
     private let contentDigest: Digest32?
@@ -140,12 +141,13 @@ final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
                 } catch {
                     throw Self.decodingError(error, chunk: chunk)
                 }
-                if !decoded.isEmpty { try sink.write(decoded) }
+                if !decoded.isEmpty { try sink?.write(decoded) }
             } else {
-                try unsafe sink.write(piece)
+                try unsafe sink?.write(piece)
             }
         } catch {
             failure = error
+            sink = nil
         }
     }
 
@@ -161,10 +163,13 @@ final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
             failure = ReceiverError(
                 .digestMismatch, "the body does not match its Content-Digest", chunk: chunk)
         }
-        if let failure {
+        guard failure == nil, let sink else {
+            sink = nil
+            let failure = failure ?? ReceiverError(.malformedRequest, "this chunk request has already ended")
             if [.digestMismatch, .lengthMismatch, .tooLarge].contains(failure.code) { context.metrics.verifyFailed() }
             return ProblemResponse.make(failure, headers: NativeHandler.protocolHeaders)
         }
+        self.sink = nil
         do {
             let outcome = try sink.finish()
             context.metrics.bytesReceived(received)
@@ -176,7 +181,7 @@ final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
         }
     }
 
-    func interrupted() {}
+    func interrupted() { sink = nil }
 
     private static func decodingError(_ error: AetherProtocolError, chunk: Int?) -> ReceiverError {
         if error.code == .decodedTooLarge {

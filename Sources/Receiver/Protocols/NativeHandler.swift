@@ -247,7 +247,8 @@ enum NativeHandler {
     /// `HEAD /uploads/{id}` fields for a native upload (section 3.4).
     static func headFields(_ status: UploadStatus) -> [(name: String, value: String)] {
         protocolHeaders + [
-            ("Upload-Offset", String(status.offset)), ("Upload-Complete", status.isComplete ? "?1" : "?0"),
+            ("Upload-Offset", String(min(status.offset, status.record.size ?? status.offset))),
+            ("Upload-Complete", status.isComplete ? "?1" : "?0"),
             (
                 AetherWire.receivedField,
                 AetherReceivedHeader(chunks: status.storedChunks, prefix: status.prefixChunks).fieldValue

@@ -323,6 +323,8 @@ final class AppendBlobWriter: BlobWriter {
 
     func discard() {
         guard descriptor >= 0 else { return }
+        // Bytes past the recorded offset are dropped now, so a refused append leaves the file as it was.
+        try? Syscall.ftruncate(descriptor, length: start, path: path.description)
         Syscall.close(descriptor)
         descriptor = -1
     }

@@ -1,0 +1,152 @@
+import AetherIO
+import AetherTransport
+import AetherUploader
+import Dispatch
+import Glibc
+
+/// `aether upload FILE DEST [options]`: a resumable, verified upload (issue 17).
+enum UploadCommand: CLICommand {
+    static let name = "upload"
+    static let summary = "upload a file (resumable, verified): aether upload FILE DEST"
+    static let usage = """
+        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--parity]
+                                       [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
+                                       [--state-dir D] [--flags LIST] [--json] [--quiet]
+          FILE            the file to upload (a regular file; read under the change guard)
+          DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
+                          ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
+          --protocol P    use P instead of the first the server offers (native, ietf, tus, s3)
+          --parallel N    parts in flight at once, 1...64 (default: the scheduler decides; IETF and tus take 1)
+          --chunk-size N  part size such as 4M (default: the scheduler decides; the backend's limits apply)
+          --parity        ask for parity chunks on a lossy link (only a backend that takes parity gets any)
+          --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
+          --token T       send Authorization: Bearer T (--token-file F reads it from F's first line)
+          --endpoint URL  the S3 endpoint (MinIO, Ceph, R2, a test server)
+          --state-dir D   where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
+          --flags LIST    switch features on or off over the defaults (all on): -adaptive-chunking,
+                          -byzantine-sampling, -parity, -dedup, -compression (later entries win)
+          --json          one JSON event per line
+          --quiet         print nothing but errors
+        Running the same command again after an interruption or a crash resumes the earlier attempt and says so.
+        Ctrl-C pauses: the state is saved and the command to resume is printed.
+
+        """ + UploadSetup.exitCodesText
+
+    static let options: Set<String> = [
+        "protocol", "parallel", "chunk-size", "pin", "token", "token-file", "endpoint", "state-dir", "flags",
+    ]
+    static let flags: Set<String> = ["parity", "json", "quiet"]
+
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, options: options, flags: flags, positionals: 0...2)
+        let words = try parsed.positionals(exactly: 2, names: "FILE and DEST")
+        let file = words[0].path
+        let destination = words[1].text
+        let forced = try parsed.value("protocol", expected: "one of native, ietf, tus, s3") {
+            try TransportMode(name: $0)
+        }
+        var configuration = try UploadRun.configuration(parsed)
+        try UploadSetup.checkTokenOptions(parsed)
+        if file.lastComponent.isValidUTF8 {
+            // tus servers such as tuspyserver require a file name in Upload-Metadata.
+            configuration.metadata["filename"] = String(decoding: file.lastComponent.bytes, as: UTF8.self)
+        }
+        let canonical = try UploadSetup.canonical(file)
+        let key = SnapshotKey.derive(canonicalPath: canonical, destination: destination)
+        return try await UploadRun.run(
+            file: file, destination: destination, forced: forced, endpoint: parsed.option("endpoint"), key: key,
+            configuration: configuration, arguments: parsed)
+    }
+}
+
+/// The part of `upload` that `resume` shares.
+enum UploadRun {
+    static func configuration(_ parsed: Arguments) throws -> UploadConfiguration {
+        var configuration = UploadConfiguration(parity: parsed.flag("parity"), contentType: "application/octet-stream")
+        if let list = parsed.option("flags") { configuration.flags = try FeatureFlags(parsing: list) }
+        if parsed.option("parallel") != nil {
+            configuration.parallel = try parsed.integer("parallel", default: 1, in: 1...64)
+        }
+        if parsed.option("chunk-size") != nil {
+            configuration.chunkSize = try parsed.integer("chunk-size", default: 1, in: 1...(256 << 20))
+        }
+        return configuration
+    }
+
+    static func run(
+        file: FilePath, destination: String, forced: TransportMode?, endpoint: String?, key: String,
+        configuration: UploadConfiguration, arguments: Arguments
+    ) async throws -> Int32 {
+        let view = UploadProgressView(id: key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
+        let store = try UploadSetup.store(arguments)
+        let token = try UploadSetup.token(arguments)
+        let client = try UploadSetup.client(arguments)
+        defer { client.shutDown() }
+        let detected = try await UploadSetup.backend(
+            destination: destination, forced: forced, endpoint: endpoint, token: token, client: client)
+        if let reason = detected.fallbackReason { view.note(reason) }
+        let uploader = ChunkedUploader(
+            target: .init(
+                file: file, destination: destination, protocolName: detected.mode.description, endpoint: endpoint),
+            backend: detected.backend, snapshots: store, snapshotKey: key, configuration: configuration)
+        let task = Task { try await uploader.run { view.handle($0) } }
+        let signals = UploadSignals { task.cancel() }
+        defer { signals.stop() }
+        do {
+            _ = try await task.value
+            return UploadSetup.Exit.done
+        } catch let error as UploaderError {
+            view.finishBar()
+            switch error.code {
+            case .cancelled:
+                let hint =
+                    "paused; resume with: aether resume \(key)"
+                    + (arguments.option("state-dir").map { " --state-dir \($0)" } ?? "")
+                if view.mode == .json {
+                    view.json(EventJSON(event: "paused", id: key, message: hint, exit: UploadSetup.Exit.paused))
+                } else {
+                    StandardError.write("aether: upload \(key) \(hint) (or run the same command again)\n")
+                }
+                return UploadSetup.Exit.paused
+            case .verificationFailed:
+                report(error, view: view, exit: UploadSetup.Exit.verificationFailed)
+                return UploadSetup.Exit.verificationFailed
+            default:
+                report(error, view: view, exit: UploadSetup.Exit.failed)
+                return UploadSetup.Exit.failed
+            }
+        }
+    }
+
+    static func report(_ error: UploaderError, view: UploadProgressView, exit: Int32) {
+        let line = FailureAdvice.line(for: error)
+        if view.mode == .json {
+            view.json(EventJSON(event: "failed", id: view.id, message: line, exit: exit))
+        }
+        StandardError.write("aether upload: \(line)\n")
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a pause: the handler runs once, on a dispatch queue, and the default action is
+/// restored when the upload ends.
+final class UploadSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            _ = signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func stop() {
+        for source in sources { source.cancel() }
+        _ = signal(SIGINT, SIG_DFL)
+        _ = signal(SIGTERM, SIG_DFL)
+    }
+}

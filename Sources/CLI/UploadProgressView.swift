@@ -1,0 +1,253 @@
+import AetherIO
+import AetherScheduling
+import AetherTransport
+import AetherUploader
+import FoundationEssentials
+import Glibc
+import Synchronization
+
+/// Shows an upload's events: a progress bar redrawn in place (at most 10 times a second) on a terminal, a plain
+/// line every few seconds when standard output is not a terminal, one JSON object per line with `--json`, and
+/// nothing but errors with `--quiet`. Events arrive from several tasks; the state is behind a lock.
+final class UploadProgressView: Sendable {
+    enum Mode {
+        case terminal, lines, json, quiet
+    }
+
+    private struct State {
+        var lastDraw = -1.0
+        var tier = "-"
+        var drewBar = false
+        var lastFraction = -1.0
+    }
+
+    let mode: Mode
+    let id: String
+    private let clock = SystemClock()
+    private let state = Mutex(State())
+
+    init(id: String, json: Bool, quiet: Bool) {
+        self.id = id
+        if json {
+            mode = .json
+        } else if quiet {
+            mode = .quiet
+        } else {
+            mode = isatty(1) == 1 ? .terminal : .lines
+        }
+    }
+
+    func note(_ text: String) {
+        switch mode {
+        case .terminal, .lines: line(text)
+        case .json: json(EventJSON(event: "note", id: id, message: text))
+        case .quiet: break
+        }
+    }
+
+    func handle(_ event: UploadEvent) {
+        switch event {
+        case .resume(let report):
+            if mode == .json {
+                json(
+                    EventJSON(
+                        event: "resume", id: id, level: report.level.rawValue, reason: report.reason,
+                        reusedParts: report.reusedParts, reusedBytes: report.reusedBytes))
+            } else if report.level == .none {
+                note("upload \(id): starting" + (report.reason.map { " (\($0))" } ?? ""))
+            } else {
+                note(
+                    "upload \(id): resuming at \(report.level): \(report.reusedParts) parts "
+                        + "(\(Self.bytes(report.reusedBytes))) already stored" + (report.reason.map { "; \($0)" } ?? "")
+                )
+            }
+        case .tierChanged(let tier):
+            state.withLock { $0.tier = tier.tier.rawValue }
+            if mode == .json {
+                json(
+                    EventJSON(
+                        event: "tier", id: id, tier: tier.tier.rawValue, chunkSize: tier.chunkSize,
+                        parallelism: tier.parallelism))
+            }
+        case .progress(let progress): show(progress)
+        case .safetyValve(let valve):
+            if mode == .json { json(EventJSON(event: "valve", id: id, message: Self.describe(valve))) }
+        case .chunkAcknowledged(let receipt):
+            if mode == .json { json(EventJSON(event: "chunk", id: id, index: receipt.index, length: receipt.length)) }
+        case .retry(let retry):
+            switch mode {
+            case .json:
+                json(
+                    EventJSON(
+                        event: "retry", id: id, index: retry.index, attempt: retry.attempt,
+                        cause: "\(retry.cause.code): \(retry.cause.message)", delay: retry.delay))
+            case .terminal, .lines:
+                let what = retry.index >= 0 ? "part \(retry.index)" : "request"
+                StandardError.write(
+                    "\(mode == .terminal ? "\r\u{1B}[K" : "")retrying \(what) (attempt \(retry.attempt)) in "
+                        + "\(Self.oneDecimal(retry.delay)) s: \(retry.cause.code)\n")
+            case .quiet: break
+            }
+        case .completed(let outcome):
+            finishBar()
+            if mode == .json {
+                json(
+                    EventJSON(
+                        event: "completed", id: id, location: outcome.receipt.location, size: outcome.receipt.size,
+                        sha256: outcome.sha256.hex, merkleRoot: outcome.merkleRoot.hex,
+                        chainHead: outcome.chainHead.hex, serverVerified: outcome.serverVerified,
+                        partsSent: outcome.partsSent, bytesSent: outcome.bytesSent))
+            } else if mode != .quiet {
+                let checked =
+                    outcome.serverVerified.isEmpty
+                    ? "size and every part acknowledged (the protocol returns no digest)"
+                    : outcome.serverVerified.joined(separator: ", ") + " matched"
+                line(
+                    "done: \(outcome.receipt.size) bytes at \(outcome.receipt.location)\n  sha256       "
+                        + "\(outcome.sha256.hex)\n  merkle root  \(outcome.merkleRoot.hex)\n  chain head   "
+                        + "\(outcome.chainHead.hex)\n  verified     \(checked)\n  sent         \(outcome.partsSent) "
+                        + "of \(outcome.partCount) parts, \(outcome.bytesSent) bytes in this run")
+            }
+        }
+    }
+
+    /// Ends a bar drawn in place (before any other line).
+    func finishBar() {
+        let drew = state.withLock { state in
+            defer { state.drewBar = false }
+            return state.drewBar
+        }
+        if drew, mode == .terminal { StandardOutput.write("\n") }
+    }
+
+    private func show(_ progress: UploadProgress) {
+        let now = clock.monotonicSeconds()
+        let done = progress.acknowledgedBytes == progress.totalBytes
+        let tier: String? = state.withLock { state in
+            switch mode {
+            case .terminal:
+                guard done || now - state.lastDraw >= 0.1 else { return nil }
+            case .lines:
+                guard (done && state.lastFraction < 1) || now - state.lastDraw >= 2 else { return nil }
+            case .json:
+                guard done || now - state.lastDraw >= 0.1 else { return nil }
+            case .quiet: return nil
+            }
+            state.lastDraw = now
+            state.lastFraction = progress.fraction
+            if mode == .terminal { state.drewBar = true }
+            return state.tier
+        }
+        guard let tier else { return }
+        switch mode {
+        case .terminal: StandardOutput.write("\r\u{1B}[K" + Self.bar(progress, tier: tier))
+        case .lines: line(Self.summary(progress, tier: tier))
+        case .json:
+            json(
+                EventJSON(
+                    event: "progress", id: id, tier: tier, total: progress.totalBytes, sent: progress.sentBytes,
+                    acknowledged: progress.acknowledgedBytes, verified: progress.verifiedBytes,
+                    rate: progress.bytesPerSecond, displayed: progress.displayedFraction))
+        case .quiet: break
+        }
+    }
+
+    static func describe(_ valve: MultiLayerProgressTracker.Event) -> String {
+        switch valve {
+        case .wireAckDivergence(let share):
+            "wire-ack divergence: \(Int(share * 100))% of the file is sent but not acknowledged"
+        case .wireAckConverged: "wire-ack divergence closed"
+        case .ackMerkleDivergence(let unverified): "\(unverified) acknowledged bytes are not verified yet"
+        case .ackMerkleConverged: "every acknowledged byte is verified"
+        }
+    }
+
+    static func bar(_ progress: UploadProgress, tier: String) -> String {
+        let width = 24
+        let filled = min(width, Int(progress.displayedFraction * Double(width)))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            + summary(progress, tier: tier)
+    }
+
+    static func summary(_ progress: UploadProgress, tier: String) -> String {
+        let percent = Int((progress.displayedFraction * 100).rounded(.down))
+        let verified =
+            progress.totalBytes == 0 ? 100 : Int(Double(progress.verifiedBytes) * 100 / Double(progress.totalBytes))
+        var eta = progress.acknowledgedBytes == progress.totalBytes ? "0s" : "-"
+        if let seconds = progress.secondsRemaining, seconds.isFinite, seconds >= 0 {
+            eta = seconds < 1 ? "0s" : seconds < 3600 ? "\(Int(seconds))s" : "\(Int(seconds / 60))m"
+        }
+        return "\(percent)% \(bytes(progress.acknowledgedBytes))/\(bytes(progress.totalBytes)) "
+            + "\(bytes(Int64(progress.bytesPerSecond)))/s ETA \(eta) verified \(verified)% tier \(tier)"
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : oneDecimal(value) + " " + units[unit]
+    }
+
+    static func oneDecimal(_ value: Double) -> String {
+        let tenths = Int((max(0, value) * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    private func line(_ text: String) {
+        finishBar()
+        StandardOutput.write(text + "\n")
+    }
+
+    func json(_ event: EventJSON) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(event) else { return }
+        StandardOutput.write(bytes: Array(data) + [0x0A])
+    }
+}
+
+/// One `--json` line.
+struct EventJSON: Encodable {
+    var event: String
+    var id: String
+    var message: String? = nil
+    var level: Int? = nil
+    var reason: String? = nil
+    var reusedParts: Int? = nil
+    var reusedBytes: Int64? = nil
+    var tier: String? = nil
+    var chunkSize: Int64? = nil
+    var parallelism: Int? = nil
+    var total: Int64? = nil
+    var sent: Int64? = nil
+    var acknowledged: Int64? = nil
+    var verified: Int64? = nil
+    var rate: Double? = nil
+    var displayed: Double? = nil
+    var index: Int? = nil
+    var length: Int64? = nil
+    var attempt: Int? = nil
+    var cause: String? = nil
+    var delay: Double? = nil
+    var location: String? = nil
+    var size: Int64? = nil
+    var sha256: String? = nil
+    var merkleRoot: String? = nil
+    var chainHead: String? = nil
+    var serverVerified: [String]? = nil
+    var partsSent: Int? = nil
+    var bytesSent: Int64? = nil
+    var exit: Int32? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
+        case chunkSize = "chunk_size", parallelism, total, sent, acknowledged, verified, rate, displayed, index, length,
+            attempt
+        case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
+        case serverVerified = "server_verified", partsSent = "parts_sent", bytesSent = "bytes_sent", exit
+    }
+}

@@ -1,0 +1,77 @@
+import AetherIO
+import AetherTransport
+import AetherUploader
+
+/// `aether resume ID`: continues a kept upload with the file, destination and protocol it was started with.
+enum UploadResumeCommand: CLICommand {
+    static let name = "resume"
+    static let summary = "continue a paused or interrupted upload by its id"
+    static let usage = """
+        usage: aether resume ID [--parallel N] [--pin SHA256] [--token T | --token-file F] [--state-dir D]
+                                [--flags LIST] [--json] [--quiet]
+          ID   the upload's id (aether upload and aether status print it); the token is not kept: give it again
+
+        """ + UploadSetup.exitCodesText
+
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        let parsed = try Arguments(
+            arguments, options: ["parallel", "pin", "token", "token-file", "state-dir", "flags"],
+            flags: ["json", "quiet"],
+            positionals: 0...1)
+        let id = try parsed.positionals(exactly: 1, names: "ID")[0].text
+        let snapshot = try UploadKept.snapshot(id: id, parsed)
+        var configuration = try UploadRun.configuration(parsed)
+        configuration.chunkSize = Int(snapshot.partSize)
+        let file = try FilePath(bytes: snapshot.filePath)
+        if file.lastComponent.isValidUTF8 {
+            configuration.metadata["filename"] = String(decoding: file.lastComponent.bytes, as: UTF8.self)
+        }
+        return try await UploadRun.run(
+            file: file, destination: snapshot.destination,
+            forced: try TransportMode(name: snapshot.protocolName), endpoint: snapshot.endpoint, key: id,
+            configuration: configuration, arguments: parsed)
+    }
+}
+
+/// `aether cancel ID`: abandons a kept upload at the destination and removes its state.
+enum UploadCancelCommand: CLICommand {
+    static let name = "cancel"
+    static let summary = "abandon a kept upload (the destination drops it) and forget its state"
+    static let usage = """
+        usage: aether cancel ID [--pin SHA256] [--token T | --token-file F] [--state-dir D]
+          ID   the upload's id (aether status lists them)
+        exit status: 0 cancelled, 1 the destination could not be told (the state is kept; run it again),
+                     2 the command line was wrong
+        """
+
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        let parsed = try Arguments(
+            arguments, options: ["pin", "token", "token-file", "state-dir"], flags: [], positionals: 0...1)
+        let id = try parsed.positionals(exactly: 1, names: "ID")[0].text
+        let snapshot = try UploadKept.snapshot(id: id, parsed)
+        let client = try UploadSetup.client(parsed)
+        defer { client.shutDown() }
+        let detected = try await UploadSetup.backend(
+            destination: snapshot.destination, forced: try TransportMode(name: snapshot.protocolName),
+            endpoint: snapshot.endpoint, token: try UploadSetup.token(parsed), client: client)
+        do {
+            try await detected.backend.abort(snapshot.remote)
+        } catch {
+            // Already gone at the destination: only the local state is left.
+            guard error.code == .gone else { throw error }
+        }
+        try UploadSetup.store(parsed).remove(key: id)
+        StandardOutput.write("cancelled \(id)\n")
+        return ExitStatus.success
+    }
+}
+
+enum UploadKept {
+    /// The kept snapshot of `id`, or an error naming what to do.
+    static func snapshot(id: String, _ parsed: Arguments) throws -> ResumeSnapshot {
+        guard let bytes = try UploadSetup.store(parsed).load(key: id) else {
+            throw UploaderError(.invalidArgument, "no kept upload has the id \(id); aether status lists them")
+        }
+        return try ResumeSnapshot.deserialize(bytes)
+    }
+}

@@ -1,0 +1,60 @@
+import AetherIO
+import AetherTransport
+import AetherUploader
+
+/// `aether status [ID]`: the uploads whose state is kept (paused, interrupted or failed).
+enum UploadStatusCommand: CLICommand {
+    static let name = "status"
+    static let summary = "list the uploads that can be resumed, or show one"
+    static let usage = """
+        usage: aether status [ID] [--state-dir D] [--json]
+          ID             one upload (as aether upload printed it); without it, every kept upload
+          --state-dir D  where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
+          --json         one JSON object per upload and line
+        exit status: 0 listed, 1 the state cannot be read or ID is unknown, 2 the command line was wrong
+        """
+
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["state-dir"], flags: ["json"], positionals: 0...1)
+        let store = try UploadSetup.store(parsed)
+        let ids = try parsed.positionals.first.map { [$0.text] } ?? store.keys()
+        if let id = parsed.positionals.first?.text, try store.load(key: id) == nil {
+            throw UploaderError(.invalidArgument, "no kept upload has the id \(id); aether status lists them")
+        }
+        if ids.isEmpty, !parsed.flag("json") { StandardOutput.write("no uploads to resume\n") }
+        for id in ids {
+            let view = UploadProgressView(id: id, json: parsed.flag("json"), quiet: false)
+            do {
+                guard let bytes = try store.load(key: id) else { continue }
+                let snapshot = try ResumeSnapshot.deserialize(bytes)
+                let file = FilePath(bytesOrEscaped: snapshot.filePath)
+                if parsed.flag("json") {
+                    view.json(
+                        EventJSON(
+                            event: "status", id: id, message: "\(file) -> \(snapshot.destination)",
+                            tier: nil, total: snapshot.remote.size, acknowledged: snapshot.acknowledgedBytes,
+                            location: snapshot.remote.location, partsSent: snapshot.acknowledged.count))
+                } else {
+                    StandardOutput.write(
+                        "\(id)  \(snapshot.protocolName)  \(snapshot.acknowledged.count)/\(snapshot.partCount) parts  "
+                            + "\(UploadProgressView.bytes(snapshot.acknowledgedBytes))/"
+                            + "\(UploadProgressView.bytes(snapshot.remote.size))  \(file) -> \(snapshot.destination)\n")
+                }
+            } catch {
+                if parsed.flag("json") {
+                    view.json(EventJSON(event: "status", id: id, message: error.message))
+                } else {
+                    StandardOutput.write("\(id)  unreadable: \(error.message)\n")
+                }
+            }
+        }
+        return ExitStatus.success
+    }
+}
+
+extension FilePath {
+    /// The path of bytes as stored, or an escaped form when the bytes are not a valid path.
+    init(bytesOrEscaped bytes: [UInt8]) {
+        self = (try? FilePath(bytes: bytes)) ?? FilePath(String(decoding: bytes, as: UTF8.self))
+    }
+}

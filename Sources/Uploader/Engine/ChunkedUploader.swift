@@ -1,0 +1,636 @@
+public import AetherIO
+import AetherIntegrity
+public import AetherScheduling
+public import AetherTransport
+
+/// The one owner of one upload (upload-engine v2.2 ChunkedUploader): reads the file in parts with one-pass
+/// SHA-256 + CRC32C (AetherIO), adds each part's Merkle leaf and chain link in one step (AetherIntegrity), lets
+/// the fusion scheduler pick the part size and re-decide the parallelism as acknowledgements arrive
+/// (AetherScheduling, with the circuit breaker around the backend), and sends the parts through an injected
+/// `UploadBackend` (AetherTransport), retrying retryable failures with backoff. Resume goes through
+/// `EnhancedResumeManager`; the snapshot is saved after each acknowledged part. Completion compares the
+/// destination's receipt (size, and SHA-256, Merkle root and chain head where it gives them) with the local values.
+///
+/// Memory: at most `parallel` part buffers are held by sends, plus the reader's read-ahead.
+/// Cancellation (ERR-3) is checked in every loop; a cancelled upload keeps its snapshot (paused), and throws
+/// `.cancelled`. Events (ERR-5) come on a bounded `AsyncThrowingStream`.
+public actor ChunkedUploader {
+    /// What is uploaded and where, as recorded in the snapshot.
+    public struct Target: Sendable {
+        /// The file (bytes as given; the snapshot key uses the canonical path).
+        public var file: FilePath
+        /// The destination as given.
+        public var destination: String
+        /// The protocol name recorded for `aether resume` (`native`, `ietf`, `tus`, `s3`).
+        public var protocolName: String
+        /// The S3 endpoint recorded for `aether resume`, if any.
+        public var endpoint: String?
+
+        /// A target.
+        public init(file: FilePath, destination: String, protocolName: String, endpoint: String? = nil) {
+            self.file = file
+            self.destination = destination
+            self.protocolName = protocolName
+            self.endpoint = endpoint
+        }
+    }
+
+    private let target: Target
+    private let backend: any UploadBackend
+    private let resume: EnhancedResumeManager
+    private let snapshots: any SnapshotStore
+    private let configuration: UploadConfiguration
+    private let scheduler: FusionScheduler
+    private let breaker: UploadCircuitBreaker
+    private let clock: any AetherClock
+    private var state: RunState?
+
+    /// An uploader for `target` over `backend`, keeping its snapshot under `snapshotKey` in `snapshots`.
+    public init(
+        target: Target, backend: any UploadBackend, snapshots: any SnapshotStore, snapshotKey: String,
+        configuration: UploadConfiguration = UploadConfiguration(), scheduler: FusionScheduler = FusionScheduler(),
+        breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock()
+    ) {
+        self.target = target
+        self.backend = backend
+        self.resume = EnhancedResumeManager(store: snapshots, key: snapshotKey)
+        self.snapshots = snapshots
+        self.configuration = configuration
+        self.scheduler = scheduler
+        self.breaker = breaker
+        self.clock = clock
+    }
+
+    /// Runs the upload in a task and returns its events; the stream ends after `.completed` or with the error.
+    /// Ending the iteration (or cancelling the consuming task) cancels the upload, which keeps its snapshot.
+    public nonisolated func events(bufferLimit: Int = 256) -> AsyncThrowingStream<UploadEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<UploadEvent, any Error>.makeStream(
+            bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
+        let task = Task {
+            do {
+                _ = try await self.run { continuation.yield($0) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Runs the upload, passing each event to `emit`; returns the outcome (also sent as `.completed`).
+    public func run(_ emit: @escaping @Sendable (UploadEvent) -> Void) async throws(UploaderError) -> UploadOutcome {
+        try configuration.validate()
+        let fingerprint: FileFingerprint
+        do {
+            fingerprint = try FileFingerprint(path: target.file)
+        } catch {
+            throw Self.readError(error)
+        }
+        var plan = await resume.plan(fingerprint: fingerprint, destination: target.destination, backend: backend)
+        var restarts = 0
+        while true {
+            if let abandoned = plan.abandoned { try? await backend.abort(abandoned) }
+            if plan.snapshot == nil { try await resume.remove() }
+            do {
+                return try await transfer(plan: plan, fingerprint: fingerprint, emit: emit)
+            } catch let mismatch as PartMismatch {
+                // The file changed since the earlier run although its fingerprint did not: never combine versions.
+                restarts += 1
+                guard restarts <= 1 else {
+                    throw UploaderError(.fileChanged, "\(target.file) keeps changing while it is uploaded")
+                }
+                plan = .fresh(
+                    reason: "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh",
+                    abandoned: mismatch.remote)
+            } catch let error as UploaderError {
+                throw error
+            } catch is CancellationError {
+                throw UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
+            } catch {
+                throw UploaderError(.transportFailed, "\(error)")
+            }
+        }
+    }
+
+    struct PartMismatch: Error {
+        let index: Int
+        let remote: RemoteUpload
+    }
+
+    /// The part size before any measurement: the scheduler's when it has a prediction, else the NORMAL tier's.
+    static func firstChunkSize(_ decision: SchedulingDecision) -> Int {
+        guard decision.predictedBitsPerSecond > 0 else {
+            return NetworkSpeedTier.normal.strategy(availableMemoryBytes: nil).chunkSizeBytes
+        }
+        return decision.chunkSizeBytes
+    }
+
+    private func initialDecision(size: Int64) -> SchedulingDecision {
+        let capabilities = backend.capabilities
+        let context = SchedulingContext(
+            minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
+            maximumChunkBytes: Int(clamping: capabilities.maximumPartSize), maximumParts: capabilities.maximumParts,
+            totalBytes: size, parallelismCap: configuration.parallel)
+        return scheduler.decide(context)
+    }
+
+    private func transfer(
+        plan: ResumePlan, fingerprint: FileFingerprint, emit: @escaping @Sendable (UploadEvent) -> Void
+    )
+        async throws -> UploadOutcome
+    {
+        let size = fingerprint.size
+        let capabilities = backend.capabilities
+        let decision = initialDecision(size: size)
+        let canParallel = capabilities.parallelParts && capabilities.outOfOrderParts
+        let parallelLimit =
+            canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1
+        var snapshot: ResumeSnapshot
+        if let earlier = plan.snapshot {
+            snapshot = earlier
+        } else {
+            let layout: PartLayout
+            do {
+                layout = try PartLayout(
+                    objectSize: size,
+                    preferred: Int64(
+                        configuration.chunkSize
+                            ?? (configuration.flags.adaptiveChunking
+                                ? Self.firstChunkSize(decision) : ChunkReadOptions.defaultChunkSize)),
+                    capabilities: capabilities)
+            } catch {
+                throw UploaderError(.invalidArgument, error.message)
+            }
+            let sessionID = SecureRandom.bytes(16).map { String($0, radix: 16) }.joined()
+            let description = UploadDescription(
+                size: size, layout: layout, contentType: configuration.contentType, metadata: configuration.metadata,
+                chainSessionID: sessionID)
+            let backend = self.backend
+            let (remote, _) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
+                try await backend.create(description)
+            }
+            snapshot = ResumeSnapshot(
+                filePath: target.file.bytes, destination: target.destination, protocolName: target.protocolName,
+                endpoint: target.endpoint, fingerprint: ResumeSnapshot.Fingerprint(fingerprint), remote: remote,
+                partSize: layout.partSize, partCount: layout.partCount, chainSessionID: sessionID,
+                createdAt: clock.wallWholeSeconds())
+            snapshot.acknowledged = [:]
+            try await resume.save(snapshot)
+        }
+        // Parts held elsewhere but not (yet) known to this snapshot are trusted from the plan.
+        var acknowledged = plan.held
+        snapshot.acknowledged = snapshot.acknowledged.filter { acknowledged[$0.key] != nil }
+        let reused = acknowledged.values.reduce(Int64(0)) { $0 + $1.length }
+        let report = ResumeReport(
+            level: plan.level, reusedParts: plan.snapshot == nil ? 0 : acknowledged.count,
+            reusedBytes: plan.snapshot == nil ? 0 : reused, reason: plan.reason)
+        emit(.resume(report))
+
+        let parallel = min(
+            parallelLimit,
+            max(
+                1,
+                configuration.parallel
+                    ?? (configuration.flags.adaptiveChunking
+                        ? decision.parallelism : UploadConstants.maxParallelChunkUploads)))
+        var tier = decision.strategy.tier
+        emit(
+            .tierChanged(
+                TierReport(
+                    tier: tier, chunkSize: snapshot.partSize, parallelism: parallel,
+                    predictedBitsPerSecond: decision.predictedBitsPerSecond)))
+
+        let ledger = try Self.ledger(sessionID: snapshot.chainSessionID, count: snapshot.partCount)
+        let reader: FileChunkReader
+        do {
+            reader = try FileChunkReader(
+                path: target.file,
+                options: ChunkReadOptions(
+                    chunkSize: Int(snapshot.partSize), prefetchChunks: decision.strategy.prefetchChunks,
+                    heldChunks: parallelLimit))
+        } catch {
+            throw Self.readError(error)
+        }
+        guard reader.identity.size == size else {
+            throw UploaderError(.fileChanged, "\(target.file) changed size while the upload started")
+        }
+        var counters = Counters(total: size, reused: plan.snapshot == nil ? 0 : reused)
+        if plan.level == .chain { counters.verified = counters.acknowledged }
+        let tracker = MultiLayerProgressTracker(totalBytes: UInt64(size), clock: clock)
+        if counters.reused > 0 {
+            tracker.wireSent(UInt64(counters.reused))
+            tracker.acknowledged(UInt64(counters.reused), merkleVerified: plan.level == .chain)
+        }
+        let idempotency = try ChunkIdempotencyManager(
+            session: snapshot.chainSessionID, clock: clock,
+            journal: snapshots.idempotencyJournal(session: snapshot.chainSessionID))
+        emit(.progress(counters.progress(tracker.sample(), tier: tier)))
+        let remote = snapshot.remote
+        state = RunState(
+            snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
+            tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
+            tracker: tracker, started: clock.monotonicSeconds(), emit: emit)
+        defer { state = nil }
+
+        try await withThrowingTaskGroup(of: SentPart.self) { group in
+            var inFlight = 0
+            while let part = try self.nextPart() {
+                while inFlight >= self.parallelNow, let sent = try await group.next() {
+                    inFlight -= 1
+                    try await self.settle(sent, inFlight: inFlight)
+                }
+                try Task.checkCancellation()
+                inFlight += 1
+                group.addTask {
+                    try await self.send(part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit)
+                }
+            }
+            while let sent = try await group.next() {
+                inFlight -= 1
+                try Task.checkCancellation()
+                try await self.settle(sent, inFlight: inFlight)
+            }
+        }
+        try Task.checkCancellation()
+        guard let run = state else { throw UploaderError(.cancelled, "the upload stopped") }
+        snapshot = run.snapshot
+        acknowledged = run.acknowledged
+        counters = run.counters
+        tier = run.tier
+        let partsSent = run.partsSent
+        let fileSHA = run.fileHash.finalize()
+        guard acknowledged.count == snapshot.partCount, ledger.count == snapshot.partCount else {
+            throw UploaderError(
+                .fileChanged, "\(target.file) gave \(ledger.count) parts where \(snapshot.partCount) were expected")
+        }
+        var checked: [String] = []
+        if configuration.flags.byzantineSampling, let native = backend as? NativeBackend {
+            try await Self.sample(
+                native, remote, chunkHashes: run.chunkHashes, count: configuration.byzantineSampleCount)
+            checked.append("byzantine-sample")
+        }
+        let summary = ledger.summary
+        let sha256 = fileSHA
+        let completion = CompletionSummary(
+            parts: (0..<snapshot.partCount).compactMap { acknowledged[$0] }, fileSHA256: sha256,
+            merkleRoot: summary.merkleRoot, chainHead: summary.chainHead)
+        let backend = self.backend
+        let (receipt, _) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
+            try await backend.complete(remote, summary: completion)
+        }
+        guard receipt.size == size else {
+            throw UploaderError(
+                .verificationFailed, "the destination stored \(receipt.size) bytes where \(size) were sent")
+        }
+        for (name, theirs, ours) in [
+            ("sha256", receipt.serverSHA256, sha256), ("merkle-root", receipt.serverMerkleRoot, summary.merkleRoot),
+            ("chain-head", receipt.serverChainHead, summary.chainHead),
+        ] {
+            guard let theirs else { continue }
+            guard ConstantTime.equals(theirs.bytes, ours.bytes) else {
+                throw UploaderError(
+                    .verificationFailed,
+                    "the destination's \(name) does not match the local one; the stored object is not this file")
+            }
+            checked.append(name)
+        }
+        try await resume.remove()
+        snapshots.discardIdempotencyJournal(session: snapshot.chainSessionID)
+        if !checked.isEmpty {
+            let unverified = UInt64(size) - tracker.snapshot.merkleVerified
+            if unverified > 0 { emitValves(tracker.merkleVerified(unverified), emit) }
+            counters.verified = size
+        }
+        emit(.progress(counters.progress(tracker.sample(), tier: tier)))
+        let outcome = UploadOutcome(
+            receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
+            serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
+            partCount: snapshot.partCount, resume: report)
+        emit(.completed(outcome))
+        return outcome
+    }
+
+    private var parallelNow: Int { state?.parallel ?? 1 }
+
+    /// The next part to send: reads, hashes, commits to the ledger; skips parts the destination holds.
+    private func nextPart() throws -> PartToSend? {
+        guard var run = state else { return nil }
+        defer { state = run }
+        while true {
+            try Task.checkCancellation()
+            let part: PartToSend
+            if run.snapshot.remote.size == 0 {
+                guard run.nextIndex == 0 else { return nil }
+                let empty = SHA256.hash([UInt8]())
+                _ = try Self.append(run.ledger, empty)
+                run.chunkHashes.append(empty)
+                part = PartToSend(
+                    index: 0, offset: 0, body: .empty, length: 0, sha256: empty, crc32c: 0,
+                    link: run.ledger.chainHead)
+            } else {
+                guard let chunk = try Self.next(run.reader) else { return nil }
+                let hasher = run.hasher
+                let digest = unsafe chunk.withUnsafeBytes { bytes in
+                    unsafe run.fileHash.update(bytes)
+                    return unsafe hasher.digest(index: chunk.index, offset: chunk.offset, bytes: bytes)
+                }
+                _ = try Self.append(run.ledger, digest.sha256)
+                run.chunkHashes.append(digest.sha256)
+                if let known = run.knownHashes[chunk.index], known != digest.sha256 {
+                    throw PartMismatch(index: chunk.index, remote: run.snapshot.remote)
+                }
+                part = PartToSend(
+                    index: chunk.index, offset: chunk.offset, body: .chunks([chunk]), length: Int64(chunk.count),
+                    sha256: digest.sha256, crc32c: digest.crc32c, link: run.ledger.chainHead)
+            }
+            run.nextIndex += 1
+            if run.acknowledged[part.index] != nil { continue }
+            run.counters.sent += part.length
+            run.partsSent += 1
+            return part
+        }
+    }
+
+    /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
+    private func settle(_ sent: SentPart, inFlight: Int) async throws {
+        guard var run = state else { return }
+        let capabilities = backend.capabilities
+        run.acknowledged[sent.receipt.index] = sent.receipt
+        run.snapshot.acknowledged[sent.receipt.index] = ResumeSnapshot.AcknowledgedPart(
+            receipt: sent.receipt, sha256: sent.sha256.hex)
+        run.counters.acknowledged += sent.receipt.length
+        run.counters.runBytes += sent.bytesOnWire
+        let verified = !capabilities.checksums.isEmpty || sent.receipt.checksumCRC32C == sent.crc32c
+        if verified { run.counters.verified += sent.receipt.length }
+        emitValves(run.tracker.acknowledged(UInt64(sent.receipt.length), merkleVerified: verified), run.emit)
+        let now = clock.monotonicSeconds()
+        if sent.seconds > 0 {
+            scheduler.record(
+                BandwidthMeasurement(bytes: Int(sent.receipt.length), duration: sent.seconds, timestamp: now))
+        }
+        let next = scheduler.decide(
+            SchedulingContext(
+                inFlightBytes: inFlight * Int(run.snapshot.partSize),
+                minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
+                maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
+                maximumParts: capabilities.maximumParts, totalBytes: run.snapshot.remote.size,
+                parallelismCap: configuration.parallel))
+        let nextParallel =
+            configuration.flags.adaptiveChunking
+            ? min(run.parallelLimit, max(1, configuration.parallel ?? next.parallelism)) : run.parallel
+        let changed = next.strategy.tier != run.tier || nextParallel != run.parallel
+        run.tier = next.strategy.tier
+        run.parallel = nextParallel
+        state = run
+        try await resume.save(run.snapshot)
+        if changed {
+            run.emit(
+                .tierChanged(
+                    TierReport(
+                        tier: run.tier, chunkSize: run.snapshot.partSize, parallelism: run.parallel,
+                        predictedBitsPerSecond: next.predictedBitsPerSecond)))
+        }
+        run.emit(.chunkAcknowledged(sent.receipt))
+        run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
+    }
+
+    /// One attempt at sending `part`, with a fresh `Idempotency-Key` (never one of an earlier run: the journal
+    /// keeps the attempt watermark) and the progress tracker's wire layer kept in step.
+    private static func attempt(
+        _ part: PartToSend, to remote: RemoteUpload, backend: any UploadBackend, tracker: MultiLayerProgressTracker,
+        idempotency: ChunkIdempotencyManager, emit: @Sendable (UploadEvent) -> Void
+    ) async throws(TransportError) -> PartReceipt {
+        let key: IdempotencyKey
+        do {
+            key = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256).key
+        } catch {
+            throw TransportError(.invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
+        }
+        let upload = UploadPart(
+            index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
+            crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex)
+        emitValves(tracker.wireSent(UInt64(part.length)), emit)
+        do {
+            let receipt = try await backend.send(upload, to: remote)
+            idempotency.complete(key)
+            return receipt
+        } catch {
+            idempotency.release(key)
+            emitValves(tracker.wireFailed(UInt64(part.length)), emit)
+            throw error
+        }
+    }
+
+    /// Byzantine sampling (native): the destination proves it holds `count` random chunks, each hash and Merkle
+    /// proof checked against the local tree, before the upload is completed.
+    private static func sample(
+        _ backend: NativeBackend, _ remote: RemoteUpload, chunkHashes: [Digest32], count: Int
+    ) async throws(UploaderError) {
+        var indices = Set<Int>()
+        let wanted = min(count, chunkHashes.count)
+        while indices.count < wanted {
+            indices.insert(Int(SecureRandom.uniform(UInt32(clamping: chunkHashes.count))))
+        }
+        do {
+            _ = try await backend.challenge(
+                remote, indices: indices.sorted(), chunkHashes: chunkHashes, requireProofs: true)
+        } catch {
+            if error.code == .verificationFailed {
+                throw UploaderError(
+                    .verificationFailed, "the destination failed a Byzantine spot check: \(error.message)")
+            }
+            throw UploaderError(.transportFailed, "the Byzantine spot check failed: \(error.message) (\(error.code))")
+        }
+    }
+
+    private static func emitValves(
+        _ events: [MultiLayerProgressTracker.Event], _ emit: @Sendable (UploadEvent) -> Void
+    ) {
+        for event in events { emit(.safetyValve(event)) }
+    }
+
+    private nonisolated func emitValves(
+        _ events: [MultiLayerProgressTracker.Event], _ emit: @Sendable (UploadEvent) -> Void
+    ) {
+        Self.emitValves(events, emit)
+    }
+
+    private static func ledger(sessionID: String, count: Int) throws(UploaderError) -> ChunkIntegrityLedger {
+        do {
+            return try ChunkIntegrityLedger(sessionID: sessionID, plannedChunkCount: count)
+        } catch {
+            throw UploaderError(.integrityFailed, error.message)
+        }
+    }
+
+    private static func append(_ ledger: ChunkIntegrityLedger, _ digest: Digest32) throws(UploaderError)
+        -> ChunkIntegrityLedger.Entry
+    {
+        do {
+            return try ledger.append(chunkHash: digest)
+        } catch {
+            throw UploaderError(.integrityFailed, error.message)
+        }
+    }
+
+    private static func next(_ reader: FileChunkReader) throws(UploaderError) -> Chunk? {
+        do {
+            return try reader.next()
+        } catch {
+            throw readError(error)
+        }
+    }
+
+    static func readError(_ error: IOError) -> UploaderError {
+        if error.code == .fileChanged {
+            return UploaderError(.fileChanged, error.message)
+        }
+        return UploaderError(.readFailed, error.message)
+    }
+
+    /// Sends one part with retries; returns once it is acknowledged.
+    private nonisolated func send(
+        _ part: PartToSend, to remote: RemoteUpload, tracker: MultiLayerProgressTracker,
+        idempotency: ChunkIdempotencyManager, emit: @escaping @Sendable (UploadEvent) -> Void
+    ) async throws -> SentPart {
+        let start = clock.monotonicSeconds()
+        let backend = self.backend
+        let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
+            () async throws(TransportError) in
+            try await Self.attempt(
+                part, to: remote, backend: backend, tracker: tracker, idempotency: idempotency, emit: emit)
+        }
+        let onWire = Int64(attempts) * part.length
+        guard receipt.index == part.index, receipt.length == part.length else {
+            throw UploaderError(
+                .transportFailed,
+                "the destination acknowledged part \(receipt.index) of \(receipt.length) bytes for part \(part.index)")
+        }
+        return SentPart(
+            receipt: receipt, sha256: part.sha256, crc32c: part.crc32c, seconds: clock.monotonicSeconds() - start,
+            bytesOnWire: onWire)
+    }
+
+    /// Runs `operation` through the circuit breaker, retrying retryable `TransportError`s with backoff.
+    private nonisolated func withRetries<T: Sendable>(
+        index: Int, emit: @Sendable (UploadEvent) -> Void,
+        _ operation: @Sendable () async throws(TransportError) -> T
+    ) async throws -> (T, Int) {
+        var attempt = 1
+        var waitedForBreaker = 0.0
+        while true {
+            try Task.checkCancellation()
+            switch breaker.permission() {
+            case .allowed, .probe: break
+            case .refused(let retryAfter):
+                waitedForBreaker += retryAfter
+                guard waitedForBreaker <= configuration.circuitWaitLimit else {
+                    throw UploaderError(
+                        .circuitOpen,
+                        "the destination kept failing and the circuit breaker stayed open; try again later")
+                }
+                try await Self.sleep(seconds: max(retryAfter, 0.01))
+                continue
+            }
+            do {
+                let result = try await operation()
+                breaker.recordSuccess()
+                return (result, attempt)
+            } catch {
+                if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
+                breaker.recordFailure()
+                guard Self.isRetryable(error.code), attempt < configuration.maximumAttempts else {
+                    let what = index >= 0 ? "part \(index)" : "the request"
+                    throw UploaderError(
+                        .transportFailed, "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))"
+                    )
+                }
+                let base = min(
+                    configuration.maximumBackoff, configuration.initialBackoff * Double(1 << min(attempt - 1, 20)))
+                let delay = base / 2 + Double(SecureRandom.uniform(1000)) / 1000 * base / 2
+                attempt += 1
+                emit(.retry(RetryReport(index: index, attempt: attempt, cause: error, delay: delay)))
+                try await Self.sleep(seconds: delay)
+            }
+        }
+    }
+
+    private static func sleep(seconds: Double) async throws {
+        guard seconds > 0 else { return }
+        try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
+    }
+
+    /// Failures worth sending again: the network or the server had a moment, or the bytes arrived damaged.
+    static func isRetryable(_ code: TransportError.Code) -> Bool {
+        [.timedOut, .connectionClosed, .connectionRefused, .notConnected, .serverFailed, .throttled, .checksumMismatch]
+            .contains(code)
+    }
+}
+
+/// A part ready to send.
+struct PartToSend: Sendable {
+    let index: Int
+    let offset: Int64
+    let body: HTTPRequestBody
+    let length: Int64
+    let sha256: Digest32
+    let crc32c: UInt32
+    let link: Digest32
+}
+
+/// A part the destination acknowledged.
+struct SentPart: Sendable {
+    let receipt: PartReceipt
+    let sha256: Digest32
+    let crc32c: UInt32
+    let seconds: Double
+    let bytesOnWire: Int64
+}
+
+/// The mutable state of one transfer, owned by the uploader actor.
+struct RunState {
+    var snapshot: ResumeSnapshot
+    var acknowledged: [Int: PartReceipt]
+    let knownHashes: [Int: Digest32]
+    var counters: Counters
+    var tier: NetworkSpeedTier
+    var parallel: Int
+    let parallelLimit: Int
+    let reader: FileChunkReader
+    let ledger: ChunkIntegrityLedger
+    let tracker: MultiLayerProgressTracker
+    let started: Double
+    let emit: @Sendable (UploadEvent) -> Void
+    let hasher = ChunkHasher(probesCompressibility: false)
+    var fileHash = SHA256()
+    var nextIndex = 0
+    var partsSent = 0
+    var chunkHashes: [Digest32] = []
+}
+
+/// The byte counters behind `UploadProgress`.
+struct Counters {
+    let total: Int64
+    var sent: Int64
+    var acknowledged: Int64
+    var verified: Int64 = 0
+    var runBytes: Int64 = 0
+    let reused: Int64
+
+    init(total: Int64, reused: Int64) {
+        self.total = total
+        self.reused = reused
+        sent = reused
+        acknowledged = reused
+    }
+
+    var runAcknowledged: Int64 { acknowledged - reused }
+
+    func progress(_ sample: MultiLayerProgressTracker.Snapshot, tier: NetworkSpeedTier) -> UploadProgress {
+        UploadProgress(
+            totalBytes: total, sentBytes: sent, acknowledgedBytes: acknowledged, verifiedBytes: verified,
+            bytesPerSecond: sample.bytesPerSecond ?? 0, tier: tier, displayedFraction: sample.displayedFraction,
+            secondsRemaining: sample.secondsRemaining)
+    }
+}

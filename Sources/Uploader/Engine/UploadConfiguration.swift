@@ -1,0 +1,68 @@
+/// How one upload runs: sizes the caller fixes (else the fusion scheduler decides), retries, and feature switches.
+public struct UploadConfiguration: Sendable {
+    /// The part size in bytes; nil lets the fusion scheduler pick it from the tier (then the backend's limits apply).
+    public var chunkSize: Int?
+    /// The most parts in flight at once; nil lets the scheduler decide (and re-decide) it. A backend that takes
+    /// parts only in order (IETF, tus) always gets one at a time.
+    public var parallel: Int?
+    /// Asks for parity chunks on a lossy link; only backends that accept parity (`ParityAcceptingBackend`) get any.
+    public var parity: Bool
+    /// How often one part is sent before the upload fails (the first send counts).
+    public var maximumAttempts: Int
+    /// The first retry's delay in seconds; each later one doubles, up to `maximumBackoff`, with jitter.
+    public var initialBackoff: Double
+    /// The longest delay between two attempts, in seconds.
+    public var maximumBackoff: Double
+    /// How long the upload waits in total for an open circuit breaker before it fails, in seconds.
+    public var circuitWaitLimit: Double
+    /// The object's `Content-Type`, where the protocol carries one.
+    public var contentType: String?
+    /// Metadata as the protocol carries it (tus `Upload-Metadata`, S3 `x-amz-meta-*`).
+    public var metadata: [String: String]
+    /// The switchable features (all on by default): adaptive chunking, Byzantine sampling, parity, dedup,
+    /// compression. A feature runs only where the backend supports it.
+    public var flags: FeatureFlags
+    /// How many chunks a Byzantine sample challenges the destination to prove (where it answers challenges).
+    public var byzantineSampleCount: Int
+
+    /// A configuration; by default the scheduler decides sizes, a part is tried 8 times with backoff from
+    /// 0.2 s to 10 s, and an open breaker is waited for at most 120 s.
+    public init(
+        chunkSize: Int? = nil, parallel: Int? = nil, parity: Bool = false, maximumAttempts: Int = 8,
+        initialBackoff: Double = 0.2, maximumBackoff: Double = 10, circuitWaitLimit: Double = 120,
+        contentType: String? = nil, metadata: [String: String] = [:], flags: FeatureFlags = .defaults,
+        byzantineSampleCount: Int = 8
+    ) {
+        self.chunkSize = chunkSize
+        self.parallel = parallel
+        self.parity = parity
+        self.maximumAttempts = maximumAttempts
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+        self.circuitWaitLimit = circuitWaitLimit
+        self.contentType = contentType
+        self.metadata = metadata
+        self.flags = flags
+        self.byzantineSampleCount = byzantineSampleCount
+    }
+
+    /// Throws `.invalidArgument` for a value outside its range.
+    func validate() throws(UploaderError) {
+        if let chunkSize, !(1...(256 << 20)).contains(chunkSize) {
+            throw UploaderError(.invalidArgument, "chunk size \(chunkSize) is outside 1...268435456 bytes")
+        }
+        if let parallel, !(1...64).contains(parallel) {
+            throw UploaderError(.invalidArgument, "parallelism \(parallel) is outside 1...64")
+        }
+        guard (1...1024).contains(byzantineSampleCount) else {
+            throw UploaderError(
+                .invalidArgument, "the Byzantine sample count \(byzantineSampleCount) is outside 1...1024")
+        }
+        guard (1...100).contains(maximumAttempts) else {
+            throw UploaderError(.invalidArgument, "maximum attempts \(maximumAttempts) is outside 1...100")
+        }
+        guard initialBackoff >= 0, maximumBackoff >= initialBackoff, circuitWaitLimit >= 0,
+            initialBackoff.isFinite, maximumBackoff.isFinite, circuitWaitLimit.isFinite
+        else { throw UploaderError(.invalidArgument, "backoff and wait limits must be finite and ordered") }
+    }
+}

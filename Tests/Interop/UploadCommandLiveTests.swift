@@ -1,0 +1,192 @@
+import AetherIO
+import Foundation
+import Testing
+
+/// An `aether upload|status|resume` child with its own environment; output in files, read while it runs.
+final class UploadChild: @unchecked Sendable {
+    // @unchecked: Process is used from the creating test only; the files are read after writes land.
+    let process = Process()
+    let directory: String
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        directory = try SessionLive.temporaryDirectory()
+        _ = FileManager.default.createFile(atPath: directory + "/out", contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/err", contents: nil)
+        process.executableURL = URL(fileURLWithPath: SessionLive.aetherPath)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle(forWritingAtPath: directory + "/out")
+        process.standardError = FileHandle(forWritingAtPath: directory + "/err")
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var stdout: String { (try? String(contentsOfFile: directory + "/out", encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? "" }
+
+    /// The `--json` events printed so far.
+    var events: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    func wait(timeout: Double = 120) throws -> Int32 {
+        try SessionLive.wait("aether \(process.arguments?.first ?? "") to exit", timeout: timeout) {
+            !process.isRunning
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, UploadChild) {
+        let child = try UploadChild(arguments, environment: environment)
+        return (try child.wait(), child)
+    }
+}
+
+@Suite(.serialized) struct UploadCommandLiveTests: SeededContent {
+    /// A file of `count` seeded bytes in a fresh directory, and a state directory beside it.
+    static func file(_ count: Int, seed: UInt64) throws -> (path: String, state: String, content: [UInt8]) {
+        let directory = try SessionLive.temporaryDirectory()
+        let content = Self.bytes(count, seed: seed)
+        try Data(content).write(to: URL(fileURLWithPath: directory + "/input.bin"))
+        return (directory + "/input.bin", directory + "/state", content)
+    }
+
+    static func completed(_ child: UploadChild) throws -> [String: Any] {
+        try #require(
+            child.events.last { $0["event"] as? String == "completed" },
+            "no completed event: \(child.stdout) \(child.stderr)")
+    }
+
+    @Test func anUploadToTuspyserverIsByteIdentical() throws {
+        let peer = try TusPeerProcess.get()
+        let (path, state, content) = try Self.file(1_500_000, seed: 71)
+        let (status, child) = try UploadChild.run([
+            "upload", path, peer.tusURL("files"), "--state-dir", state, "--json", "--chunk-size", "256K",
+        ])
+        #expect(status == 0, "\(child.stderr)")
+        let done = try Self.completed(child)
+        let location = try #require(done["location"] as? String)
+        #expect(try peer.storedOnTusServer("files", location) == content)
+        #expect(done["sha256"] as? String == SHA256.hash(content).hex)
+        #expect(child.events.contains { $0["event"] as? String == "resume" && $0["level"] as? Int == 0 })
+    }
+
+    @Test func anUploadToTheIETFPeerIsByteIdentical() throws {
+        let peer = try IETFPeerProcess.get()
+        let (path, state, content) = try Self.file(700_001, seed: 72)
+        let (status, child) = try UploadChild.run([
+            "upload", path, peer.creationURL("normal"), "--state-dir", state, "--json", "--chunk-size", "64K",
+        ])
+        #expect(status == 0, "\(child.stderr)")
+        let location = try #require(try Self.completed(child)["location"] as? String)
+        #expect(peer.stored(location) == content)
+    }
+
+    @Test func anUploadToMotoS3IsByteIdentical() throws {
+        let peer = try S3PeerProcess.get()
+        let (path, state, content) = try Self.file((5 << 20) + 12_345, seed: 73)
+        let key = "cli/\(UUID().uuidString).bin"
+        let (status, child) = try UploadChild.run(
+            [
+                "upload", path, "s3://\(peer.bucket)/\(key)", "--endpoint", peer.endpoint, "--state-dir", state,
+                "--json",
+            ],
+            environment: [
+                "AWS_ACCESS_KEY_ID": peer.accessKeyID, "AWS_SECRET_ACCESS_KEY": peer.secretAccessKey,
+                "AWS_REGION": "us-east-1",
+            ])
+        #expect(status == 0, "\(child.stderr)")
+        _ = try Self.completed(child)
+        let object = try peer.object(key)
+        #expect(object.size == content.count)
+        #expect(object.sha256 == SHA256.hash(content).hex)
+    }
+
+    /// Interrupts `aether upload` once `acknowledged` parts were acknowledged, with `signal`; returns the exit status.
+    static func interrupt(_ arguments: [String], after acknowledged: Int, with number: Int32) throws -> (
+        Int32, UploadChild
+    ) {
+        let child = try UploadChild(arguments)
+        try SessionLive.wait("\(acknowledged) acknowledged parts", timeout: 60) {
+            child.events.filter { $0["event"] as? String == "chunk" }.count >= acknowledged || !child.process.isRunning
+        }
+        child.signal(number)
+        return (try child.wait(), child)
+    }
+
+    @Test func ctrlCPausesAndTheSameCommandResumesWithoutResendingStoredParts() throws {
+        let peer = try IETFPeerProcess.get()
+        let (path, state, content) = try Self.file(6_000_000, seed: 74)
+        let arguments = [
+            "upload", path, peer.creationURL("normal"), "--state-dir", state, "--json", "--chunk-size", "16K",
+        ]
+        let (status, first) = try Self.interrupt(arguments, after: 20, with: SIGINT)
+        #expect(status == 3, "\(first.stdout) \(first.stderr)")
+        let paused = try #require(first.events.last)
+        #expect(paused["event"] as? String == "paused")
+        let id = try #require(paused["id"] as? String)
+        #expect((paused["message"] as? String)?.contains("aether resume \(id)") == true)
+        let sentBefore = first.events.filter { $0["event"] as? String == "chunk" }.count
+
+        let (status2, listed) = try UploadChild.run(["status", "--state-dir", state])
+        #expect(status2 == 0)
+        #expect(listed.stdout.contains(id))
+
+        let (resumed, second) = try UploadChild.run(arguments)
+        #expect(resumed == 0, "\(second.stderr)")
+        let resume = try #require(second.events.first { $0["event"] as? String == "resume" })
+        #expect((resume["level"] as? Int ?? 0) >= 2)
+        let reused = try #require(resume["reused_parts"] as? Int)
+        #expect(reused >= sentBefore)
+        let partCount = (content.count + 16_383) / 16_384
+        let sentAfter = second.events.filter { $0["event"] as? String == "chunk" }.count
+        #expect(sentAfter == partCount - reused)
+        let location = try #require(try Self.completed(second)["location"] as? String)
+        #expect(peer.stored(location) == content)
+        #expect(try UploadChild.run(["status", "--state-dir", state]).1.stdout.contains(id) == false)
+    }
+
+    @Test func killDashNineMidwayThenTheSameCommandResumes() throws {
+        let peer = try TusPeerProcess.get()
+        let (path, state, content) = try Self.file(4_000_000, seed: 75)
+        let arguments = [
+            "upload", path, peer.tusURL("files"), "--state-dir", state, "--json", "--chunk-size", "16K",
+        ]
+        let (status, _) = try Self.interrupt(arguments, after: 30, with: SIGKILL)
+        #expect(status == SIGKILL || status == 128 + SIGKILL || status == 9)
+        let (resumed, second) = try UploadChild.run(arguments)
+        #expect(resumed == 0, "\(second.stderr)")
+        let resume = try #require(second.events.first { $0["event"] as? String == "resume" })
+        #expect((resume["level"] as? Int ?? 0) >= 2)
+        #expect((resume["reused_parts"] as? Int ?? 0) >= 30)
+        let location = try #require(try Self.completed(second)["location"] as? String)
+        #expect(try peer.storedOnTusServer("files", location) == content)
+    }
+
+    @Test func helpDocumentsTheExitCodesAndBadArgumentsExitTwo() throws {
+        let (help, child) = try UploadChild.run(["help", "upload"])
+        #expect(help == 0)
+        #expect(child.stdout.contains("3  paused"))
+        #expect(child.stdout.contains("4  the destination's receipt does not match"))
+        #expect(try UploadChild.run(["upload", "only-one"]).0 == 2)
+        #expect(try UploadChild.run(["upload", "a", "b", "--token", "x", "--token-file", "y"]).0 == 2)
+        #expect(try UploadChild.run(["upload", "a", "b", "--parallel", "0"]).0 == 2)
+        #expect(try UploadChild.run(["upload", "--help"]).0 == 0)
+        let (missing, failed) = try UploadChild.run(["upload", "/nonexistent/file", "s3://bucket/key"])
+        #expect(missing == 1)
+        #expect(failed.stderr.contains("check the path"))
+    }
+}

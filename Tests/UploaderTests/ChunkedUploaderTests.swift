@@ -1,0 +1,365 @@
+import AetherIO
+import AetherScheduling
+import AetherTransport
+import FoundationEssentials
+import Synchronization
+import Testing
+
+@testable import AetherUploader
+
+/// A temporary directory with a file to upload and a state directory; removed by `clean()`.
+struct UploadFixture {
+    let directory: String
+    let file: String
+    let stateDirectory: String
+
+    init(bytes: [UInt8]) throws {
+        directory =
+            FileManager.default.temporaryDirectory.path + "/aether-uploader-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        file = directory + "/input.bin"
+        stateDirectory = directory + "/state"
+        try write(bytes)
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        try AtomicFile.write(bytes, to: file)
+    }
+
+    func store() throws -> VaultSnapshotStore {
+        try VaultSnapshotStore(stateDirectory: UploadStateDirectory(path: FilePath(stateDirectory)))
+    }
+
+    var key: String { SnapshotKey.derive(canonicalPath: FilePath(file), destination: "memory://dest") }
+
+    func uploader(
+        _ backend: InMemoryBackend, chunkSize: Int = 64 << 10, parallel: Int? = 4, breaker: UploadCircuitBreaker? = nil
+    ) throws -> ChunkedUploader {
+        ChunkedUploader(
+            target: .init(file: FilePath(file), destination: "memory://dest", protocolName: "native"),
+            backend: backend, snapshots: try store(), snapshotKey: key,
+            configuration: UploadConfiguration(
+                chunkSize: chunkSize, parallel: parallel, initialBackoff: 0.001, maximumBackoff: 0.004),
+            breaker: breaker ?? UploadCircuitBreaker(configuration: Self.lenientBreaker))
+    }
+
+    static var lenientBreaker: CircuitBreakerStateMachine.Configuration {
+        var configuration = CircuitBreakerStateMachine.Configuration()
+        configuration.minimumRequests = 1000
+        return configuration
+    }
+
+    func clean() { try? FileManager.default.removeItem(atPath: directory) }
+
+    static func seeded(_ count: Int, seed: UInt64) -> [UInt8] {
+        var generator = SplitMix64(seed: seed)
+        return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+    }
+}
+
+/// Collects events in order.
+final class EventLog: Sendable {
+    let events = Mutex<[UploadEvent]>([])
+    func record(_ event: UploadEvent) { events.withLock { $0.append(event) } }
+    var resume: ResumeReport? {
+        events.withLock { events in
+            for case .resume(let report) in events { return report }
+            return nil
+        }
+    }
+    var retries: [RetryReport] {
+        events.withLock { events in events.compactMap { if case .retry(let r) = $0 { r } else { nil } } }
+    }
+    var acknowledged: [Int] {
+        events.withLock { events in
+            events.compactMap { if case .chunkAcknowledged(let r) = $0 { r.index } else { nil } }
+        }
+    }
+}
+
+/// The task of a running upload, for a backend hook to cancel.
+final class TaskHolder: Sendable {
+    let task = Mutex<Task<UploadOutcome, any Error>?>(nil)
+    func cancel() { task.withLock { $0?.cancel() } }
+}
+
+/// Runs `uploader` until it ends (the backend hook cancels it through `holder`); returns the thrown error.
+func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async -> (any Error)? {
+    let task = Task { try await uploader.run { _ in } }
+    holder.task.withLock { $0 = task }
+    do {
+        _ = try await task.value
+        return nil
+    } catch {
+        return error
+    }
+}
+
+@Suite struct ChunkedUploaderTests {
+    @Test func uploadCompletesByteIdenticalDespiteFailuresAndReordering() async throws {
+        let content = UploadFixture.seeded(1_000_003, seed: 1)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        backend.state.withLock {
+            $0.failures = [.connectionClosed, .serverFailed, .timedOut]
+            $0.dropAcknowledgement = [3, 7]
+        }
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend).run { log.record($0) }
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(outcome.partCount == 16)
+        #expect(outcome.sha256 == SHA256.hash(content))
+        #expect(outcome.serverVerified == ["sha256", "merkle-root", "chain-head"])
+        #expect(log.retries.count == 5)
+        #expect(log.retries.map(\.cause.code).contains(.connectionClosed))
+        #expect(Set(log.acknowledged) == Set(0..<16))
+        #expect(log.resume?.level == ResumeLevel.none)
+        // Completion removes the snapshot.
+        #expect(try fixture.store().load(key: fixture.key) == nil)
+        guard case .completed = log.events.withLock({ $0.last }) else {
+            Issue.record("the last event is not .completed")
+            return
+        }
+    }
+
+    @Test func anEmptyFileUploadsAsOneEmptyPart() async throws {
+        let fixture = try UploadFixture(bytes: [])
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        let outcome = try await fixture.uploader(backend).run { _ in }
+        #expect(backend.object(outcome.receipt.location) == [])
+        #expect(outcome.partCount == 1)
+    }
+
+    @Test func resumeAfterCancelSendsOnlyTheUnacknowledgedParts() async throws {
+        let content = UploadFixture.seeded(40 * 16_384, seed: 2)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 12 { holder.cancel() }
+        }
+        let error = await runUntilCancelled(
+            try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        #expect((error as? UploaderError)?.code == .cancelled)
+        let storedBefore = backend.state.withLock { $0.uploads.values.first?.parts.count ?? 0 }
+        #expect(storedBefore >= 12 && storedBefore < 40)
+        #expect(try fixture.store().load(key: fixture.key) != nil)
+        let sendsBefore = backend.state.withLock { $0.sends.count }
+
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384, parallel: 4).run { log.record($0) }
+        let sendsAfter = backend.state.withLock { Array($0.sends[sendsBefore...]) }
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(sendsAfter.count == 40 - storedBefore)
+        #expect(Set(sendsAfter).count == sendsAfter.count)
+        #expect(outcome.partsSent == 40 - storedBefore)
+        #expect(log.resume?.reusedParts == storedBefore)
+        #expect(log.resume?.level == .chain)
+        #expect(backend.state.withLock { $0.created } == 1)
+    }
+
+    @Test func aFileChangedBetweenRunsFailsLevelOneAndNeverStoresAMix() async throws {
+        let content = UploadFixture.seeded(30 * 16_384, seed: 3)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 10 { holder.cancel() }
+        }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        var changed = content
+        for index in stride(from: 0, to: changed.count, by: 4096) { changed[index] ^= 0xFF }
+        try fixture.write(changed)
+
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { log.record($0) }
+        #expect(log.resume?.level == ResumeLevel.none)
+        #expect(log.resume?.reason?.contains("level 1") == true)
+        #expect(backend.object(outcome.receipt.location) == changed)
+        #expect(backend.state.withLock { $0.created } == 2)
+        #expect(backend.state.withLock { $0.aborted.count } == 1)
+        #expect(outcome.partsSent == 30)
+    }
+
+    @Test func aDamagedSnapshotIsReportedAndTheUploadRestartsSafely() async throws {
+        let content = UploadFixture.seeded(20 * 16_384, seed: 4)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 5 { holder.cancel() }
+        }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        let path = try fixture.store().vault.path(for: fixture.key)
+        var bytes = try GuardedFile(path: path).readAll(maximumBytes: 1 << 20)
+        bytes[bytes.count - 3] ^= 0x01
+        try AtomicFile.write(bytes, to: path, options: .secret)
+        #expect { try fixture.store().load(key: fixture.key) } throws: {
+            ($0 as? UploaderError)?.code == .snapshotDamaged
+        }
+
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { log.record($0) }
+        #expect(log.resume?.level == ResumeLevel.none)
+        #expect(log.resume?.reason?.contains("damaged") == true)
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(outcome.partsSent == 20)
+    }
+
+    @Test func aLyingReceiptIsVerificationFailed() async throws {
+        let fixture = try UploadFixture(bytes: UploadFixture.seeded(100_000, seed: 5))
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        backend.state.withLock { $0.lieInReceipt = true }
+        await #expect {
+            _ = try await fixture.uploader(backend).run { _ in }
+        } throws: { ($0 as? UploaderError)?.code == .verificationFailed }
+        // The snapshot stays: the user decides what to do with the destination.
+        #expect(try fixture.store().load(key: fixture.key) != nil)
+    }
+
+    @Test func aChainHeadThatDoesNotMatchFailsLevelThreeAndStartsFresh() async throws {
+        let content = UploadFixture.seeded(20 * 16_384, seed: 6)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 6 { holder.cancel() }
+        }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        backend.state.withLock { $0.lieInChain = true }
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { log.record($0) }
+        #expect(log.resume?.level == ResumeLevel.none)
+        #expect(log.resume?.reason?.contains("level 3") == true)
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(outcome.partsSent == 20)
+    }
+
+    @Test func aNonRetryableFailureIsATypedErrorAfterOneAttempt() async throws {
+        let fixture = try UploadFixture(bytes: UploadFixture.seeded(50_000, seed: 7))
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        backend.state.withLock { $0.failures = [.accessDenied] }
+        await #expect {
+            _ = try await fixture.uploader(backend, parallel: 1).run { _ in }
+        } throws: { ($0 as? UploaderError)?.code == .transportFailed }
+        #expect(backend.state.withLock { $0.sends.count } == 1)
+    }
+
+    @Test func retriesStopAtTheConfiguredAttempts() async throws {
+        let fixture = try UploadFixture(bytes: UploadFixture.seeded(10_000, seed: 8))
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        backend.state.withLock { $0.failures = Array(repeating: .serverFailed, count: 20) }
+        await #expect {
+            _ = try await fixture.uploader(backend, parallel: 1).run { _ in }
+        } throws: { ($0 as? UploaderError)?.code == .transportFailed }
+        #expect(backend.state.withLock { $0.sends.count } == 8)
+    }
+
+    @Test func partsInFlightNeverExceedTheParallelism() async throws {
+        let content = UploadFixture.seeded(64 * 16_384, seed: 9)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384, parallel: 3).run { log.record($0) }
+        #expect(backend.object(outcome.receipt.location) == content)
+        let progress = log.events.withLock { events in
+            events.compactMap { if case .progress(let p) = $0 { p } else { nil } }
+        }
+        for step in progress {
+            #expect(step.sentBytes - step.acknowledgedBytes <= 3 * 16_384)
+        }
+        #expect(progress.last?.acknowledgedBytes == Int64(content.count))
+    }
+
+    @Test func everyAttemptCarriesItsOwnIdempotencyKeyAndAResumeNeverReusesOne() async throws {
+        let content = UploadFixture.seeded(20 * 16_384, seed: 10)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 8 { holder.cancel() }
+        }
+        backend.state.withLock { $0.failures = [.connectionClosed, .timedOut] }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        let firstRun = backend.state.withLock { $0.idempotencyKeys.count }
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { _ in }
+        #expect(backend.object(outcome.receipt.location) == content)
+        let keys = backend.state.withLock { $0.idempotencyKeys }
+        #expect(keys.allSatisfy { $0?.count == 64 })
+        #expect(Set(keys.compactMap { $0 }).count == keys.count)
+        #expect(keys.count > firstRun)
+    }
+
+    @Test func theDisplayedShareNeverGoesBackAndEndsAtOne() async throws {
+        let content = UploadFixture.seeded(40 * 16_384, seed: 11)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let log = EventLog()
+        _ = try await fixture.uploader(InMemoryBackend(), chunkSize: 16_384).run { log.record($0) }
+        let shown = log.events.withLock { events in
+            events.compactMap { if case .progress(let p) = $0 { p.displayedFraction } else { nil } }
+        }
+        #expect(shown.count > 10)
+        #expect(zip(shown, shown.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(shown.last == 1)
+    }
+
+    @Test func withoutAdaptiveChunkingThePartSizeIsTheFixedDefault() async throws {
+        let content = UploadFixture.seeded(5 << 20, seed: 12)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        var flags = FeatureFlags.defaults
+        flags.set(.adaptiveChunking, false)
+        let uploader = ChunkedUploader(
+            target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+            backend: InMemoryBackend(), snapshots: try fixture.store(), snapshotKey: fixture.key,
+            configuration: UploadConfiguration(flags: flags))
+        let log = EventLog()
+        let outcome = try await uploader.run { log.record($0) }
+        #expect(outcome.partCount == 2)
+        let tiers = log.events.withLock { events in
+            events.compactMap { if case .tierChanged(let t) = $0 { t } else { nil } }
+        }
+        #expect(Set(tiers.map(\.parallelism)) == [UploadConstants.maxParallelChunkUploads])
+        #expect(Set(tiers.map(\.chunkSize)) == [Int64(ChunkReadOptions.defaultChunkSize)])
+    }
+
+    @Test func aPartThatReadsDifferentlyThanItsSnapshotDigestRestartsFreshAndStoresNoMix() async throws {
+        let content = UploadFixture.seeded(24 * 16_384, seed: 13)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 8 { holder.cancel() }
+        }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        // The fingerprint still matches, but the snapshot says part 2 had other bytes (as after an in-place edit
+        // that kept size, mtime and the first 4 KiB); the destination keeps no chain, so level 3 cannot see it.
+        backend.state.withLock { $0.reportsChain = false }
+        let store = try fixture.store()
+        var snapshot = try ResumeSnapshot.deserialize(try #require(try store.load(key: fixture.key)))
+        let part = try #require(snapshot.acknowledged[2])
+        snapshot.acknowledged[2] = .init(receipt: part.receipt, sha256: SHA256.hash([9, 9, 9]).hex)
+        try store.save(try snapshot.serialized(), key: fixture.key)
+
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384).run { log.record($0) }
+        let reports = log.events.withLock { events in
+            events.compactMap { if case .resume(let report) = $0 { report } else { nil } }
+        }
+        #expect(reports.count == 2)
+        #expect(reports.first?.level ?? .none >= .server)
+        #expect(reports.last?.level == ResumeLevel.none)
+        #expect(reports.last?.reason?.contains("part 2 differs") == true)
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(backend.state.withLock { $0.created } == 2)
+        #expect(backend.state.withLock { $0.aborted.count } == 1)
+        #expect(outcome.partsSent == 24)
+    }
+}
