@@ -18,6 +18,7 @@ struct BenchMain {
         TransportBench.self,
         ReceiverBench.self,
         VaultBench.self,
+        E2EBench.self,
     ]
 
     static func main() async {
