@@ -160,6 +160,9 @@ let package = Package(
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "AetherBenchTests", dependencies: ["aether-bench"], path: "Tests/BenchTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "AetherInteropTests",
             dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport"],
             path: "Tests/Interop", exclude: ["peers", "requirements.txt"], swiftSettings: swiftSettings),

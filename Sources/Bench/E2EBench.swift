@@ -28,14 +28,7 @@ enum E2EBench: BenchSuite {
     static let trace = "lte_belgium_ghent/report_bus_0003.json"
 
     static func run(options: [String]) async throws {
-        let lines =
-            try option("--lines", in: options).map { value in
-                let names = value.split(separator: ",").map(String.init)
-                guard !names.isEmpty, names.allSatisfy(allLines.contains) else {
-                    throw BenchError("--lines takes a comma-separated list of \(allLines.joined(separator: ", "))")
-                }
-                return names
-            } ?? allLines
+        let lines = try lines(option("--lines", in: options))
         let sizeMiB = try mebibytes(option("--size-mib", in: options), default: 1024)
         let linkMiB = try mebibytes(option("--link-mib", in: options), default: 64)
         let tracesDirectory = try option("--traces", in: options)
@@ -44,13 +37,13 @@ enum E2EBench: BenchSuite {
         guard unsafe mkdir(directory, 0o700) == 0 else { throw BenchError("cannot create \(directory)") }
         defer { _ = IOBaseline.run(["/bin/rm", "-rf", directory]) }
         guard let tools = try E2ETools(directory: directory) else { return }
-        print("e2e: load average \(IOBench.loadAverage()); times are wall seconds, ratios Aether/baseline")
+        say("e2e: load average \(IOBench.loadAverage()); times are wall seconds, ratios Aether/baseline")
 
         if lines.contains("s3") { try await s3Line(tools: tools, sizeMiB: sizeMiB) }
         let linked = lines.filter { $0 != "s3" }
         guard !linked.isEmpty else { return }
         if let reason = LinkLab.unavailableReason() {
-            print("e2e: \(linked.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
+            say("e2e: \(linked.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
             return
         }
         if linked.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
@@ -58,6 +51,22 @@ enum E2EBench: BenchSuite {
             let path = (tracesDirectory ?? tools.projectRoot + "/Traces") + "/" + trace
             try await mobileLine(tools: tools, sizeMiB: linkMiB, trace: LinkTrace(path: path))
         }
+    }
+
+    /// The lines `--lines` names (comma-separated), every line without it.
+    static func lines(_ text: String?) throws -> [String] {
+        guard let text else { return allLines }
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard names.allSatisfy(allLines.contains) else {
+            throw BenchError("--lines takes a comma-separated list of \(allLines.joined(separator: ", ")), not \(text)")
+        }
+        return names
+    }
+
+    /// Prints `line` and flushes it, so each line shows as soon as it is measured when stdout is a file.
+    static func say(_ line: String) {
+        print(line)
+        _ = fflush(nil)
     }
 
     static func option(_ name: String, in options: [String]) throws -> String? {
@@ -118,10 +127,10 @@ enum E2EBench: BenchSuite {
         }
         let oursMedian = IOBench.median(aether)
         let theirsMedian = IOBench.median(boto3)
-        print(
+        say(
             Measure.pad("e2e_s3_\(label(sizeMiB))_moto", 28) + Measure.pad(seconds(oursMedian), 12)
                 + "time_ratio_vs_boto3=\(ratio(oursMedian / theirsMedian))  (target <= 1.0)")
-        print(
+        say(
             Measure.pad("  boto3 upload_file", 28) + Measure.pad(seconds(theirsMedian), 12)
                 + "(default TransferConfig, same moto on 127.0.0.1, median of 3, alternating)")
     }
@@ -141,7 +150,6 @@ enum E2EBench: BenchSuite {
         var aether: [Double] = []
         var aetherResent: [Int64] = []
         for run in 0..<3 {
-            let before = try lab.payloadBytes()
             raw.append(try await tools.rawStream(file: file, lab: lab, port: 9000 + run, name: "badlink-raw-\(run)"))
             let middle = try lab.payloadBytes()
             aether.append(
@@ -149,7 +157,6 @@ enum E2EBench: BenchSuite {
                     file: file, servers: servers, name: "badlink-aether-\(run)", deadline: .infinity
                 ).seconds)
             let after = try lab.payloadBytes()
-            _ = before
             aetherResent.append(after - middle - Int64(sizeMiB << 20))
         }
         let rawMedian = IOBench.median(raw)
@@ -161,14 +168,14 @@ enum E2EBench: BenchSuite {
         let tuspy = try await tools.tuspy(
             file: file, url: servers.tusURL, name: "badlink-tuspy", deadline: .infinity)
         extra += "  tuspy=\(ratio(tuspy.seconds / rawMedian))"
-        print(
+        say(
             Measure.pad("e2e_badlink_\(label(sizeMiB))", 28) + Measure.pad(seconds(oursMedian), 12)
                 + "time_ratio_vs_raw_tcp=\(ratio(oursMedian / rawMedian))  (target <= 1.05)" + extra)
-        print(
+        say(
             Measure.pad("  raw TCP stream", 28) + Measure.pad(seconds(rawMedian), 12)
                 + "(20 Mbit/s htb, 3% random loss, veth into a namespace; median of 3; boto3, tuspy: one run,"
                 + " time / raw)")
-        print(
+        say(
             Measure.pad("  aether re-sent", 28)
                 + aetherResent.map { mebibytesText($0) }.joined(separator: ", ")
                 + "  (payload that crossed the link less the file)")
@@ -248,15 +255,15 @@ enum E2EBench: BenchSuite {
         let ratios = results.dropFirst().map {
             "time_ratio_vs_\($0.name)=\(ratio(ours.finish.seconds / $0.finish.seconds))"
         }
-        print(
+        say(
             Measure.pad("e2e_mobile_\(label(sizeMiB))", 28) + Measure.pad(seconds(ours.finish.seconds), 12)
                 + ratios.joined(separator: "  ") + "  (target <= 0.8)")
-        print(
+        say(
             Measure.pad("  link limit", 28) + Measure.pad(seconds(limit), 12)
                 + "(\(trace.name), mean \(Measure.formatted(trace.meanMbit, decimals: 1)) Mbit/s, 1% loss,"
                 + " resets 1.5 s every 20 s; stopped at 3x)")
         for result in results {
-            print(Measure.pad("  \(result.name)", 28) + Measure.pad(time(result), 12) + resent(result))
+            say(Measure.pad("  \(result.name)", 28) + Measure.pad(time(result), 12) + resent(result))
         }
     }
 }

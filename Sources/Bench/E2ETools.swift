@@ -38,7 +38,7 @@ struct E2ETools {
         let beside = IOBaseline.executableDirectory()
         aether = beside + "/aether"
         guard unsafe access(aether, X_OK) == 0 else {
-            print("e2e: skipped: \(aether) is missing; build it with `swift build -c release`")
+            E2EBench.say("e2e: skipped: \(aether) is missing; build it with `swift build -c release`")
             return nil
         }
         // The project root: the first parent of the build directory holding `.venv` (scripts/setup-venv.sh).
@@ -47,7 +47,7 @@ struct E2ETools {
             root = root.lastIndex(of: "/").map { String(root[..<$0]) } ?? ""
         }
         guard !root.isEmpty else {
-            print("e2e: skipped: the Python venv is missing; run scripts/setup-venv.sh (or make venv)")
+            E2EBench.say("e2e: skipped: the Python venv is missing; run scripts/setup-venv.sh (or make venv)")
             return nil
         }
         projectRoot = root
