@@ -71,7 +71,7 @@ enum BenchArguments {
             "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
             "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
             "  --size-mib N   transport: the bulk PUT's size in MiB (default 1024); e2e: the S3 upload's size",
-            "  --link-mib N   e2e: the upload size on the emulated links in MiB (default 64)",
+            "  --link-mib N   e2e: the bad link's upload size in MiB (default 64); the mobile link's is twice it",
             "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile (default all)",
             "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",

@@ -88,6 +88,11 @@ final class BenchChild {
         return Finish(seconds: seconds, status: status, stopped: stopped, output: output)
     }
 
+    /// Writes `text` to its stdin.
+    func send(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
     /// Closes its stdin, sends SIGTERM, and SIGKILL after two seconds if it still runs.
     func stop() {
         try? input.fileHandleForWriting.close()

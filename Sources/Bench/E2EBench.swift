@@ -16,7 +16,8 @@ import Foundation
 /// 3. `mobile` (root): the rate follows an LTE trace second by second, 1% loss, every connection reset for 1.5 s
 ///    every 20 s: Aether against boto3 (moto, standard retries) and tuspy (tuspyserver, 8 MiB chunks, retries,
 ///    resume); completion time and re-sent bytes of each; a client still running at 3x the link's limit is
-///    stopped and counted at that time. Target <= 0.8.
+///    stopped and counted at that time. 128 MiB (twice `--link-mib`), so several reset windows fall in it.
+///    Target <= 0.8.
 /// The Python side runs from the project's `.venv` (`scripts/setup-venv.sh`). Lines 2 and 3 need root (network
 /// namespace, tc, nftables) and are skipped with a line saying so otherwise.
 enum E2EBench: BenchSuite {
@@ -49,7 +50,8 @@ enum E2EBench: BenchSuite {
         if linked.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
         if linked.contains("mobile") {
             let path = (tracesDirectory ?? tools.projectRoot + "/Traces") + "/" + trace
-            try await mobileLine(tools: tools, sizeMiB: linkMiB, trace: LinkTrace(path: path))
+            // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 49 s of trace).
+            try await mobileLine(tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(path: path))
         }
     }
 

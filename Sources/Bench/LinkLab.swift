@@ -13,9 +13,10 @@ import Synchronization
 /// - Loss: an nftables rule in the namespace drops `numgen random mod 100 < P` of the TCP packets arriving from
 ///   this side (the data direction; acknowledgements are not dropped).
 /// - Resets: while a reset window is open, the namespace rejects every TCP packet in and out with a TCP reset, as
-///   when a phone changes network.
-/// - Accounting: a named counter sums the packets with payload that got through; payload bytes are its bytes less
-///   52 per packet (IPv4 header and TCP header with timestamps).
+///   when a phone changes network (the resets the rejects send are let out, else the output rule would eat them and
+///   the window would be a silent blackhole that TCP rides out).
+/// - Accounting: a named counter sums the packets longer than 52 bytes (IPv4 header and TCP header with timestamps)
+///   that got through, SYNs (longer for their options) left out; payload bytes are its bytes less 52 per packet.
 /// Everything lives in the namespace and the veth, so `tearDown()` (deleting the namespace) removes it all.
 final class LinkLab: Sendable {
     let namespace: String
@@ -61,7 +62,7 @@ final class LinkLab: Sendable {
                     chain pre {
                         type filter hook prerouting priority raw; policy accept;
                         ip saddr \(hostAddress) meta l4proto tcp numgen random mod 100 < \(lossPercent) drop
-                        ip saddr \(hostAddress) meta l4proto tcp meta length > 52 counter name payload
+                        ip saddr \(hostAddress) tcp flags & syn == 0 meta length > 52 counter name payload
                     }
                     chain resetIn { type filter hook input priority filter; policy accept; }
                     chain resetOut { type filter hook output priority filter; policy accept; }
@@ -95,7 +96,9 @@ final class LinkLab: Sendable {
         var script = "flush chain inet \(table) resetIn\nflush chain inet \(table) resetOut\n"
         if on {
             script += "add rule inet \(table) resetIn ip saddr \(hostAddress) meta l4proto tcp reject with tcp reset\n"
-            script += "add rule inet \(table) resetOut ip daddr \(hostAddress) meta l4proto tcp reject with tcp reset\n"
+            // Not the resets themselves: the reject above sends them out through this hook.
+            script +=
+                "add rule inet \(table) resetOut ip daddr \(hostAddress) tcp flags & rst == 0 reject with tcp reset\n"
         }
         try Self.run(["/usr/sbin/ip", "netns", "exec", namespace, "/usr/sbin/nft", "-f", "-"], input: script)
     }
