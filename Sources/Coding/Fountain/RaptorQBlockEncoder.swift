@@ -32,32 +32,37 @@ public struct RaptorQBlockEncoder: Sendable {
         sourceSymbols = k
         symbolSize = t
         parameters = try RaptorQBlockParameters(sourceSymbols: k)
-        var padded = Array(block)
+        var padded = [UInt8]()
+        padded.reserveCapacity(k * t)
+        padded.append(contentsOf: block)
         padded.append(contentsOf: repeatElement(0, count: k * t - padded.count))
-        source = RaptorQSubBlocks.interleave(padded, sourceSymbols: k, subSymbolSizes: oti.subSymbolSizes)
+        let interleaved = RaptorQSubBlocks.interleave(padded, sourceSymbols: k, subSymbolSizes: oti.subSymbolSizes)
+        source = interleaved
         let l = parameters.intermediateSymbols
         var isis = [UInt32](repeating: 0, count: parameters.extendedSourceSymbols)
         for i in 0..<isis.count { isis[i] = UInt32(i) }
-        var symbolsOut = [UInt8](repeating: 0, count: l * t)
         let parameters = self.parameters
-        let result: Result<Void, CodingError> = unsafe source.withUnsafeBufferPointer { sourceBuffer in
-            guard let base = sourceBuffer.baseAddress else { return .failure(CodingError(.invalidParameters, "empty")) }
-            var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
-            for i in 0..<k { unsafe pointers[i] = base + i * t }
-            return unsafe symbolsOut.withUnsafeMutableBufferPointer { out in
-                guard let outBase = out.baseAddress else {
-                    return .failure(CodingError(.invalidParameters, "empty"))
+        var failure: CodingError?
+        // The solver writes every one of the L symbols, so the buffer starts uninitialized.
+        let symbolsOut = unsafe [UInt8](unsafeUninitializedCapacity: l * t) { out, initialized in
+            initialized = 0
+            unsafe interleaved.withUnsafeBufferPointer { sourceBuffer in
+                guard let base = sourceBuffer.baseAddress, let outBase = out.baseAddress else {
+                    failure = CodingError(.invalidParameters, "empty")
+                    return
                 }
+                var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
+                for i in 0..<k { unsafe pointers[i] = base + i * t }
                 do throws(CodingError) {
                     try unsafe RaptorQSolver.solve(
                         parameters: parameters, isis: isis, symbols: pointers, symbolSize: t, intermediate: outBase)
-                    return .success(())
+                    initialized = l * t
                 } catch {
-                    return .failure(error)
+                    failure = error
                 }
             }
         }
-        try result.get()
+        if let failure { throw failure }
         intermediate = symbolsOut
     }
 
