@@ -68,9 +68,21 @@ public struct RaptorQBlockEncoder: Sendable {
 
     /// The encoding symbol with ID `esi` (below 2^24).
     public func symbol(esi: UInt32) throws(CodingError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: symbolSize)
-        try writeSymbol(esi: esi, into: &out)
-        return out
+        guard esi <= RaptorQPacket.maximumEncodingSymbolID else {
+            throw CodingError(.invalidParameters, "encoding symbol ID \(esi) does not fit 24 bits")
+        }
+        let t = symbolSize
+        if Int(esi) < sourceSymbols { return Array(source[Int(esi) * t..<Int(esi) * t + t]) }
+        let isi = esi + UInt32(parameters.extendedSourceSymbols - sourceSymbols)
+        // `encode` writes all T bytes, so the array starts uninitialized.
+        return unsafe [UInt8](unsafeUninitializedCapacity: t) { out, initialized in
+            unsafe intermediate.withUnsafeBufferPointer { symbols in
+                guard let targetBase = out.baseAddress, let base = symbols.baseAddress else { return }
+                unsafe RaptorQBlockEncoder.encode(
+                    isi: isi, parameters: parameters, intermediate: base, symbolSize: t, into: targetBase)
+                initialized = t
+            }
+        }
     }
 
     /// Writes the encoding symbol with ID `esi` into `out` (T bytes), allocating nothing.
@@ -107,9 +119,15 @@ public struct RaptorQBlockEncoder: Sendable {
         isi: UInt32, parameters: RaptorQBlockParameters, intermediate: UnsafePointer<UInt8>, symbolSize t: Int,
         into out: UnsafeMutablePointer<UInt8>
     ) {
-        unsafe out.update(repeating: 0, count: t)
+        // The first column is copied, the rest added (a repeated column cancels, as it should).
+        var first = true
         RaptorQTuple(isi: isi, parameters: parameters).forEachColumn(parameters: parameters) { column in
-            unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+            if first {
+                unsafe out.update(from: intermediate + column * t, count: t)
+                first = false
+            } else {
+                unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+            }
         }
     }
 }
