@@ -244,18 +244,23 @@ struct RaptorQSolver {
             let bits = unsafe dependency + q * words
             var first: UnsafePointer<UInt8>? = nil
             if row >= s { unsafe first = symbols[row - s] }
-            var written = false
+            // The bit vectors first, in a loop of their own: their loads (one scattered cache line per
+            // column) then overlap instead of each waiting behind a whole symbol's XOR.
             for index in rowStart[row]..<rowStart[row + 1] {
                 let other = columns[index]
                 if other == column { continue }
                 if state[other] == .inactive {
                     let bit = inactiveIndex[other]
                     unsafe bits[bit >> 6] ^= 1 << UInt64(bit & 63)
-                    continue
+                } else {
+                    let sourceBits = unsafe dependency + pivotIndex[other] * words
+                    for word in 0..<words { unsafe bits[word] ^= sourceBits[word] }
                 }
-                let source = pivotIndex[other]
-                let sourceBits = unsafe dependency + source * words
-                for word in 0..<words { unsafe bits[word] ^= sourceBits[word] }
+            }
+            var written = false
+            for index in rowStart[row]..<rowStart[row + 1] {
+                let other = columns[index]
+                if other == column || state[other] == .inactive { continue }
                 let value = unsafe UnsafePointer(intermediate + other * t)
                 if written {
                     unsafe RaptorQArithmetic.add(target, value, count: t)
