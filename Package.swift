@@ -85,7 +85,10 @@ let package = Package(
             name: "AetherSecurity", dependencies: ["AetherIO", "AetherIntegrity", "CAetherOpenSSL", "CAetherSodium"],
             path: "Sources/Security", swiftSettings: swiftSettings),
         .target(
-            name: "AetherTransport", dependencies: ["AetherIO", "AetherSecurity", "CAetherCurl"],
+            name: "AetherTransport",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherSecurity", "CAetherCurl", "CAetherZlib", "CAetherZstd",
+            ],
             path: "Sources/Transport", swiftSettings: swiftSettings),
         .target(
             name: "AetherUploader",
@@ -115,6 +118,8 @@ let package = Package(
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
+                "AetherReceiver",
+                "AetherUploader",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 
@@ -136,14 +141,19 @@ let package = Package(
             name: "AetherSecurityTests", dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity"],
             path: "Tests/SecurityTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherTransportTests", dependencies: ["AetherIO", "AetherTransport"], path: "Tests/TransportTests",
+            name: "AetherTransportTests",
+            dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity", "AetherTransport"],
+            path: "Tests/TransportTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherReceiverTests",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherTransport", "AetherReceiver"],
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherReceiver",
+            ],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherUploaderTests", dependencies: ["AetherUploader"], path: "Tests/UploaderTests",
+            name: "AetherUploaderTests", dependencies: ["AetherIO", "AetherSecurity", "AetherUploader"],
+            path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherInteropTests",

@@ -17,6 +17,8 @@ struct BenchMain {
         UploadSecurityBench.self,
         SessionBench.self,
         TransportBench.self,
+        ReceiverBench.self,
+        VaultBench.self,
     ]
 
     static func main() async {

@@ -21,6 +21,7 @@ struct AetherCLI {
         ECCommand.self,
         SessionCommand.self,
         PinCommand.self,
+        ServeCommand.self,
         HelpCommand.self,
     ]
 

@@ -1,12 +1,13 @@
 import FoundationEssentials
 
-/// The parts of HTTP Structured Field Values (RFC 9651) the IETF resumable upload fields use: Items (Integer,
+/// The parts of HTTP Structured Field Values (RFC 9651) the IETF resumable upload fields and the native `aether/1`
+/// fields (`Aether-Chunk`, `Aether-Capabilities`, ...) use: Items (Integer,
 /// Decimal, String, Token, Byte Sequence, Boolean) with parameters, and Dictionaries. Parsing follows RFC 9651
 /// section 4.2: any failure fails the whole field, which the caller then ignores (nil). Parameters are parsed
 /// and dropped; inner lists are parsed and kept only as "an inner list".
-enum StructuredField {
+public enum StructuredField {
     /// A bare item.
-    enum Item: Equatable, Sendable {
+    public enum Item: Equatable, Sendable {
         case integer(Int64)
         case decimal(Double)
         case string(String)
@@ -16,16 +17,16 @@ enum StructuredField {
     }
 
     /// A Dictionary member's value.
-    enum Member: Equatable, Sendable {
+    public enum Member: Equatable, Sendable {
         case item(Item)
         case innerList([Item])
     }
 
     /// The longest field value parsed; longer ones fail (a server that sends more is not speaking this protocol).
-    static let maximumLength = 8192
+    public static let maximumLength = 8192
 
     /// An Item field value (section 4.2.3), or nil when it does not parse.
-    static func item(_ text: String) -> Item? {
+    public static func item(_ text: String) -> Item? {
         guard text.utf8.count <= maximumLength else { return nil }
         var parser = Parser(Array(text.utf8))
         parser.skipSP()
@@ -36,7 +37,7 @@ enum StructuredField {
 
     /// A Dictionary field value (section 4.2.2) in order, or nil when it does not parse. A repeated key keeps
     /// its last value in the first key's position, as section 4.2.2 says.
-    static func dictionary(_ text: String) -> [(key: String, value: Member)]? {
+    public static func dictionary(_ text: String) -> [(key: String, value: Member)]? {
         guard text.utf8.count <= maximumLength else { return nil }
         var parser = Parser(Array(text.utf8))
         var members: [(key: String, value: Member)] = []
@@ -73,14 +74,54 @@ enum StructuredField {
     }
 
     /// `?1` or `?0` (section 4.1.9).
-    static func serialize(_ value: Bool) -> String { value ? "?1" : "?0" }
+    public static func serialize(_ value: Bool) -> String { value ? "?1" : "?0" }
 
     /// A byte sequence `:base64:` (section 4.1.8).
-    static func serialize(_ bytes: [UInt8]) -> String { ":" + Data(bytes).base64EncodedString() + ":" }
+    public static func serialize(_ bytes: [UInt8]) -> String { ":" + Data(bytes).base64EncodedString() + ":" }
 
     /// An Integer (section 4.1.4); nil outside the 15-digit range.
-    static func serialize(_ value: Int64) -> String? {
+    public static func serialize(_ value: Int64) -> String? {
         abs(value) <= 999_999_999_999_999 ? String(value) : nil
+    }
+
+    /// A String (section 4.1.6); nil when it holds a character outside printable ASCII.
+    static func serialize(string: String) -> String? {
+        var out = "\""
+        for byte in string.utf8 {
+            guard byte >= 0x20, byte <= 0x7E else { return nil }
+            if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { out += "\\" }
+            out.unicodeScalars.append(Unicode.Scalar(byte))
+        }
+        return out + "\""
+    }
+
+    /// A bare Item (section 4.1.3); nil when the value cannot be serialized (an Integer past 15 digits, a String
+    /// outside printable ASCII, a Token or Decimal, which the native fields never send).
+    static func serialize(item: Item) -> String? {
+        switch item {
+        case .integer(let value): serialize(value)
+        case .string(let text): serialize(string: text)
+        case .bytes(let bytes): serialize(bytes)
+        case .boolean(let value): serialize(value)
+        case .token, .decimal: nil
+        }
+    }
+
+    /// A Dictionary of bare items in the given order (section 4.1.2): `key=value`, a true Boolean as the bare key,
+    /// members joined by `", "`. nil when a key or value cannot be serialized.
+    static func serialize(dictionary members: [(key: String, value: Item)]) -> String? {
+        var parts: [String] = []
+        for member in members {
+            var key = Parser(Array(member.key.utf8))
+            guard key.key() != nil, key.atEnd else { return nil }
+            if member.value == .boolean(true) {
+                parts.append(member.key)
+            } else {
+                guard let value = serialize(item: member.value) else { return nil }
+                parts.append(member.key + "=" + value)
+            }
+        }
+        return parts.joined(separator: ", ")
     }
 
     /// RFC 9651 section 4.2 on bytes.

@@ -1,0 +1,96 @@
+import AetherIO
+import AetherReceiver
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `aether serve`: the receiver (docs/RECEIVER.md).
+enum ServeCommand: CLICommand {
+    static let name = "serve"
+    static let summary = "run the receiver: native, IETF resumable and tus uploads on one port"
+    static let usage = """
+        usage: aether serve --dir D --port P [--bind ADDR] [--tls-cert C --tls-key K] [--tokens F]
+                            [--log-format text|json] [--max-object N] [--expire-after S]
+
+          --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3
+          --port P           TCP port, 0 to pick a free one (the chosen one is printed)
+          --bind ADDR        IPv4 or IPv6 address to listen on (default 127.0.0.1); another address than
+                             loopback needs --tokens
+          --tls-cert C       PEM certificate (chain) for HTTPS; with --tls-key
+          --tls-key K        PEM private key for HTTPS; with --tls-cert
+          --tokens F         bearer tokens, one `name:token` or one token per line; F must not be readable
+                             by other users. Without it only loopback clients are served
+          --log-format F     request log on standard error: text (default) or json (one object a line)
+          --max-object N     largest object in bytes (K, M, G suffixes; default 1 TiB)
+          --expire-after S   seconds an idle upload is kept (default 86400)
+
+        Prints `listening on URL` once ready. SIGTERM or SIGINT stops gracefully (requests under way finish)
+        and exits 0.
+        """
+
+    static func run(_ arguments: [Word]) async throws -> Int32 {
+        let parsed = try Arguments(
+            arguments,
+            options: [
+                "dir", "port", "bind", "tls-cert", "tls-key", "tokens", "log-format", "max-object", "expire-after",
+            ])
+        guard let directory = parsed.path("dir") else { throw Arguments.UsageError(description: "--dir is required") }
+        guard parsed.option("port") != nil else { throw Arguments.UsageError(description: "--port is required") }
+        let port = try parsed.integer("port", default: 0, in: 0...65535)
+        let bind = parsed.option("bind") ?? "127.0.0.1"
+        let format = try parsed.value("log-format", expected: "text or json") { text throws in
+            guard let format = RequestLog.Format(rawValue: text) else { throw Arguments.UsageError(description: "") }
+            return format
+        }
+        var limits = ReceiverLimits()
+        limits.maximumObjectSize = Int64(
+            try parsed.integer("max-object", default: Int(limits.maximumObjectSize), in: 0...(1 << 50)))
+        limits.expirySeconds = Int64(
+            try parsed.integer("expire-after", default: Int(limits.expirySeconds), in: 1...(365 * 86_400)))
+        var http = HTTPServerConfiguration(bindAddress: bind, port: UInt16(port))
+        switch (parsed.path("tls-cert"), parsed.path("tls-key")) {
+        case (nil, nil): break
+        case (let cert?, let key?): http.tls = (try readPEM(cert), try readPEM(key))
+        default: throw Arguments.UsageError(description: "--tls-cert and --tls-key go together")
+        }
+        let tokens = try parsed.path("tokens").map { path throws(ReceiverError) in
+            try BearerTokens(contentsOf: path)
+        }
+        let server = try ReceiverServer(
+            ReceiverServer.Options(
+                directory: directory, http: http, limits: limits, tokens: tokens, logFormat: format ?? .text))
+        if tokens == nil {
+            StandardOutput.write("no token file: serving loopback clients only\n")
+        } else {
+            StandardOutput.write("bearer tokens for \(tokens?.names.count ?? 0) clients\n")
+        }
+        StandardOutput.write("listening on \(server.url)\n")
+        ShutdownSignal.install()
+        while !ShutdownSignal.requested.load(ordering: .relaxed) {
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        server.stop()
+        StandardOutput.write("stopped\n")
+        return ExitStatus.success
+    }
+
+    private static func readPEM(_ path: FilePath) throws -> String {
+        let descriptor = try Syscall.open(path, flags: O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        defer { Syscall.close(descriptor) }
+        let status = try Syscall.fstat(descriptor, path: path.description)
+        guard status.isRegularFile else { throw IOError(.notARegularFile, "\(path) is not a regular file") }
+        return String(decoding: try Syscall.readAll(descriptor, limit: 1 << 20, path: path.description), as: UTF8.self)
+    }
+}
+
+/// SIGTERM and SIGINT set a flag the serve loop polls (an atomic store is async-signal-safe).
+enum ShutdownSignal {
+    static let requested = Atomic<Bool>(false)
+
+    static func install() {
+        _ = signal(SIGTERM) { _ in ShutdownSignal.requested.store(true, ordering: .relaxed) }
+        _ = signal(SIGINT) { _ in ShutdownSignal.requested.store(true, ordering: .relaxed) }
+    }
+}

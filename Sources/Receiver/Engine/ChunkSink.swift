@@ -1,0 +1,133 @@
+import AetherIO
+import Synchronization
+
+/// One chunk or parity shard in progress: the HTTP layer writes the decoded body's pieces, then calls `finish()`.
+/// Nothing is visible or recorded before `finish()` returns; a sink dropped unfinished leaves nothing behind.
+public final class ChunkSink: Sendable {
+    /// What the sink stores.
+    enum Target: Sendable, Hashable {
+        case chunk(index: Int)
+        case parity(group: Int, shard: Int)
+    }
+
+    private let engine: UploadEngine
+    private let id: UploadID
+    private let target: Target
+    private let descriptor: ChunkDescriptor
+    private let state: Mutex<ChunkSinkState>
+
+    init(engine: UploadEngine, id: UploadID, target: Target, descriptor: ChunkDescriptor, writer: (any BlobWriter)?) {
+        self.engine = engine
+        self.id = id
+        self.target = target
+        self.descriptor = descriptor
+        state = Mutex(ChunkSinkState(writer: writer, limit: descriptor.length))
+    }
+
+    deinit { state.withLock { $0.end() } }
+
+    /// Streams `piece` (decoded bytes). More bytes than the descriptor's length is `.tooLarge` (nothing stored).
+    public func write(_ piece: UnsafeRawBufferPointer) throws(ReceiverError) {
+        let failure: ReceiverError? = state.withLock { state in
+            do throws(ReceiverError) {
+                try unsafe state.write(piece)
+                return nil
+            } catch {
+                state.end()
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Streams `piece`.
+    public func write(_ piece: [UInt8]) throws(ReceiverError) {
+        try unsafe ByteBuffers.withRaw(piece) { raw throws(ReceiverError) in try unsafe write(raw) }
+    }
+
+    /// Checks length, SHA-256 and CRC32C, fsyncs, commits the receipt; `.stored` or `.alreadyStored`. Any mismatch
+    /// stores nothing. For a chunk, the chain is checked as the stored prefix grows, and parity rebuilds run.
+    public func finish() throws(ReceiverError) -> ChunkOutcome {
+        guard let taken = state.withLock({ $0.take() }) else {
+            throw ReceiverError(.malformedRequest, "this chunk request has already ended")
+        }
+        let chunk: Int? = if case .chunk(let index) = target { index } else { nil }
+        guard taken.written == descriptor.length else {
+            taken.writer?.discard()
+            throw ReceiverError(
+                .lengthMismatch, "the body held \(taken.written) bytes, \(descriptor.length) were declared",
+                chunk: chunk)
+        }
+        guard taken.sha256 == descriptor.sha256 else {
+            taken.writer?.discard()
+            throw ReceiverError(.digestMismatch, "the bytes do not match their SHA-256", chunk: chunk)
+        }
+        guard taken.crc32c == descriptor.crc32c else {
+            taken.writer?.discard()
+            throw ReceiverError(.digestMismatch, "the bytes do not match their CRC32C", chunk: chunk)
+        }
+        guard let writer = taken.writer else { return .alreadyStored }
+        do throws(ReceiverError) {
+            try writer.durable()
+        } catch {
+            writer.discard()
+            throw error
+        }
+        let receipt = ChunkReceipt(
+            index: 0, length: descriptor.length, sha256: descriptor.sha256, crc32c: descriptor.crc32c,
+            link: descriptor.link, rebuilt: false)
+        switch target {
+        case .chunk(let index): return try engine.commitChunk(id, index: index, receipt: receipt, writer: writer)
+        case .parity(let group, let shard):
+            return try engine.commitParity(id, group: group, shard: shard, receipt: receipt, writer: writer)
+        }
+    }
+}
+
+struct TakenChunk {
+    let writer: (any BlobWriter)?
+    let written: Int
+    let sha256: Digest32
+    let crc32c: UInt32
+}
+
+/// The mutable part of a `ChunkSink`, behind its lock.
+struct ChunkSinkState: @unchecked Sendable {
+    // @unchecked: the writer is used only under the sink's Mutex, by one request.
+    var writer: (any BlobWriter)?
+    var written = 0
+    let limit: Int
+    var sha256 = SHA256()
+    var crc32c = CRC32C()
+    var active = true
+
+    init(writer: (any BlobWriter)?, limit: Int) {
+        self.writer = writer
+        self.limit = limit
+    }
+
+    mutating func write(_ piece: UnsafeRawBufferPointer) throws(ReceiverError) {
+        guard active else { throw ReceiverError(.malformedRequest, "this chunk request has already ended") }
+        guard piece.count <= limit - written else {
+            throw ReceiverError(.tooLarge, "the body is longer than the chunk's declared length")
+        }
+        try unsafe writer?.write(piece)
+        unsafe sha256.update(piece)
+        unsafe crc32c.update(piece)
+        written += piece.count
+    }
+
+    mutating func take() -> TakenChunk? {
+        guard active else { return nil }
+        active = false
+        defer { writer = nil }
+        return TakenChunk(writer: writer, written: written, sha256: sha256.finalize(), crc32c: crc32c.value)
+    }
+
+    mutating func end() {
+        guard active else { return }
+        active = false
+        writer?.discard()
+        writer = nil
+    }
+}

@@ -1,0 +1,38 @@
+/// What the receiver accepts (advertised in `Aether-Capabilities`, `Upload-Limit` and tus headers).
+public struct ReceiverLimits: Sendable, Hashable {
+    /// Chunk sizes must be a multiple of this (16 KiB).
+    public static let chunkGranularity = 16 * 1024
+
+    /// Largest object in bytes.
+    public var maximumObjectSize: Int64
+    /// Smallest native chunk size in bytes (a multiple of 16 KiB).
+    public var minimumChunkSize: Int
+    /// Largest native chunk size in bytes (a multiple of 16 KiB).
+    public var maximumChunkSize: Int
+    /// Most chunks in one native upload.
+    public var maximumChunks: Int
+    /// Chunk requests accepted at once per upload (advertised as `parallel`).
+    public var maximumParallelChunks: Int
+    /// Open (not complete, failed, expired) uploads one client may hold at once.
+    public var maximumOpenUploadsPerClient: Int
+    /// Seconds an idle upload is kept before `expire` removes it.
+    public var expirySeconds: Int64
+    /// Largest metadata (keys and values together) in bytes.
+    public var maximumMetadataBytes: Int
+
+    /// The defaults of `docs/PROTOCOL.md` section 2.
+    public init(
+        maximumObjectSize: Int64 = 1 << 40, minimumChunkSize: Int = 256 * 1024, maximumChunkSize: Int = 64 << 20,
+        maximumChunks: Int = 1 << 20, maximumParallelChunks: Int = 16, maximumOpenUploadsPerClient: Int = 256,
+        expirySeconds: Int64 = 86_400, maximumMetadataBytes: Int = 16 * 1024
+    ) {
+        self.maximumObjectSize = maximumObjectSize
+        self.minimumChunkSize = minimumChunkSize
+        self.maximumChunkSize = maximumChunkSize
+        self.maximumChunks = maximumChunks
+        self.maximumParallelChunks = maximumParallelChunks
+        self.maximumOpenUploadsPerClient = maximumOpenUploadsPerClient
+        self.expirySeconds = expirySeconds
+        self.maximumMetadataBytes = maximumMetadataBytes
+    }
+}

@@ -1,0 +1,284 @@
+import AetherCoding
+import AetherIO
+import AetherIntegrity
+
+extension UploadEngine {
+    /// Opens chunk `index` of the native upload `id`. An index out of range is `.malformedRequest`; a length other
+    /// than the layout's is `.lengthMismatch`; an index stored with another SHA-256 is `.duplicateChunk` (nothing
+    /// changes). An index stored with the same SHA-256 gives a sink that checks the bytes and stores nothing.
+    public func openChunk(_ id: UploadID, index: Int, descriptor: ChunkDescriptor, owner: ClientIdentity)
+        throws(ReceiverError) -> ChunkSink
+    {
+        let record = try loadNative(id, owner: owner)
+        guard index >= 0, index < record.chunks else {
+            throw ReceiverError(
+                .malformedRequest, "chunk index \(index) is outside 0..<\(record.chunks)", chunk: index)
+        }
+        let expected = Self.chunkLength(index: index, record: record)
+        guard descriptor.length == expected else {
+            throw ReceiverError(
+                .lengthMismatch, "chunk \(index) is \(expected) bytes, \(descriptor.length) were declared",
+                chunk: index)
+        }
+        if let stored = try catalog.chunkReceipt(id, index: index) {
+            guard stored.sha256 == descriptor.sha256 else {
+                throw ReceiverError(.duplicateChunk, "chunk \(index) is stored with other bytes", chunk: index)
+            }
+            return ChunkSink(engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: nil)
+        }
+        let writer = try blobs.stage(.chunk(id, index: index))
+        return ChunkSink(engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer)
+    }
+
+    /// Opens parity shard `shard` of group `group` (every shard is `chunkSize` bytes).
+    public func openParity(
+        _ id: UploadID, group: Int, shard: Int, descriptor: ChunkDescriptor, owner: ClientIdentity
+    ) throws(ReceiverError) -> ChunkSink {
+        let record = try loadNative(id, owner: owner)
+        guard let parity = record.parity else {
+            throw ReceiverError(.malformedRequest, "the upload was created without parity")
+        }
+        let groups = parity.groupCount(chunks: record.chunks)
+        guard group >= 0, group < groups, shard >= 0, shard < parity.parity else {
+            throw ReceiverError(.malformedRequest, "parity shard \(group).\(shard) is outside the layout")
+        }
+        guard descriptor.length == record.chunkSize else {
+            throw ReceiverError(.lengthMismatch, "a parity shard is \(record.chunkSize) bytes")
+        }
+        let position = group * parity.parity + shard
+        if let stored = try catalog.parityReceipts(id).first(where: { $0.index == position }) {
+            guard stored.sha256 == descriptor.sha256 else {
+                throw ReceiverError(.duplicateChunk, "parity shard \(group).\(shard) is stored with other bytes")
+            }
+            return ChunkSink(
+                engine: self, id: id, target: .parity(group: group, shard: shard), descriptor: descriptor, writer: nil)
+        }
+        let writer = try blobs.stage(.parity(id, group: group, shard: shard))
+        return ChunkSink(
+            engine: self, id: id, target: .parity(group: group, shard: shard), descriptor: descriptor, writer: writer)
+    }
+
+    private func loadNative(_ id: UploadID, owner: ClientIdentity) throws(ReceiverError) -> UploadRecord {
+        let record = try load(id, owner: owner, allowing: [.open])
+        guard record.uploadProtocol == .native else {
+            throw ReceiverError(.malformedRequest, "a byte-stream upload takes appends, not chunks")
+        }
+        if record.updatedAt + limits.expirySeconds <= now {
+            try expireOne(id)
+            throw ReceiverError(.expired, "the upload expired")
+        }
+        return record
+    }
+
+    static func chunkLength(index: Int, record: UploadRecord) -> Int {
+        let size = record.size ?? 0
+        guard index == record.chunks - 1 else { return record.chunkSize }
+        return Int(size - Int64(record.chunkSize) * Int64(record.chunks - 1))
+    }
+
+    /// Commits a verified, durable chunk: under the upload's gate, a concurrent request for the same index that
+    /// won decides the outcome; otherwise the blob is made visible and the receipt committed, then the chain is
+    /// checked and parity rebuilds run.
+    func commitChunk(_ id: UploadID, index: Int, receipt: ChunkReceipt, writer: any BlobWriter)
+        throws(ReceiverError) -> ChunkOutcome
+    {
+        var receipt = receipt
+        receipt.index = index
+        return try withGate(id) { () throws(ReceiverError) -> ChunkOutcome in
+            guard var record = try catalog.record(id), record.state == .open else {
+                writer.discard()
+                let current = try catalog.record(id)
+                throw current.map { Self.stateError($0) } ?? ReceiverError(.notFound, "no upload has this id")
+            }
+            if let stored = try catalog.chunkReceipt(id, index: index) {
+                writer.discard()
+                guard stored.sha256 == receipt.sha256 else {
+                    throw ReceiverError(.duplicateChunk, "chunk \(index) is stored with other bytes", chunk: index)
+                }
+                return .alreadyStored
+            }
+            do throws(ReceiverError) {
+                try writer.commit()
+            } catch {
+                writer.discard()
+                throw error
+            }
+            record.updatedAt = now
+            let broken = try advanceChain(&record, adding: [receipt])
+            do throws(ReceiverError) {
+                try catalog.recordChunks([receipt], upload: record)
+            } catch {
+                try? blobs.delete(.chunk(id, index: index))
+                throw error
+            }
+            if let broken {
+                throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
+            }
+            try rebuildFromParity(&record, groups: record.parity.map { [index / $0.data] } ?? [])
+            return .stored
+        }
+    }
+
+    /// Commits a verified, durable parity shard, then rebuilds the group's missing chunks when it can.
+    func commitParity(_ id: UploadID, group: Int, shard: Int, receipt: ChunkReceipt, writer: any BlobWriter)
+        throws(ReceiverError) -> ChunkOutcome
+    {
+        try withGate(id) { () throws(ReceiverError) -> ChunkOutcome in
+            guard var record = try catalog.record(id), record.state == .open, let parity = record.parity else {
+                writer.discard()
+                throw ReceiverError(.expired, "the upload is no longer open")
+            }
+            var receipt = receipt
+            receipt.index = group * parity.parity + shard
+            if let stored = try catalog.parityReceipts(id).first(where: { $0.index == receipt.index }) {
+                writer.discard()
+                guard stored.sha256 == receipt.sha256 else {
+                    throw ReceiverError(.duplicateChunk, "parity shard \(group).\(shard) is stored with other bytes")
+                }
+                return .alreadyStored
+            }
+            do throws(ReceiverError) {
+                try writer.commit()
+            } catch {
+                writer.discard()
+                throw error
+            }
+            record.updatedAt = now
+            do throws(ReceiverError) {
+                try catalog.recordParity(receipt, upload: record)
+            } catch {
+                try? blobs.delete(.parity(id, group: group, shard: shard))
+                throw error
+            }
+            try rebuildFromParity(&record, groups: [group])
+            return .stored
+        }
+    }
+
+    /// Checks commitment links as the stored prefix grows (gate held): from the last checked link, each next
+    /// stored chunk's link is recomputed from its hash; a link the client sent that differs marks the upload
+    /// failed. Returns the broken index, if any. `record` is updated (not yet saved).
+    func advanceChain(_ record: inout UploadRecord, adding: [ChunkReceipt]) throws(ReceiverError) -> Int? {
+        guard record.state == .open, var link = record.chainLink else { return nil }
+        let added = Dictionary(adding.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+        var next = record.chainVerifiedThrough + 1
+        while next < record.chunks {
+            let receipt: ChunkReceipt
+            if let known = added[next] {
+                receipt = known
+            } else if let stored = try catalog.chunkReceipt(record.id, index: next) {
+                receipt = stored
+            } else {
+                break
+            }
+            let computed = ChunkCommitmentChain.link(chunkHash: receipt.sha256, previous: link)
+            if let sent = receipt.link, sent != computed {
+                record.state = .failed
+                record.failure = "\(ReceiverError.Code.chainBroken.name): the link of chunk \(next) differs"
+                return next
+            }
+            link = computed
+            record.chainVerifiedThrough = next
+            record.chainLink = link
+            next += 1
+        }
+        return nil
+    }
+
+    /// Rebuilds the missing data chunks of `groups` whose stored data and parity shards number at least `data`
+    /// (gate held). The short last chunk and positions past the last chunk enter the code as zero-padded shards.
+    func rebuildFromParity(_ record: inout UploadRecord, groups: [Int]) throws(ReceiverError) {
+        guard let layout = record.parity, record.state == .open else { return }
+        let parityReceipts = try catalog.parityReceipts(record.id)
+        for group in groups {
+            let parityPresent = (0..<layout.parity).map { shard in
+                parityReceipts.contains { $0.index == group * layout.parity + shard }
+            }
+            guard parityPresent.contains(true) else { continue }
+            let first = group * layout.data
+            var dataPresent: [Bool] = []
+            var missing: [Int] = []
+            for position in 0..<layout.data {
+                let index = first + position
+                if index >= record.chunks {
+                    dataPresent.append(true)
+                } else if try catalog.chunkReceipt(record.id, index: index) != nil {
+                    dataPresent.append(true)
+                } else {
+                    dataPresent.append(false)
+                    missing.append(index)
+                }
+            }
+            guard !missing.isEmpty, dataPresent.count(where: { $0 }) + parityPresent.count(where: { $0 }) >= layout.data
+            else {
+                continue
+            }
+            let rebuilt = try rebuildGroup(
+                record, group: group, layout: layout, dataPresent: dataPresent, parityPresent: parityPresent)
+            var receipts: [ChunkReceipt] = []
+            for index in missing {
+                let bytes = rebuilt[index - first]
+                let length = Self.chunkLength(index: index, record: record)
+                let chunk = Array(bytes.prefix(length))
+                let writer = try blobs.stage(.chunk(record.id, index: index))
+                do throws(ReceiverError) {
+                    try unsafe ByteBuffers.withRaw(chunk) { raw throws(ReceiverError) in try unsafe writer.write(raw) }
+                    try writer.commit()
+                } catch {
+                    writer.discard()
+                    throw error
+                }
+                receipts.append(
+                    ChunkReceipt(
+                        index: index, length: length, sha256: SHA256.hash(chunk), crc32c: CRC32C.checksum(chunk),
+                        link: nil, rebuilt: true))
+            }
+            record.updatedAt = now
+            let broken = try advanceChain(&record, adding: receipts)
+            do throws(ReceiverError) {
+                try catalog.recordChunks(receipts, upload: record)
+            } catch {
+                for receipt in receipts { try? blobs.delete(.chunk(record.id, index: receipt.index)) }
+                throw error
+            }
+            if let broken {
+                throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
+            }
+        }
+    }
+
+    private func rebuildGroup(
+        _ record: UploadRecord, group: Int, layout: ParityLayout, dataPresent: [Bool], parityPresent: [Bool]
+    ) throws(ReceiverError) -> [[UInt8]] {
+        let first = group * layout.data
+        var shards: [[UInt8]?] = []
+        for (position, present) in dataPresent.enumerated() {
+            let index = first + position
+            if !present {
+                shards.append(nil)
+            } else if index >= record.chunks {
+                shards.append([UInt8](repeating: 0, count: record.chunkSize))
+            } else {
+                var bytes = try blobs.readAll(
+                    .chunk(record.id, index: index), expectedLength: Self.chunkLength(index: index, record: record))
+                if bytes.count < record.chunkSize {
+                    bytes += [UInt8](repeating: 0, count: record.chunkSize - bytes.count)
+                }
+                shards.append(bytes)
+            }
+        }
+        for (shard, present) in parityPresent.enumerated() {
+            shards.append(
+                present
+                    ? try blobs.readAll(
+                        .parity(record.id, group: group, shard: shard), expectedLength: record.chunkSize)
+                    : nil)
+        }
+        do {
+            let code = try ReedSolomonCode(dataShards: layout.data, parityShards: layout.parity, field: .gf256)
+            return try code.decode(shards)
+        } catch {
+            throw ReceiverError(.storageFailed, "the parity rebuild failed: \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import AetherIO
+import AetherIntegrity
+import AetherSecurity
+
+extension UploadEngine {
+    /// Completes the native upload `id`: every chunk must be stored or rebuilt (else `.incomplete` naming the first
+    /// missing one); the chain head and Merkle root are recomputed from the stored chunk hashes and the whole
+    /// SHA-256 while the object is assembled atomically; all three must equal the client's claim, otherwise the
+    /// upload stays open (`.chainBroken`, `.merkleMismatch` naming the first differing chunk when hashes were sent,
+    /// `.digestMismatch`) and no object is visible. Idempotent: a complete upload returns its receipt.
+    public func complete(_ id: UploadID, owner: ClientIdentity, claim: CompletionClaim) throws(ReceiverError)
+        -> UploadReceiptRecord
+    {
+        _ = try load(id, owner: owner, allowing: [.open, .complete])
+        return try withGate(id) { () throws(ReceiverError) -> UploadReceiptRecord in
+            let record = try load(id, owner: owner, allowing: [.open, .complete])
+            if record.state == .complete {
+                guard let receipt = try catalog.receipt(id) else {
+                    throw ReceiverError(.storageFailed, "a complete upload has no receipt")
+                }
+                return receipt
+            }
+            guard record.uploadProtocol == .native else {
+                throw ReceiverError(.malformedRequest, "a byte-stream upload completes with its last append")
+            }
+            let receipts = try catalog.chunkReceipts(id)
+            var hashes = [Digest32?](repeating: nil, count: record.chunks)
+            for receipt in receipts where receipt.index < record.chunks { hashes[receipt.index] = receipt.sha256 }
+            if let missing = hashes.firstIndex(where: { $0 == nil }) {
+                throw ReceiverError(
+                    .incomplete, "\(hashes.count { $0 == nil }) chunks are missing, the first is \(missing)",
+                    chunk: missing)
+            }
+            let stored = hashes.compactMap { $0 }
+            let (root, head) = try Self.rootAndHead(stored, session: record.chainSessionID ?? "")
+            if head != claim.chainHead {
+                let first = Self.firstBrokenLink(receipts, session: record.chainSessionID ?? "")
+                throw ReceiverError(
+                    .chainBroken, "the chain head recomputed from stored chunks differs from the claim", chunk: first)
+            }
+            if root != claim.merkleRoot {
+                let first = claim.chunkHashes.flatMap { sent in
+                    stored.indices.first { $0 >= sent.count || sent[$0] != stored[$0] }
+                }
+                throw ReceiverError(
+                    .merkleMismatch, "the Merkle root recomputed from stored chunks differs from the claim",
+                    chunk: first)
+            }
+            var whole = SHA256()
+            let writer = try unsafe blobs.assemble(.object(id), from: (0..<record.chunks).map { .chunk(id, index: $0) })
+            {
+                piece throws(ReceiverError) in unsafe whole.update(piece)
+            }
+            let fileSHA256 = whole.finalize()
+            let expected = record.contentID.flatMap { try? ACI(parsing: $0).digest }
+            guard fileSHA256 == claim.fileSHA256, expected == nil || expected == fileSHA256 else {
+                writer.discard()
+                throw ReceiverError(.digestMismatch, "the whole object's SHA-256 differs from the claim")
+            }
+            do throws(ReceiverError) {
+                try writer.commit()
+            } catch {
+                writer.discard()
+                throw error
+            }
+            return try recordCompletion(
+                record, fileSHA256: fileSHA256, chainHead: head, merkleRoot: root, chunks: record.chunks,
+                size: record.size ?? 0
+            ).receipt
+        }
+    }
+
+    static func rootAndHead(_ hashes: [Digest32], session: String) throws(ReceiverError) -> (Digest32, Digest32) {
+        var tree = StreamingMerkleTree()
+        var link = ChunkCommitmentChain.genesis(sessionID: session)
+        for hash in hashes {
+            do {
+                _ = try tree.append(hash)
+            } catch {
+                throw ReceiverError(.tooLarge, "too many chunks for a Merkle tree")
+            }
+            link = ChunkCommitmentChain.link(chunkHash: hash, previous: link)
+        }
+        return (tree.root, link)
+    }
+
+    private static func firstBrokenLink(_ receipts: [ChunkReceipt], session: String) -> Int? {
+        var link = ChunkCommitmentChain.genesis(sessionID: session)
+        for receipt in receipts {
+            link = ChunkCommitmentChain.link(chunkHash: receipt.sha256, previous: link)
+            if let sent = receipt.link, sent != link { return receipt.index }
+        }
+        return nil
+    }
+
+    // MARK: Byzantine spot checks
+
+    /// Answers a spot check (`docs/PROTOCOL.md` 3.6) from bytes re-read from storage: each stored chunk's SHA-256
+    /// and `HMAC-SHA-256(nonce, bytes)`, and once every chunk is stored an inclusion proof in the tree over the
+    /// stored chunk hashes. At most 64 indices; unstored ones answer without a hash.
+    public func challenge(_ id: UploadID, indices: [Int], nonce: [UInt8], owner: ClientIdentity)
+        throws(ReceiverError) -> [ChallengeAnswer]
+    {
+        let record = try load(id, owner: owner, allowing: [.open, .complete])
+        guard record.uploadProtocol == .native else {
+            throw ReceiverError(.malformedRequest, "only native uploads answer challenges")
+        }
+        guard !indices.isEmpty, indices.count <= 64 else {
+            throw ReceiverError(.malformedRequest, "a challenge asks 1 to 64 indices")
+        }
+        guard nonce.count == 32 else { throw ReceiverError(.malformedRequest, "the nonce must be 32 bytes") }
+        if let bad = indices.first(where: { $0 < 0 || $0 >= record.chunks }) {
+            throw ReceiverError(.malformedRequest, "chunk index \(bad) is outside the upload", chunk: bad)
+        }
+        let complete = record.state == .complete
+        var hashes = [Digest32?](repeating: nil, count: record.chunks)
+        if !complete {
+            for receipt in try catalog.chunkReceipts(id) where receipt.index < record.chunks {
+                hashes[receipt.index] = receipt.sha256
+            }
+        }
+        let key = SecureBytes(copying: nonce)
+        var answers: [ChallengeAnswer] = []
+        var rehashed: [Int: Digest32] = [:]
+        for index in indices {
+            guard complete || hashes[index] != nil else {
+                answers.append(ChallengeAnswer(index: index, sha256: nil, mac: nil, proof: nil))
+                continue
+            }
+            let length = Self.chunkLength(index: index, record: record)
+            let bytes: [UInt8]
+            if complete {
+                bytes = try readObjectRange(id, offset: Int64(index) * Int64(record.chunkSize), count: length)
+            } else {
+                bytes = try blobs.readAll(.chunk(id, index: index), expectedLength: length)
+            }
+            let sha = SHA256.hash(bytes)
+            rehashed[index] = sha
+            let mac: Digest32
+            do {
+                mac = try HMACSHA256.authenticate(bytes, key: key)
+            } catch {
+                throw ReceiverError(.storageFailed, "HMAC failed")
+            }
+            answers.append(ChallengeAnswer(index: index, sha256: sha, mac: mac, proof: nil))
+        }
+        // Proofs over the stored hashes, once all are stored (a completed upload: its chunks re-hashed).
+        if complete {
+            for index in 0..<record.chunks where hashes[index] == nil {
+                let length = Self.chunkLength(index: index, record: record)
+                if let known = rehashed[index] {
+                    hashes[index] = known
+                } else {
+                    let offset = Int64(index) * Int64(record.chunkSize)
+                    hashes[index] = SHA256.hash(try readObjectRange(id, offset: offset, count: length))
+                }
+            }
+        }
+        if !hashes.contains(where: { $0 == nil }) {
+            do {
+                let builder = try MerkleProofBuilder(chunkHashes: hashes.compactMap { $0 })
+                for position in answers.indices where answers[position].sha256 != nil {
+                    answers[position].proof = try builder.proof(forLeaf: answers[position].index)
+                }
+            } catch {
+                throw ReceiverError(.storageFailed, "a Merkle proof could not be built")
+            }
+        }
+        return answers
+    }
+
+    private func readObjectRange(_ id: UploadID, offset: Int64, count: Int) throws(ReceiverError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = try unsafe ByteBuffers.withMutableRaw(&bytes) { raw throws(ReceiverError) in
+            try unsafe blobs.read(.object(id), at: offset, into: raw)
+        }
+        guard read == count else { throw ReceiverError(.storageFailed, "the object is shorter than recorded") }
+        return bytes
+    }
+
+    // MARK: Concatenation (tus)
+
+    /// Creates the final upload of tus concatenation from completed partial uploads of `owner`, in order, and
+    /// assembles its object atomically.
+    public func concatenate(final partials: [UploadID], owner: ClientIdentity, metadata: [String: [UInt8]] = [:])
+        throws(ReceiverError) -> UploadRecord
+    {
+        guard !partials.isEmpty else { throw ReceiverError(.malformedRequest, "a final upload names its partials") }
+        var size: Int64 = 0
+        for partial in partials {
+            let record = try load(partial, owner: owner, allowing: [.open, .complete])
+            guard record.concatenation == .partial else {
+                throw ReceiverError(.malformedRequest, "a final upload joins partial uploads only")
+            }
+            guard record.state == .complete, let partSize = record.size else {
+                throw ReceiverError(.incomplete, "a partial upload is not complete")
+            }
+            size += partSize
+        }
+        guard size <= limits.maximumObjectSize else {
+            throw ReceiverError(.tooLarge, "the joined size is over the limit")
+        }
+        let created = now
+        let record = UploadRecord(
+            id: UploadID(randomBytes: random(16)), owner: owner, uploadProtocol: .tus, state: .open, size: size,
+            chunkSize: 0, chunks: 0, chainSessionID: nil, contentID: nil, parity: nil, metadata: metadata,
+            expectedSHA256: nil, concatenation: .final(partials), offset: 0, chainVerifiedThrough: -1,
+            chainLink: nil, createdAt: created, updatedAt: created)
+        try catalog.insert(record)
+        return try withGate(record.id) { () throws(ReceiverError) -> UploadRecord in
+            var whole = SHA256()
+            let writer = try unsafe blobs.assemble(.object(record.id), from: partials.map { .object($0) }) {
+                piece throws(ReceiverError) in unsafe whole.update(piece)
+            }
+            do throws(ReceiverError) {
+                try writer.commit()
+            } catch {
+                writer.discard()
+                throw error
+            }
+            return try recordCompletion(
+                record, fileSHA256: whole.finalize(), chainHead: .zero, merkleRoot: .zero, chunks: 0, size: size
+            ).record
+        }
+    }
+}

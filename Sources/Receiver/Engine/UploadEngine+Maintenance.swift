@@ -1,0 +1,162 @@
+import AetherIO
+import Synchronization
+
+extension UploadEngine {
+    /// Cancels the upload `id` (tus termination, IETF and native `DELETE`): it is recorded as expired first (later
+    /// requests get `.expired`), then its chunks, shards and stream are deleted, and a completed upload's object
+    /// with its dedup index entry (other uploads of the same content keep their own objects).
+    public func cancel(_ id: UploadID, owner: ClientIdentity) throws(ReceiverError) {
+        _ = try load(id, owner: owner, allowing: [.open, .failed, .complete])
+        try withGate(id) { () throws(ReceiverError) in
+            var record = try load(id, owner: owner, allowing: [.open, .failed, .complete])
+            let wasComplete = record.state == .complete
+            record.state = .expired
+            record.failure = "cancelled"
+            record.updatedAt = now
+            try catalog.recordRemoval(record, event: "cancelled")
+            try blobs.deleteWorkingBlobs(of: id)
+            if wasComplete { try blobs.delete(.object(id)) }
+        }
+        state.withLock { _ = $0.possession.removeValue(forKey: id) }
+    }
+
+    /// Removes open uploads idle for longer than `limits.expirySeconds` at `wallSeconds` (default: now); returns
+    /// their ids.
+    @discardableResult
+    public func expire(now wallSeconds: Int64? = nil) throws(ReceiverError) -> [UploadID] {
+        let cutoff = (wallSeconds ?? now) - limits.expirySeconds
+        var removed: [UploadID] = []
+        for id in try catalog.idleUploads(before: cutoff + 1) where try expireOne(id, cutoff: cutoff) {
+            removed.append(id)
+        }
+        return removed
+    }
+
+    /// Expires `id` if it is open and idle past `cutoff` (default: now minus the expiry).
+    @discardableResult
+    func expireOne(_ id: UploadID, cutoff: Int64? = nil) throws(ReceiverError) -> Bool {
+        let limit = cutoff ?? (now - limits.expirySeconds)
+        let expired = try withGate(id) { () throws(ReceiverError) -> Bool in
+            guard var record = try catalog.record(id), record.state == .open, record.updatedAt <= limit else {
+                return false
+            }
+            record.state = .expired
+            record.failure = "expired"
+            record.updatedAt = now
+            try catalog.recordRemoval(record, event: "expired")
+            try blobs.deleteWorkingBlobs(of: id)
+            return true
+        }
+        if expired { state.withLock { _ = $0.possession.removeValue(forKey: id) } }
+        return expired
+    }
+
+    /// Brings storage back in line with the catalogue after a crash; run once at start, before serving.
+    ///
+    /// Staged files are discarded; blobs the catalogue never committed are removed (a chunk without a receipt, the
+    /// blobs of an upload that no longer takes bytes); a stream is cut back to its committed offset; an object
+    /// assembled but not recorded is rolled back (a stream's bytes return to the stream, a native object is
+    /// removed: its chunks are still stored). Nothing acknowledged is touched and no partial object stays visible.
+    @discardableResult
+    public func recover() throws(ReceiverError) -> RecoveryReport {
+        var report = RecoveryReport()
+        report.stagingDiscarded = try blobs.discardStaging()
+        var records: [UploadID: UploadRecord?] = [:]
+        func record(_ id: UploadID) throws(ReceiverError) -> UploadRecord? {
+            if let known = records[id] { return known }
+            let loaded = try catalog.record(id)
+            records[id] = loaded
+            return loaded
+        }
+        var chunkReceipts: [UploadID: Set<Int>] = [:]
+        var parityReceipts: [UploadID: Set<Int>] = [:]
+        let keys = try blobs.keys()
+        // Objects first: a rolled-back stream object must exist as a stream before streams are checked.
+        for key in keys {
+            guard case .object(let id) = key else { continue }
+            guard let upload = try record(id) else {
+                try blobs.delete(key)
+                report.blobsRemoved += 1
+                continue
+            }
+            if upload.state == .complete { continue }
+            if upload.uploadProtocol.isByteStream, upload.state == .open,
+                try blobs.size(of: .stream(id)) == nil
+            {
+                try blobs.promote(key, to: .stream(id))
+                report.assembliesRolledBack += 1
+            } else {
+                try blobs.delete(key)
+                report.assembliesRolledBack += 1
+            }
+        }
+        for key in try blobs.keys() {
+            let id = key.upload
+            let upload = try record(id)
+            switch key {
+            case .object: continue
+            case .stream:
+                if let upload, upload.state == .open, upload.uploadProtocol.isByteStream {
+                    if let size = try blobs.size(of: key), size > upload.offset {
+                        try blobs.append(to: key, at: upload.offset).commit()
+                        report.streamsTruncated += 1
+                    }
+                } else {
+                    try blobs.delete(key)
+                    report.blobsRemoved += 1
+                }
+            case .chunk(_, let index):
+                guard let upload, upload.state == .open || upload.state == .failed else {
+                    try blobs.delete(key)
+                    report.blobsRemoved += 1
+                    continue
+                }
+                if chunkReceipts[id] == nil { chunkReceipts[id] = Set(try catalog.chunkReceipts(id).map(\.index)) }
+                if chunkReceipts[id]?.contains(index) != true {
+                    try blobs.delete(key)
+                    report.blobsRemoved += 1
+                }
+            case .parity(_, let group, let shard):
+                guard let upload, upload.state == .open || upload.state == .failed, let layout = upload.parity else {
+                    try blobs.delete(key)
+                    report.blobsRemoved += 1
+                    continue
+                }
+                if parityReceipts[id] == nil { parityReceipts[id] = Set(try catalog.parityReceipts(id).map(\.index)) }
+                if parityReceipts[id]?.contains(group * layout.parity + shard) != true {
+                    try blobs.delete(key)
+                    report.blobsRemoved += 1
+                }
+            }
+        }
+        // Uploads that no longer take bytes keep no working blobs (nor their folders).
+        for id in Set(keys.map(\.upload)) {
+            let upload = try record(id)
+            if upload == nil || upload?.state == .complete || upload?.state == .expired {
+                try blobs.deleteWorkingBlobs(of: id)
+            }
+        }
+        report.catalogIntact = try catalog.integrityCheck()
+        guard report.catalogIntact else {
+            throw ReceiverError(.storageFailed, "the catalogue failed its integrity check")
+        }
+        return report
+    }
+}
+
+/// What `UploadEngine.recover()` did.
+public struct RecoveryReport: Sendable, Hashable {
+    /// Staged (never committed) files removed.
+    public var stagingDiscarded = 0
+    /// Blobs removed because the catalogue never committed them or no longer needs them.
+    public var blobsRemoved = 0
+    /// Streams cut back to their committed offset.
+    public var streamsTruncated = 0
+    /// Objects assembled but not recorded, rolled back.
+    public var assembliesRolledBack = 0
+    /// The catalogue's own integrity check passed.
+    public var catalogIntact = false
+
+    /// An empty report.
+    public init() {}
+}

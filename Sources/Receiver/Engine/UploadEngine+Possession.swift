@@ -1,0 +1,86 @@
+import AetherIO
+import AetherIntegrity
+import AetherSecurity
+import Synchronization
+
+extension UploadEngine {
+    /// A fresh possession challenge (serialized) when `record`'s content id names a stored object of its size;
+    /// nil otherwise. Each call issues a new single-use challenge (15 s lifetime, AetherSecurity).
+    func possessionChallenge(for record: UploadRecord) throws(ReceiverError) -> [UInt8]? {
+        guard record.uploadProtocol == .native, let contentID = record.contentID,
+            let object = try catalog.object(contentID: contentID), object.size == record.size,
+            try blobs.size(of: .object(object.upload)) == object.size
+        else { return nil }
+        let entry: PossessionEntry
+        if let cached = state.withLock({ $0.possession[record.id] }) {
+            entry = cached
+        } else {
+            let source = BlobPossessionSource(blobs: blobs, key: .object(object.upload), size: UInt64(object.size))
+            do {
+                let hashes = try ProofOfPossessionProver.chunkHashes(of: source, chunkSize: UInt32(record.chunkSize))
+                let verifier = try ProofOfPossessionVerifier(
+                    source: source, chunkSize: UInt32(record.chunkSize), chunkHashes: hashes, clock: clock)
+                entry = PossessionEntry(verifier: verifier, chunkHashes: hashes, object: object)
+            } catch {
+                throw ReceiverError(.storageFailed, "the stored object could not be read for a possession check")
+            }
+            state.withLock { $0.possession[record.id] = entry }
+        }
+        do {
+            return try entry.verifier.issueChallenge().serialized
+        } catch {
+            throw ReceiverError(.tooManyRequests, "too many possession challenges are outstanding")
+        }
+    }
+
+    /// Checks a proof-of-possession response (`PossessionResponse.serialized`). A passed check completes the upload
+    /// at once from the stored object (a second object entry with the same bytes) and returns the receipt; a
+    /// failed, replayed, expired or unknown one is `.possessionFailed` and the upload stays open.
+    public func answerPossession(_ id: UploadID, response: [UInt8], owner: ClientIdentity) throws(ReceiverError)
+        -> UploadReceiptRecord
+    {
+        _ = try load(id, owner: owner, allowing: [.open])
+        return try withGate(id) { () throws(ReceiverError) -> UploadReceiptRecord in
+            let record = try load(id, owner: owner, allowing: [.open])
+            guard let entry = state.withLock({ $0.possession[id] }) else {
+                throw ReceiverError(.possessionFailed, "no possession challenge was issued for this upload")
+            }
+            do {
+                let parsed = try PossessionResponse(serialized: response)
+                try entry.verifier.verify(parsed)
+            } catch {
+                throw ReceiverError(.possessionFailed, "the possession proof failed or its challenge expired")
+            }
+            try blobs.alias(.object(entry.object.upload), as: .object(id))
+            let (root, head) = try Self.rootAndHead(entry.chunkHashes, session: record.chainSessionID ?? "")
+            return try recordCompletion(
+                record, fileSHA256: entry.object.fileSHA256, chainHead: head, merkleRoot: root,
+                chunks: entry.chunkHashes.count, size: entry.object.size, indexObject: false
+            ).receipt
+        }
+    }
+}
+
+/// A stored object read through the blob store, for the possession verifier.
+struct BlobPossessionSource: PossessionSource {
+    let blobs: any BlobStore
+    let key: BlobKey
+    let size: UInt64
+
+    func read(offset: UInt64, count: Int) throws(SecurityError) -> [UInt8] {
+        guard count >= 0, offset <= size, UInt64(count) <= size - offset else {
+            throw SecurityError(.malformedMessage, "read of \(count) bytes at \(offset) is outside \(size) bytes")
+        }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read: Int
+        do {
+            read = try unsafe ByteBuffers.withMutableRaw(&bytes) { raw throws(ReceiverError) in
+                try unsafe blobs.read(key, at: Int64(offset), into: raw)
+            }
+        } catch {
+            throw SecurityError(.malformedMessage, "the stored object could not be read")
+        }
+        guard read == count else { throw SecurityError(.malformedMessage, "the stored object is short") }
+        return bytes
+    }
+}

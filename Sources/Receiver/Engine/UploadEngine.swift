@@ -1,0 +1,249 @@
+public import AetherIO
+import AetherIntegrity
+import AetherSecurity
+import Synchronization
+
+/// The receiver below HTTP: creates uploads, takes byte-stream appends (IETF, tus) and indexed chunks and parity
+/// shards (native), verifies them, completes uploads into visible objects, answers challenges and possession
+/// proofs, cancels, expires and recovers after a crash. Protocol-agnostic, synchronous and thread-safe: the HTTP
+/// server calls it from its own threads.
+///
+/// Durability: an append or a chunk is acknowledged (its `finish()` returns) only after its bytes are fsync'ed
+/// and the catalogue transaction that records them is committed. Objects become visible by one atomic rename.
+public final class UploadEngine: Sendable {
+    /// Where bytes live.
+    public let blobs: any BlobStore
+    /// Where facts live.
+    public let catalog: any UploadCatalog
+    /// What the receiver accepts.
+    public let limits: ReceiverLimits
+    let clock: any AetherClock
+    let random: @Sendable (Int) -> [UInt8]
+    let state = Mutex(EngineState())
+
+    /// An engine over `blobs` and `catalog`. `random` gives CSPRNG bytes (upload ids); tests may inject one.
+    public init(
+        blobs: any BlobStore, catalog: any UploadCatalog, limits: ReceiverLimits = ReceiverLimits(),
+        clock: any AetherClock = SystemClock(), random: @escaping @Sendable (Int) -> [UInt8] = SecureRandom.bytes
+    ) {
+        self.blobs = blobs
+        self.catalog = catalog
+        self.limits = limits
+        self.clock = clock
+        self.random = random
+    }
+
+    /// The embedded default: a `DirectoryBlobStore` at `directory` and a `SQLiteUploadCatalog` in
+    /// `directory/catalog.sqlite3`.
+    public convenience init(
+        directory: FilePath, limits: ReceiverLimits = ReceiverLimits(), clock: any AetherClock = SystemClock()
+    ) throws(ReceiverError) {
+        let blobs = try DirectoryBlobStore(root: directory)
+        let catalog = try SQLiteUploadCatalog(path: directory.appending("catalog.sqlite3"))
+        self.init(blobs: blobs, catalog: catalog, limits: limits, clock: clock)
+    }
+
+    var now: Int64 { clock.wallWholeSeconds() }
+
+    // MARK: Create
+
+    /// Creates an upload for `owner` after checking `request` against the protocol's rules and the limits.
+    public func create(_ request: NewUpload, owner: ClientIdentity) throws(ReceiverError) -> UploadRecord {
+        try checkCommon(request, owner: owner)
+        if case .final(let partials) = request.concatenation {
+            return try concatenate(final: partials, owner: owner, metadata: request.metadata)
+        }
+        let created = now
+        var record = UploadRecord(
+            id: UploadID(randomBytes: random(16)), owner: owner, uploadProtocol: request.uploadProtocol,
+            state: .open, size: request.size, chunkSize: 0, chunks: 0, chainSessionID: nil, contentID: nil,
+            parity: nil, metadata: request.metadata, expectedSHA256: request.expectedSHA256,
+            concatenation: request.concatenation, offset: 0, chainVerifiedThrough: -1, chainLink: nil,
+            createdAt: created, updatedAt: created)
+        if request.uploadProtocol == .native {
+            let layout = try nativeLayout(request)
+            record.chunkSize = layout.chunkSize
+            record.chunks = layout.chunks
+            record.chainSessionID = layout.session
+            record.chainLink = ChunkCommitmentChain.genesis(sessionID: layout.session)
+            record.contentID = request.contentID
+            record.parity = request.parity
+        }
+        try catalog.insert(record)
+        if record.uploadProtocol == .tus, record.size == 0 {
+            // An empty tus upload is complete at creation: there is nothing to append.
+            return try withGate(record.id) { () throws(ReceiverError) in
+                try completeStream(record, runningDigest: SHA256().finalize()).record
+            }
+        }
+        return record
+    }
+
+    private func checkCommon(_ request: NewUpload, owner: ClientIdentity) throws(ReceiverError) {
+        if let size = request.size {
+            guard size >= 0 else { throw ReceiverError(.malformedRequest, "the size is negative") }
+            guard size <= limits.maximumObjectSize else {
+                throw ReceiverError(.tooLarge, "the size is over the limit of \(limits.maximumObjectSize) bytes")
+            }
+        }
+        var metadataBytes = 0
+        for (key, value) in request.metadata {
+            guard !key.isEmpty, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ",") }) else {
+                throw ReceiverError(.malformedRequest, "a metadata key is not printable ASCII without space or comma")
+            }
+            metadataBytes += key.utf8.count + value.count
+        }
+        guard metadataBytes <= limits.maximumMetadataBytes else {
+            throw ReceiverError(.tooLarge, "the metadata is over the limit of \(limits.maximumMetadataBytes) bytes")
+        }
+        if request.concatenation != nil, request.uploadProtocol != .tus {
+            throw ReceiverError(.malformedRequest, "only tus uploads are concatenated")
+        }
+        guard try catalog.openUploadCount(owner: owner) < limits.maximumOpenUploadsPerClient else {
+            throw ReceiverError(
+                .tooManyRequests, "this client holds \(limits.maximumOpenUploadsPerClient) open uploads already")
+        }
+    }
+
+    private func nativeLayout(_ request: NewUpload) throws(ReceiverError) -> (
+        chunkSize: Int, chunks: Int, session: String
+    ) {
+        guard let size = request.size, let chunkSize = request.chunkSize, let chunks = request.chunks else {
+            throw ReceiverError(.malformedRequest, "a native upload needs size, chunkSize and chunks")
+        }
+        guard chunkSize >= limits.minimumChunkSize, chunkSize <= limits.maximumChunkSize,
+            chunkSize % ReceiverLimits.chunkGranularity == 0
+        else {
+            throw ReceiverError(
+                .malformedRequest,
+                "chunkSize must be a multiple of 16 KiB from \(limits.minimumChunkSize) to \(limits.maximumChunkSize)")
+        }
+        let expected = size == 0 ? 1 : Int((size + Int64(chunkSize) - 1) / Int64(chunkSize))
+        guard chunks == expected else {
+            throw ReceiverError(.malformedRequest, "chunks is \(chunks), the size and chunk size give \(expected)")
+        }
+        guard chunks <= limits.maximumChunks else {
+            throw ReceiverError(.tooLarge, "\(chunks) chunks are over the limit of \(limits.maximumChunks)")
+        }
+        guard let session = request.chainSessionID, (1...256).contains(session.utf8.count) else {
+            throw ReceiverError(.malformedRequest, "chainSessionID must be 1 to 256 UTF-8 bytes")
+        }
+        if let contentID = request.contentID {
+            guard (try? ACI(parsing: contentID)) != nil else {
+                throw ReceiverError(.malformedRequest, "contentID is not an ACI (aci:1:sha256:<hex>)")
+            }
+        }
+        if let parity = request.parity {
+            guard (1...255).contains(parity.data), (1...255).contains(parity.parity), parity.data + parity.parity <= 256
+            else { throw ReceiverError(.malformedRequest, "parity needs data and parity in 1...255, at most 256") }
+        }
+        return (chunkSize, chunks, session)
+    }
+
+    // MARK: Status
+
+    /// The upload's status for its owner. An idle upload past its expiry is expired first.
+    public func status(_ id: UploadID, owner: ClientIdentity) throws(ReceiverError) -> UploadStatus {
+        var record = try load(id, owner: owner, allowing: [.open, .complete, .failed])
+        if record.state == .open, record.updatedAt + limits.expirySeconds <= now {
+            try expireOne(id)
+            record = try load(id, owner: owner, allowing: [.open, .complete, .failed])
+        }
+        var received: [Bool] = []
+        var parityReceived: [Bool] = []
+        var stored = 0
+        var prefix = 0
+        var offset = record.offset
+        if record.uploadProtocol == .native {
+            received = [Bool](repeating: false, count: record.chunks)
+            if record.state == .complete {
+                received = [Bool](repeating: true, count: record.chunks)
+            } else {
+                for receipt in try catalog.chunkReceipts(id) where receipt.index < record.chunks {
+                    received[receipt.index] = true
+                }
+            }
+            stored = received.count { $0 }
+            prefix = received.firstIndex(of: false) ?? received.count
+            offset = record.state == .complete ? (record.size ?? 0) : Int64(prefix) * Int64(record.chunkSize)
+            if let parity = record.parity {
+                parityReceived = [Bool](
+                    repeating: false, count: parity.groupCount(chunks: record.chunks) * parity.parity)
+                if record.state != .complete {
+                    for receipt in try catalog.parityReceipts(id) where receipt.index < parityReceived.count {
+                        parityReceived[receipt.index] = true
+                    }
+                }
+            }
+        }
+        let receipt = record.state == .complete ? try catalog.receipt(id) : nil
+        let challenge = record.state == .open ? try possessionChallenge(for: record) : nil
+        return UploadStatus(
+            record: record, received: received, parityReceived: parityReceived, storedChunks: stored,
+            prefixChunks: prefix, offset: offset,
+            expiresAt: record.state == .complete ? nil : record.updatedAt + limits.expirySeconds,
+            possessionChallenge: challenge, receipt: receipt)
+    }
+
+    // MARK: Shared helpers
+
+    /// The upload `id` for `owner`, in one of `states`; otherwise the error a request about it gets.
+    func load(_ id: UploadID, owner: ClientIdentity, allowing states: Set<UploadState>) throws(ReceiverError)
+        -> UploadRecord
+    {
+        guard let record = try catalog.record(id) else { throw ReceiverError(.notFound, "no upload has this id") }
+        guard record.owner == owner else { throw ReceiverError(.forbidden, "the upload belongs to another client") }
+        guard states.contains(record.state) else { throw Self.stateError(record) }
+        return record
+    }
+
+    /// The error for a request that the upload's state does not allow.
+    static func stateError(_ record: UploadRecord) -> ReceiverError {
+        switch record.state {
+        case .expired: ReceiverError(.expired, "the upload expired or was cancelled")
+        case .complete: ReceiverError(.malformedRequest, "the upload is complete")
+        case .open: ReceiverError(.malformedRequest, "the upload is still open")
+        case .failed:
+            if let failure = record.failure, failure.hasPrefix(ReceiverError.Code.chainBroken.name) {
+                ReceiverError(.chainBroken, "the upload failed: \(failure)")
+            } else if let failure = record.failure, failure.hasPrefix(ReceiverError.Code.digestMismatch.name) {
+                ReceiverError(.digestMismatch, "the upload failed: \(failure)")
+            } else {
+                ReceiverError(.expired, "the upload failed: \(record.failure ?? "no reason recorded")")
+            }
+        }
+    }
+
+    /// Runs `body` holding the upload's gate: every change of one upload's catalogue state is serialized.
+    func withGate<T>(_ id: UploadID, _ body: () throws(ReceiverError) -> T) throws(ReceiverError) -> T {
+        let gate = state.withLock { $0.gate(for: id) }
+        return try gate.lock.withLock { _ throws(ReceiverError) -> T in try body() }
+    }
+}
+
+/// The engine's in-memory state: appends in progress, per-upload gates and possession verifiers.
+struct EngineState {
+    var activeAppends: Set<UploadID> = []
+    var gates: [UploadID: UploadGate] = [:]
+    var possession: [UploadID: PossessionEntry] = [:]
+
+    mutating func gate(for id: UploadID) -> UploadGate {
+        if let gate = gates[id] { return gate }
+        let gate = UploadGate()
+        gates[id] = gate
+        return gate
+    }
+}
+
+/// The lock that serializes changes to one upload.
+final class UploadGate: Sendable {
+    let lock = Mutex(())
+}
+
+/// A possession check in flight: the verifier over the stored object and that object's chunk hashes at the new
+/// upload's chunk size.
+struct PossessionEntry: Sendable {
+    let verifier: ProofOfPossessionVerifier
+    let chunkHashes: [Digest32]
+    let object: StoredObject
+}

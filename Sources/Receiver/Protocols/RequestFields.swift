@@ -1,0 +1,81 @@
+import AetherIO
+import AetherTransport
+
+/// Header parsing shared by the three protocols, on the project's Structured Fields parser. Every refusal is a
+/// `ReceiverError` naming the header, never its value (a value could be a secret).
+enum RequestFields {
+    /// An RFC 9651 Integer Item, 0 or more (IETF `Upload-Offset`, `Upload-Length`); nil when absent.
+    static func integer(_ request: HTTPServerRequest, _ name: String) throws(ReceiverError) -> Int64? {
+        guard let text = request.header(name) else { return nil }
+        guard case .integer(let value)? = StructuredField.item(text), value >= 0 else {
+            throw ReceiverError(.malformedRequest, "\(name) is not a non-negative integer")
+        }
+        return value
+    }
+
+    /// An RFC 9651 Boolean Item (IETF `Upload-Complete`); nil when absent.
+    static func boolean(_ request: HTTPServerRequest, _ name: String) throws(ReceiverError) -> Bool? {
+        guard let text = request.header(name) else { return nil }
+        guard case .boolean(let value)? = StructuredField.item(text) else {
+            throw ReceiverError(.malformedRequest, "\(name) is not ?0 or ?1")
+        }
+        return value
+    }
+
+    /// The `sha-256` member of an RFC 9530 digest field (`Content-Digest`, `Repr-Digest`); nil when the field is
+    /// absent or names only other algorithms.
+    static func sha256Digest(_ request: HTTPServerRequest, _ name: String) throws(ReceiverError) -> Digest32? {
+        guard let text = request.header(name) else { return nil }
+        guard let members = StructuredField.dictionary(text) else {
+            throw ReceiverError(.malformedRequest, "\(name) is not a Structured Fields dictionary")
+        }
+        guard let member = members.first(where: { $0.key == "sha-256" }) else { return nil }
+        guard case .item(.bytes(let bytes)) = member.value, bytes.count == 32,
+            let digest = try? Digest32(bytes: bytes)
+        else {
+            throw ReceiverError(.malformedRequest, "\(name) sha-256 is not a 32-byte byte sequence")
+        }
+        return digest
+    }
+
+    /// A tus integer: 1 to 18 ASCII digits and nothing else; nil when absent.
+    static func tusInteger(_ request: HTTPServerRequest, _ name: String) throws(ReceiverError) -> Int64? {
+        let values = request.values(name)
+        guard let text = values.first else { return nil }
+        guard values.count == 1, (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let value = Int64(text)
+        else {
+            throw ReceiverError(.malformedRequest, "\(name) is not 1 to 18 digits")
+        }
+        return value
+    }
+
+    /// `Content-Length` as libmicrohttpd enforced it, or nil for no body / a chunked body.
+    static func contentLength(_ request: HTTPServerRequest) -> Int64? {
+        guard let text = request.values("Content-Length").first else { return nil }
+        return Int64(text)
+    }
+
+    /// Whether a body follows the header block.
+    static func hasBody(_ request: HTTPServerRequest) -> Bool {
+        if let length = contentLength(request) { return length > 0 }
+        return request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
+    }
+
+    /// The media type of `Content-Type` without parameters, lower-cased; nil when absent.
+    static func mediaType(_ request: HTTPServerRequest) -> String? {
+        guard let text = request.header("Content-Type") else { return nil }
+        let type = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return type.trimmingCharacters(in: " \t").lowercased()
+    }
+}
+
+extension Substring {
+    /// The text without the given leading and trailing characters.
+    func trimmingCharacters(in characters: String) -> String {
+        var text = self
+        while let first = text.first, characters.contains(first) { text = text.dropFirst() }
+        while let last = text.last, characters.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}

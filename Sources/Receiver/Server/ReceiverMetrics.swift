@@ -1,0 +1,92 @@
+import Synchronization
+
+/// The receiver's counters, rendered in the Prometheus text exposition format (version 0.0.4) at `GET /metrics`.
+public final class ReceiverMetrics: Sendable {
+    /// The upper bounds of the chunk latency histogram, in seconds.
+    public static let latencyBuckets: [Double] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    private struct State {
+        var started: [String: Int] = [:]
+        var completed: [String: Int] = [:]
+        var failed: [String: Int] = [:]
+        var bytes: Int64 = 0
+        var verifyFailures = 0
+        var requests: [Int: Int] = [:]
+        var latencyCounts = [Int](repeating: 0, count: ReceiverMetrics.latencyBuckets.count)
+        var latencySum: Double = 0
+        var latencyCount = 0
+    }
+    private let state = Mutex(State())
+
+    /// Empty counters.
+    public init() {}
+
+    /// An upload was created with `protocolName` (`native`, `ietf`, `tus`).
+    public func uploadStarted(_ protocolName: String) { state.withLock { $0.started[protocolName, default: 0] += 1 } }
+    /// An upload completed.
+    public func uploadCompleted(_ protocolName: String) {
+        state.withLock { $0.completed[protocolName, default: 0] += 1 }
+    }
+    /// An upload failed (verification at completion, a broken chain).
+    public func uploadFailed(_ protocolName: String) { state.withLock { $0.failed[protocolName, default: 0] += 1 } }
+    /// Body bytes were stored.
+    public func bytesReceived(_ count: Int64) { state.withLock { $0.bytes += count } }
+    /// A digest, length or chain check failed.
+    public func verifyFailed() { state.withLock { $0.verifyFailures += 1 } }
+    /// A request was answered with `status`.
+    public func answered(_ status: Int) { state.withLock { $0.requests[status, default: 0] += 1 } }
+    /// A chunk or append request took `seconds` from its headers to its answer.
+    public func chunkLatency(seconds: Double) {
+        state.withLock { state in
+            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
+                state.latencyCounts[index] += 1
+            }
+            state.latencySum += seconds
+            state.latencyCount += 1
+        }
+    }
+
+    /// The text exposition, with `activeConnections` sampled by the caller.
+    public func render(activeConnections: Int) -> String {
+        let state = state.withLock { $0 }
+        var out = ""
+        func family(_ name: String, _ help: String, _ type: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        let protocols = ["native", "ietf", "tus"]
+        family("aether_uploads_started_total", "Uploads created, by protocol.", "counter")
+        for name in protocols {
+            out += "aether_uploads_started_total{protocol=\"\(name)\"} \(state.started[name] ?? 0)\n"
+        }
+        family("aether_uploads_completed_total", "Uploads completed, by protocol.", "counter")
+        for name in protocols {
+            out += "aether_uploads_completed_total{protocol=\"\(name)\"} \(state.completed[name] ?? 0)\n"
+        }
+        family("aether_uploads_failed_total", "Uploads that failed verification, by protocol.", "counter")
+        for name in protocols {
+            out += "aether_uploads_failed_total{protocol=\"\(name)\"} \(state.failed[name] ?? 0)\n"
+        }
+        family("aether_received_bytes_total", "Body bytes stored.", "counter")
+        out += "aether_received_bytes_total \(state.bytes)\n"
+        family("aether_verify_failures_total", "Digest, length, chain or Merkle checks that failed.", "counter")
+        out += "aether_verify_failures_total \(state.verifyFailures)\n"
+        family("aether_requests_total", "Requests answered, by status.", "counter")
+        for status in state.requests.keys.sorted() {
+            out += "aether_requests_total{status=\"\(status)\"} \(state.requests[status] ?? 0)\n"
+        }
+        family("aether_chunk_seconds", "Time from a chunk or append request's headers to its answer.", "histogram")
+        for (index, bound) in Self.latencyBuckets.enumerated() {
+            out += "aether_chunk_seconds_bucket{le=\"\(Self.format(bound))\"} \(state.latencyCounts[index])\n"
+        }
+        out += "aether_chunk_seconds_bucket{le=\"+Inf\"} \(state.latencyCount)\n"
+        out += "aether_chunk_seconds_sum \(state.latencySum)\n"
+        out += "aether_chunk_seconds_count \(state.latencyCount)\n"
+        family("aether_active_connections", "Connections open now.", "gauge")
+        out += "aether_active_connections \(activeConnections)\n"
+        return out
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}

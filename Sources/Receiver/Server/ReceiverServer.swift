@@ -1,0 +1,140 @@
+public import AetherIO
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A running receiver: the engine over a store directory (recovered at start), the HTTP server on one port, and
+/// a timer that expires abandoned uploads. `aether serve` is this plus flags; tests embed it.
+public final class ReceiverServer: Sendable {
+    /// How to run.
+    public struct Options: Sendable {
+        /// The store directory.
+        public var directory: FilePath
+        /// Where and how to listen.
+        public var http: HTTPServerConfiguration
+        /// What uploads may be.
+        public var limits: ReceiverLimits
+        /// Bearer tokens; nil serves loopback clients only.
+        public var tokens: BearerTokens?
+        /// Request log format.
+        public var logFormat: RequestLog.Format
+        /// Seconds between expiry sweeps.
+        public var expirySweepSeconds: Double
+
+        /// Options for a store at `directory`.
+        public init(
+            directory: FilePath, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+            limits: ReceiverLimits = ReceiverLimits(), tokens: BearerTokens? = nil,
+            logFormat: RequestLog.Format = .text,
+            expirySweepSeconds: Double = 60
+        ) {
+            self.directory = directory
+            self.http = http
+            self.limits = limits
+            self.tokens = tokens
+            self.logFormat = logFormat
+            self.expirySweepSeconds = expirySweepSeconds
+        }
+    }
+
+    /// The engine.
+    public let engine: UploadEngine
+    /// The counters.
+    public let metrics: ReceiverMetrics
+    /// The HTTP server.
+    public let http: HTTPServer
+    /// What recovery found at start.
+    public let recovery: RecoveryReport
+    private let log: RequestLog
+    private let sweeper: Sweeper
+
+    /// Opens the store, recovers it, and starts listening. Binding a non-loopback address without tokens is
+    /// refused (`.forbidden`), as is an address that is not IPv4 or IPv6.
+    public init(
+        _ options: Options, clock: any AetherClock = SystemClock(), logSink: (@Sendable (String) -> Void)? = nil
+    ) throws(ReceiverError) {
+        if options.tokens == nil, !Self.isLoopback(options.http.bindAddress) {
+            throw ReceiverError(
+                .forbidden,
+                "binding \(options.http.bindAddress) serves other machines: give --tokens, or bind 127.0.0.1 or ::1")
+        }
+        let engine = try UploadEngine(directory: options.directory, limits: options.limits, clock: clock)
+        self.recovery = try engine.recover()
+        self.engine = engine
+        let metrics = ReceiverMetrics()
+        self.metrics = metrics
+        let log = RequestLog(format: options.logFormat, sink: logSink)
+        self.log = log
+        let connections = ConnectionCounter()
+        let router = ReceiverRouter(
+            engine: engine, tokens: options.tokens, metrics: metrics, log: log, clock: clock,
+            connections: { connections.count })
+        let http = try HTTPServer(configuration: options.http, router: router)
+        connections.server.withLock { $0 = http }
+        self.http = http
+        self.sweeper = Sweeper(engine: engine, log: log, interval: options.expirySweepSeconds)
+        sweeper.start()
+    }
+
+    /// The URL clients use (`http://127.0.0.1:PORT`, IPv6 in brackets).
+    public var url: String {
+        let host = http.bindAddress.contains(":") ? "[\(http.bindAddress)]" : http.bindAddress
+        return "\(http.isTLS ? "https" : "http")://\(host):\(http.port)"
+    }
+
+    /// Graceful stop: no new connections, requests under way finish (up to the deadline), the sweeper ends.
+    public func stop() {
+        sweeper.stop()
+        http.stop()
+    }
+
+    /// Whether `address` is a loopback address (127.0.0.0/8 or ::1).
+    public static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address.hasPrefix("127.") || address == "::ffff:127.0.0.1"
+    }
+}
+
+/// The HTTP server's connection count, read by `/metrics` (the router exists before the server).
+private final class ConnectionCounter: Sendable {
+    let server = Mutex<HTTPServer?>(nil)
+    var count: Int { server.withLock { $0?.connectionCount ?? 0 } }
+}
+
+/// Runs `UploadEngine.expire` every `interval` seconds.
+private final class Sweeper: Sendable {
+    private let engine: UploadEngine
+    private let log: RequestLog
+    private let interval: Double
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(engine: UploadEngine, log: RequestLog, interval: Double) {
+        self.engine = engine
+        self.log = log
+        self.interval = max(0.05, interval)
+    }
+
+    func start() {
+        let engine = engine
+        let log = log
+        let interval = interval
+        let sweep = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+                guard !Task.isCancelled else { return }
+                do {
+                    let expired = try engine.expire()
+                    if !expired.isEmpty { log.event("expired \(expired.count) idle uploads") }
+                } catch {
+                    log.event("expiry sweep failed: \((error as? ReceiverError)?.message ?? "storage error")")
+                }
+            }
+        }
+        task.withLock { $0 = sweep }
+    }
+
+    func stop() {
+        task.withLock { $0?.cancel() }
+    }
+}

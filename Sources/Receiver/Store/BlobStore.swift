@@ -1,0 +1,94 @@
+/// Where chunk, parity-shard, stream and object bytes live. Shaped so that an S3 store can implement it: the API
+/// names blobs by `BlobKey` and moves bytes through buffers; no descriptor or path crosses it.
+///
+/// Durability contract: a blob written through `stage` is invisible under its key until `commit()` returns, and
+/// after that it survives a crash. An append writer's bytes survive a crash once `durable()` returns.
+public protocol BlobStore: Sendable {
+    /// A writer for a new blob named `key`, invisible until its `commit()`; committing replaces an existing blob.
+    func stage(_ key: BlobKey) throws(ReceiverError) -> any BlobWriter
+    /// A writer that appends to the byte stream `key` at `offset` (created empty when missing), after cutting off
+    /// anything stored past `offset` (bytes written but never acknowledged). `commit()` makes them durable.
+    func append(to key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter
+    /// Reads up to `buffer.count` bytes of `key` at `offset`; fewer only at the end of the blob.
+    func read(_ key: BlobKey, at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ReceiverError)
+        -> Int
+    /// The blob's length, nil when it does not exist.
+    func size(of key: BlobKey) throws(ReceiverError) -> Int64?
+    /// Makes the blob `from` visible as `to` in one atomic, durable step (a stream becoming an object).
+    func promote(_ from: BlobKey, to: BlobKey) throws(ReceiverError)
+    /// Makes `existing`'s bytes visible also as `alias` (dedup: a second object with the same content).
+    func alias(_ existing: BlobKey, as alias: BlobKey) throws(ReceiverError)
+    /// Deletes `key`; a missing blob is not an error.
+    func delete(_ key: BlobKey) throws(ReceiverError)
+    /// Deletes every chunk, parity shard and the stream of `upload` (not its object).
+    func deleteWorkingBlobs(of upload: UploadID) throws(ReceiverError)
+    /// Every blob the store holds (for recovery).
+    func keys() throws(ReceiverError) -> [BlobKey]
+    /// Removes staged blobs that were never committed (a crash left them); returns how many.
+    func discardStaging() throws(ReceiverError) -> Int
+}
+
+/// Writes one blob. Owned by one request at a time (not `Sendable`).
+public protocol BlobWriter: AnyObject {
+    /// Bytes written so far.
+    var bytesWritten: Int64 { get }
+    /// Appends `bytes`.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(ReceiverError)
+    /// Puts the bytes written so far on stable storage (fsync).
+    func durable() throws(ReceiverError)
+    /// Makes the blob durable and visible under its key (for an append writer: durable).
+    func commit() throws(ReceiverError)
+    /// Drops a staged blob (nothing becomes visible); an append writer leaves the stored prefix as it was.
+    func discard()
+}
+
+extension BlobStore {
+    /// Assembles `parts` in order into a staged blob named `target`, streaming: each piece read is handed to
+    /// `observe` (to hash it) and written. The result is durable but invisible until the caller commits it, so a
+    /// check of what `observe` saw can still refuse it (`discard()`).
+    public func assemble(
+        _ target: BlobKey, from parts: [BlobKey], bufferSize: Int = 1 << 20,
+        observe: (UnsafeRawBufferPointer) throws(ReceiverError) -> Void
+    ) throws(ReceiverError) -> any BlobWriter {
+        let writer = try stage(target)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
+        defer { unsafe buffer.deallocate() }
+        do throws(ReceiverError) {
+            for part in parts {
+                var offset: Int64 = 0
+                while true {
+                    let count = try unsafe read(part, at: offset, into: buffer)
+                    if count == 0 { break }
+                    let piece = unsafe UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                    try unsafe observe(piece)
+                    try unsafe writer.write(piece)
+                    offset += Int64(count)
+                }
+            }
+            try writer.durable()
+        } catch {
+            writer.discard()
+            throw error
+        }
+        return writer
+    }
+
+    /// The whole blob `key` into memory (chunks and shards, bounded by the chunk size limit).
+    public func readAll(_ key: BlobKey, expectedLength: Int) throws(ReceiverError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: expectedLength)
+        let count = try unsafe ByteBuffers.withMutableRaw(&bytes) { raw throws(ReceiverError) in
+            try unsafe read(key, at: 0, into: raw)
+        }
+        guard count == expectedLength else {
+            throw ReceiverError(.storageFailed, "\(key) holds \(count) bytes, \(expectedLength) were stored")
+        }
+        return bytes
+    }
+}
+
+extension BlobWriter {
+    /// Appends `bytes`.
+    public func write(_ bytes: [UInt8]) throws(ReceiverError) {
+        try unsafe ByteBuffers.withRaw(bytes) { raw throws(ReceiverError) in try unsafe write(raw) }
+    }
+}

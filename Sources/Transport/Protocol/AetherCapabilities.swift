@@ -1,0 +1,86 @@
+/// `Aether-Capabilities` (`docs/PROTOCOL.md` section 2): what a receiver speaking native `aether/1` accepts. A
+/// Structured Fields Dictionary; `fieldValue` writes every member in the document's order, parsing ignores
+/// members it does not know (newer receivers add some) but refuses known members of the wrong type or range.
+/// The integers are required; absent Booleans are false and absent strings empty.
+public struct AetherCapabilities: Sendable, Hashable {
+    /// The protocol version (`v`); this code speaks 1.
+    public var version: Int
+    /// The smallest chunk in bytes (`min-chunk`), except the last chunk.
+    public var minimumChunkSize: Int64
+    /// The largest chunk in bytes (`max-chunk`).
+    public var maximumChunkSize: Int64
+    /// The largest object in bytes (`max-object`).
+    public var maximumObjectSize: Int64
+    /// The most chunks one upload may have (`max-chunks`).
+    public var maximumChunks: Int
+    /// Chunk requests accepted at once per upload (`parallel`).
+    public var parallel: Int
+    /// Parity codes accepted (`parity`, space-separated names; `rs8`).
+    public var parityCodes: [String]
+    /// Content codings accepted on chunks (`encodings`); names this code does not know are dropped.
+    public var encodings: [ContentCoding]
+    /// Whether proof-of-possession dedup is offered (`possession`).
+    public var possession: Bool
+    /// Whether Byzantine spot checks are answered (`challenges`).
+    public var challenges: Bool
+    /// Seconds an idle upload is kept (`expires`).
+    public var expires: Int64
+
+    /// Capabilities as given.
+    public init(
+        version: Int = AetherWire.version, minimumChunkSize: Int64 = 256 << 10, maximumChunkSize: Int64 = 64 << 20,
+        maximumObjectSize: Int64 = 1 << 40, maximumChunks: Int = AetherWire.maximumChunks, parallel: Int = 16,
+        parityCodes: [String] = ["rs8"], encodings: [ContentCoding] = [.zstd, .deflate], possession: Bool = true,
+        challenges: Bool = true, expires: Int64 = 86_400
+    ) {
+        self.version = version
+        self.minimumChunkSize = minimumChunkSize
+        self.maximumChunkSize = maximumChunkSize
+        self.maximumObjectSize = maximumObjectSize
+        self.maximumChunks = maximumChunks
+        self.parallel = parallel
+        self.parityCodes = parityCodes
+        self.encodings = encodings
+        self.possession = possession
+        self.challenges = challenges
+        self.expires = expires
+    }
+
+    /// Parses a field value.
+    public init(parsing value: String) throws(AetherProtocolError) {
+        let members = try AetherHeaderMembers(value, field: AetherWire.capabilitiesField)
+        let limit = AetherWire.maximumInteger
+        version = Int(try members.integer("v", 1...999))
+        minimumChunkSize = try members.integer("min-chunk", 1...limit)
+        maximumChunkSize = try members.integer("max-chunk", 1...limit)
+        guard minimumChunkSize <= maximumChunkSize else {
+            throw AetherProtocolError(.inconsistent, member: "min-chunk", "min-chunk is larger than max-chunk")
+        }
+        maximumObjectSize = try members.integer("max-object", 0...limit)
+        maximumChunks = Int(try members.integer("max-chunks", 1...Int64(Int32.max)))
+        parallel = Int(try members.integer("parallel", 1...65_535))
+        parityCodes = Self.words(try members.string("parity") ?? "")
+        encodings = Self.words(try members.string("encodings") ?? "").compactMap { ContentCoding(token: $0) }
+        possession = try members.boolean("possession")
+        challenges = try members.boolean("challenges")
+        expires = try members.integer("expires", 0...limit)
+    }
+
+    private static func words(_ text: String) -> [String] {
+        text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    /// The field value with every member, e.g. `v=1, min-chunk=262144, ..., possession, challenges, expires=86400`.
+    public var fieldValue: String {
+        let members: [(key: String, value: StructuredField.Item)] = [
+            ("v", .integer(Int64(version))), ("min-chunk", .integer(minimumChunkSize)),
+            ("max-chunk", .integer(maximumChunkSize)), ("max-object", .integer(maximumObjectSize)),
+            ("max-chunks", .integer(Int64(maximumChunks))), ("parallel", .integer(Int64(parallel))),
+            ("parity", .string(parityCodes.joined(separator: " "))),
+            ("encodings", .string(encodings.map(\.rawValue).joined(separator: " "))),
+            ("possession", .boolean(possession)), ("challenges", .boolean(challenges)),
+            ("expires", .integer(expires)),
+        ]
+        return StructuredField.serialize(dictionary: members) ?? ""
+    }
+}

@@ -1,0 +1,92 @@
+import AetherIntegrity
+
+/// The create request (`docs/PROTOCOL.md` section 3.1), `application/aether-upload+json`.
+public struct NativeCreateRequest: Sendable, Hashable {
+    /// The object size in bytes.
+    public var size: Int64
+    /// Every chunk but the last has this many bytes (a multiple of 16 KiB).
+    public var chunkSize: Int64
+    /// The chunk count: `ceil(size / chunkSize)`, 1 for an empty object.
+    public var chunks: Int
+    /// The commitment chain's session id (1 ... 256 UTF-8 bytes).
+    public var chainSessionID: String
+    /// The object's ACI when known in advance (`aci:1:sha256:<hex>`).
+    public var contentID: String?
+    /// The parity scheme, if parity shards will be sent.
+    public var parity: ParityScheme?
+
+    /// A request; `validate()` (called by `jsonBytes` users and by parsing) checks it.
+    public init(
+        size: Int64, chunkSize: Int64, chunks: Int, chainSessionID: String, contentID: String? = nil,
+        parity: ParityScheme? = nil
+    ) {
+        self.size = size
+        self.chunkSize = chunkSize
+        self.chunks = chunks
+        self.chainSessionID = chainSessionID
+        self.contentID = contentID
+        self.parity = parity
+    }
+
+    /// The chunk count an object of `size` bytes has in chunks of `chunkSize`.
+    public static func chunkCount(size: Int64, chunkSize: Int64) -> Int {
+        size == 0 || chunkSize <= 0 ? 1 : Int((size + chunkSize - 1) / chunkSize)
+    }
+
+    /// Checks every rule of section 3.1 that does not depend on the receiver's limits.
+    public func validate() throws(AetherProtocolError) {
+        guard (0...AetherWire.maximumInteger).contains(size) else {
+            throw AetherProtocolError(.outOfRange, member: "size", "size is outside 0...\(AetherWire.maximumInteger)")
+        }
+        guard chunkSize > 0, chunkSize <= AetherWire.maximumInteger, chunkSize % AetherWire.chunkAlignment == 0 else {
+            throw AetherProtocolError(
+                .outOfRange, member: "chunkSize", "chunkSize is not a positive multiple of 16 KiB")
+        }
+        guard (1...AetherWire.maximumChunks).contains(chunks) else {
+            throw AetherProtocolError(
+                .outOfRange, member: "chunks", "chunks is outside 1...\(AetherWire.maximumChunks)")
+        }
+        guard chunks == Self.chunkCount(size: size, chunkSize: chunkSize) else {
+            throw AetherProtocolError(.inconsistent, member: "chunks", "chunks is not ceil(size / chunkSize)")
+        }
+        guard (1...256).contains(chainSessionID.utf8.count) else {
+            throw AetherProtocolError(.outOfRange, member: "chainSessionID", "chainSessionID is not 1...256 bytes")
+        }
+        if let contentID {
+            guard (try? ACI(parsing: contentID)) != nil else {
+                throw AetherProtocolError(.malformed, member: "contentID", "contentID is not an ACI")
+            }
+        }
+        try parity?.validate()
+    }
+
+    /// Parses and validates a body (at most `AetherWire.maximumDocumentBytes`).
+    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+        let reader = try JSONObjectReader(
+            JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
+            allowed: ["chainSessionID", "chunkSize", "chunks", "contentID", "parity", "size"])
+        size = try reader.integer("size", 0...AetherWire.maximumInteger)
+        chunkSize = try reader.integer("chunkSize", 1...AetherWire.maximumInteger)
+        chunks = try reader.int("chunks", 1...AetherWire.maximumChunks)
+        chainSessionID = try reader.string("chainSessionID", maximumBytes: 256)
+        contentID = try reader.optionalString("contentID", maximumBytes: 256)
+        if let value = reader.optional("parity") {
+            parity = try ParityScheme.read(
+                JSONObjectReader(value, path: "parity", allowed: ["code", "data", "parity"]))
+        } else {
+            parity = nil
+        }
+        try validate()
+    }
+
+    /// The canonical body.
+    public var jsonBytes: [UInt8] {
+        var members: [String: JSONValue] = [
+            "chainSessionID": .string(chainSessionID), "chunkSize": .integer(chunkSize), "chunks": .integer(chunks),
+            "size": .integer(size),
+        ]
+        if let contentID { members["contentID"] = .string(contentID) }
+        if let parity { members["parity"] = .object(parity.jsonMembers) }
+        return JSONValue.object(members).canonicalBytes
+    }
+}

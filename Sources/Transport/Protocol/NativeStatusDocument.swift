@@ -1,0 +1,139 @@
+/// The status document (`docs/PROTOCOL.md` section 3.5), `application/aether-status+json`: the answer to create
+/// and to `GET /uploads/{id}`, and the body of a `409 incomplete`.
+public struct NativeStatusDocument: Sendable, Hashable {
+    /// An upload's state.
+    public enum State: String, Sendable, Hashable, CaseIterable {
+        case open, complete, failed, expired
+    }
+
+    /// The parity part: the scheme and which shards are stored (`group * parity + shard`).
+    public struct Parity: Sendable, Hashable {
+        /// The scheme.
+        public var scheme: ParityScheme
+        /// Stored shards, `groups * scheme.parity` bits.
+        public var received: ChunkBitmap
+
+        /// A parity status.
+        public init(scheme: ParityScheme, received: ChunkBitmap) {
+            self.scheme = scheme
+            self.received = received
+        }
+    }
+
+    /// The upload id (26 characters of lowercase base32).
+    public var id: String
+    /// The object size.
+    public var size: Int64
+    /// The chunk size.
+    public var chunkSize: Int64
+    /// The chunk count.
+    public var chunks: Int
+    /// Stored chunks, `chunks` bits.
+    public var received: ChunkBitmap
+    /// The last index whose link the receiver checked, or -1.
+    public var chainVerifiedThrough: Int
+    /// When the upload expires if left idle, seconds since 1970 (sent as RFC 3339 UTC).
+    public var expires: Int64
+    /// The parity status, when the upload has parity.
+    public var parity: Parity?
+    /// The serialized `PossessionChallenge` when the receiver holds the object (section 3.7).
+    public var possessionChallenge: [UInt8]?
+    /// The state.
+    public var state: State
+
+    /// The longest possession challenge accepted.
+    public static let maximumChallengeBytes = 16 << 10
+
+    /// A status document.
+    public init(
+        id: String, size: Int64, chunkSize: Int64, chunks: Int, received: ChunkBitmap, chainVerifiedThrough: Int,
+        expires: Int64, parity: Parity? = nil, possessionChallenge: [UInt8]? = nil, state: State
+    ) {
+        self.id = id
+        self.size = size
+        self.chunkSize = chunkSize
+        self.chunks = chunks
+        self.received = received
+        self.chainVerifiedThrough = chainVerifiedThrough
+        self.expires = expires
+        self.parity = parity
+        self.possessionChallenge = possessionChallenge
+        self.state = state
+    }
+
+    /// Whether `id` has the form of an upload id: 26 characters of `a-z2-7`.
+    public static func isUploadID(_ id: String) -> Bool {
+        id.utf8.count == 26
+            && id.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x32...0x37).contains($0) }
+    }
+
+    /// Parses and checks a body (at most `AetherWire.maximumStatusDocumentBytes`).
+    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+        let reader = try JSONObjectReader(
+            JSONValue.parse(bytes, limit: AetherWire.maximumStatusDocumentBytes),
+            allowed: [
+                "chainVerifiedThrough", "chunkSize", "chunks", "expires", "id", "parity", "possession", "received",
+                "size", "state",
+            ])
+        id = try reader.string("id", maximumBytes: 26)
+        guard Self.isUploadID(id) else {
+            throw AetherProtocolError(.malformed, member: "id", "id is not 26 characters of lowercase base32")
+        }
+        size = try reader.integer("size", 0...AetherWire.maximumInteger)
+        chunkSize = try reader.integer("chunkSize", 1...AetherWire.maximumInteger)
+        chunks = try reader.int("chunks", 1...AetherWire.maximumChunks)
+        guard chunks == NativeCreateRequest.chunkCount(size: size, chunkSize: chunkSize) else {
+            throw AetherProtocolError(.inconsistent, member: "chunks", "chunks is not ceil(size / chunkSize)")
+        }
+        let bitmap = try reader.string("received", maximumBytes: (AetherWire.maximumChunks / 8 + 2) / 3 * 4)
+        received = try ChunkBitmap(base64: bitmap, count: chunks, member: "received")
+        chainVerifiedThrough = try reader.int("chainVerifiedThrough", -1...(chunks - 1))
+        let expiresText = try reader.string("expires", maximumBytes: 20)
+        guard let expires = RFC3339Time.parse(expiresText) else {
+            throw AetherProtocolError(.malformed, member: "expires", "expires is not an RFC 3339 UTC time")
+        }
+        self.expires = expires
+        let stateText = try reader.string("state", maximumBytes: 16)
+        guard let state = State(rawValue: stateText) else {
+            throw AetherProtocolError(.outOfRange, member: "state", "state is not open, complete, failed or expired")
+        }
+        self.state = state
+        if let value = reader.optional("parity") {
+            let parityReader = try JSONObjectReader(
+                value, path: "parity", allowed: ["code", "data", "parity", "received"])
+            let scheme = try ParityScheme.read(parityReader)
+            let shards = scheme.groups(chunks: chunks) * scheme.parity
+            let text = try parityReader.string("received", maximumBytes: (shards / 8 + 2) / 3 * 4 + 4)
+            parity = Parity(
+                scheme: scheme, received: try ChunkBitmap(base64: text, count: shards, member: "parity.received"))
+        } else {
+            parity = nil
+        }
+        if let value = reader.optional("possession") {
+            let possessionReader = try JSONObjectReader(value, path: "possession", allowed: ["challenge"])
+            possessionChallenge = try possessionReader.base64("challenge", maximumBytes: Self.maximumChallengeBytes)
+        } else {
+            possessionChallenge = nil
+        }
+    }
+
+    /// The canonical body.
+    public var jsonBytes: [UInt8] {
+        var parityValue = JSONValue.null
+        if let parity {
+            var members = parity.scheme.jsonMembers
+            members["received"] = .string(parity.received.base64)
+            parityValue = .object(members)
+        }
+        var possessionValue = JSONValue.null
+        if let possessionChallenge {
+            possessionValue = .object(["challenge": JSONObjectReader.base64Value(possessionChallenge)])
+        }
+        return JSONValue.object([
+            "chainVerifiedThrough": .integer(chainVerifiedThrough), "chunkSize": .integer(chunkSize),
+            "chunks": .integer(chunks), "expires": .string(RFC3339Time.format(expires)), "id": .string(id),
+            "parity": parityValue, "possession": possessionValue, "received": .string(received.base64),
+            "size": .integer(size), "state": .string(state.rawValue),
+        ]).canonicalBytes
+    }
+}

@@ -1,0 +1,136 @@
+import AetherIO
+import AetherIntegrity
+import AetherReceiver
+import Testing
+
+@Suite struct ByteStreamEngineTests {
+    @Test func anIETFUploadIsCreatedAppendedResumedAndCompletedIntoAVisibleObject() throws {
+        let fixture = try EngineFixture()
+        let content = EngineFixture.bytes(100_000)
+        let record = try fixture.engine.create(
+            NewUpload(uploadProtocol: .ietf, size: Int64(content.count), expectedSHA256: SHA256.hash(content)),
+            owner: fixture.alice)
+        #expect(record.id.rawValue.count == 26)
+        #expect(try fixture.engine.status(record.id, owner: fixture.alice).offset == 0)
+
+        let first = try fixture.append(Array(content[0..<40_000]), to: record.id, at: 0, completes: false)
+        #expect(first == AppendResult(offset: 40_000, completed: false, receipt: nil))
+        #expect(!fixture.objectExists(record.id))
+
+        // A connection that breaks mid-body keeps what arrived.
+        let broken = try fixture.engine.openAppend(record.id, offset: 40_000, owner: fixture.alice, length: 60_000)
+        try broken.write(Array(content[40_000..<50_000]))
+        #expect(try broken.interrupted() == 50_000)
+        #expect(try fixture.engine.status(record.id, owner: fixture.alice).offset == 50_000)
+
+        // Resuming anywhere but the stored offset is refused with that offset.
+        let stale = receiverError { _ = try fixture.engine.openAppend(record.id, offset: 40_000, owner: fixture.alice) }
+        #expect(stale?.code == .offsetMismatch)
+        #expect(stale?.offset == 50_000)
+
+        let last = try fixture.append(Array(content[50_000...]), to: record.id, at: 50_000, completes: true)
+        #expect(last.completed)
+        #expect(last.offset == 100_000)
+        #expect(last.receipt?.fileSHA256 == SHA256.hash(content))
+        #expect(last.receipt?.cid == CIDv1(digest: SHA256.hash(content)).string)
+        #expect(try fixture.objectBytes(record.id) == content)
+        let status = try fixture.engine.status(record.id, owner: fixture.alice)
+        #expect(status.isComplete)
+        #expect(status.expiresAt == nil)
+    }
+
+    @Test func aTusUploadCompletesWhenTheOffsetReachesTheSize() throws {
+        let fixture = try EngineFixture()
+        let content = EngineFixture.bytes(5000, seed: 2)
+        let record = try fixture.engine.create(
+            NewUpload(uploadProtocol: .tus, size: 5000, metadata: ["filename": Array("a.bin".utf8)]),
+            owner: fixture.alice)
+        #expect(try fixture.append(Array(content[0..<3000]), to: record.id, at: 0).completed == false)
+        let done = try fixture.append(Array(content[3000...]), to: record.id, at: 3000)
+        #expect(done.completed)
+        #expect(try fixture.objectBytes(record.id) == content)
+        #expect(
+            try fixture.engine.status(record.id, owner: fixture.alice).record.metadata["filename"]
+                == Array("a.bin".utf8))
+    }
+
+    @Test func aDeferredLengthIsSetByALaterAppend() throws {
+        let fixture = try EngineFixture()
+        let record = try fixture.engine.create(NewUpload(uploadProtocol: .tus), owner: fixture.alice)
+        #expect(record.size == nil)
+        try fixture.append([1, 2, 3], to: record.id, at: 0)
+        let sink = try fixture.engine.openAppend(
+            record.id, request: AppendRequest(offset: 3, length: 2, uploadLength: 5), owner: fixture.alice)
+        try sink.write([4, 5])
+        #expect(try sink.finish().completed)
+        #expect(try fixture.objectBytes(record.id) == [1, 2, 3, 4, 5])
+    }
+
+    @Test func bytesPastTheSizeAreRefusedAndNothingIsCommitted() throws {
+        let fixture = try EngineFixture()
+        let record = try fixture.engine.create(NewUpload(uploadProtocol: .tus, size: 10), owner: fixture.alice)
+        let sink = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice)
+        try sink.write([UInt8](repeating: 1, count: 6))
+        #expect(receiverError { try sink.write([UInt8](repeating: 2, count: 6)) }?.code == .tooLarge)
+        #expect(try fixture.engine.status(record.id, owner: fixture.alice).offset == 0)
+        // The append ended, so the next one can start.
+        #expect(try fixture.append([UInt8](repeating: 3, count: 10), to: record.id, at: 0).completed)
+    }
+
+    @Test func aSecondConcurrentAppendIsAConflict() throws {
+        let fixture = try EngineFixture()
+        let record = try fixture.engine.create(NewUpload(uploadProtocol: .ietf, size: 10), owner: fixture.alice)
+        let first = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice)
+        let second = receiverError { _ = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice) }
+        #expect(second?.code == .offsetMismatch)
+        #expect(second?.message.contains("in progress") == true)
+        try first.write([1, 2, 3])
+        #expect(try first.finish().offset == 3)
+        #expect(try fixture.append([4], to: record.id, at: 3).offset == 4)
+    }
+
+    @Test func aPerAppendChecksumThatFailsDropsTheWholeAppend() throws {
+        let fixture = try EngineFixture()
+        let record = try fixture.engine.create(NewUpload(uploadProtocol: .tus, size: 8), owner: fixture.alice)
+        let wrong = AppendRequest.Digest(algorithm: .sha1, bytes: SHA1.hash([9, 9, 9, 9]))
+        let sink = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice, length: 4, digest: wrong)
+        try sink.write([1, 2, 3, 4])
+        #expect(receiverError { _ = try sink.finish() }?.code == .digestMismatch)
+        #expect(try fixture.engine.status(record.id, owner: fixture.alice).offset == 0)
+
+        // With a digest, an interrupted append is dropped whole.
+        let right = AppendRequest.Digest(algorithm: .crc32, bytes: Self.bigEndian(CRC32.checksum([1, 2, 3, 4])))
+        let interrupted = try fixture.engine.openAppend(
+            record.id, offset: 0, owner: fixture.alice, length: 4, digest: right)
+        try interrupted.write([1, 2])
+        #expect(try interrupted.interrupted() == 0)
+
+        let good = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice, length: 4, digest: right)
+        try good.write([1, 2, 3, 4])
+        #expect(try good.finish().offset == 4)
+    }
+
+    @Test func aWholeObjectDigestMismatchLeavesNoObject() throws {
+        let fixture = try EngineFixture()
+        let record = try fixture.engine.create(
+            NewUpload(uploadProtocol: .ietf, size: 4, expectedSHA256: SHA256.hash([0, 0, 0, 0])), owner: fixture.alice)
+        #expect(
+            receiverError { try fixture.append([1, 2, 3, 4], to: record.id, at: 0, completes: true) }?.code
+                == .digestMismatch)
+        #expect(!fixture.objectExists(record.id))
+        #expect(try fixture.engine.status(record.id, owner: fixture.alice).isComplete == false)
+    }
+
+    @Test func aRepeatedCompletingAppendAnswersTheCompletedState() throws {
+        let fixture = try EngineFixture()
+        let record = try fixture.engine.create(NewUpload(uploadProtocol: .ietf, size: 3), owner: fixture.alice)
+        let done = try fixture.append([1, 2, 3], to: record.id, at: 0, completes: true)
+        let again = try fixture.append([], to: record.id, at: 3, completes: true)
+        #expect(again.completed)
+        #expect(again.receipt == done.receipt)
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+    }
+}

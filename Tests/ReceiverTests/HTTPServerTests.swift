@@ -1,0 +1,134 @@
+import AetherIO
+import AetherReceiver
+import AetherTransport
+import Foundation
+import Synchronization
+import Testing
+
+/// A router that echoes what the server delivered: headers, raw path, the body's SHA-256 and piece count.
+private final class EchoRouter: HTTPRequestRouter {
+    let interruptions = Atomic<Int>(0)
+    let ended = Mutex<[(String, Int?, Int64)]>([])
+    let release = Atomic<Bool>(true)
+
+    final class Sink: HTTPRequestSink, @unchecked Sendable {
+        // @unchecked: the server calls a sink from one connection thread, one call at a time.
+        let router: EchoRouter
+        let request: HTTPServerRequest
+        var hasher = SHA256()
+        var pieces = 0
+        var bytes = 0
+        init(router: EchoRouter, request: HTTPServerRequest) {
+            self.router = router
+            self.request = request
+        }
+        func receive(_ bytes: UnsafeRawBufferPointer) {
+            unsafe hasher.update(bytes)
+            pieces += 1
+            self.bytes += bytes.count
+        }
+        func finish() -> HTTPServerResponse {
+            while !router.release.load(ordering: .relaxed) { usleep(1000) }
+            var response = HTTPServerResponse(status: 201, body: Array(Hex.encode(hasher.finalize().bytes).utf8))
+            response.add("X-Pieces", String(pieces))
+            response.add("X-Bytes", String(bytes))
+            response.add("X-Path", request.path)
+            response.add("X-Dup", request.values("X-Dup").joined(separator: "|"))
+            return response
+        }
+        func interrupted() { router.interruptions.add(1, ordering: .relaxed) }
+    }
+
+    func start(_ request: HTTPServerRequest) -> HTTPRequestStart {
+        if request.method == "GET" {
+            var response = HTTPServerResponse(status: 200, body: Array("ok".utf8))
+            response.add("X-Path", request.path)
+            response.add("X-Loopback", request.isLoopback ? "yes" : "no")
+            return .respond(response)
+        }
+        return .stream(Sink(router: self, request: request))
+    }
+
+    func ended(_ request: HTTPServerRequest, status: Int?, bytesReceived: Int64, nanoseconds: UInt64) {
+        ended.withLock { $0.append((request.method, status, bytesReceived)) }
+    }
+}
+
+@Suite struct HTTPServerTests {
+    @Test func aBodyIsStreamedInPiecesAndHeadersKeepTheirDuplicates() async throws {
+        let router = EchoRouter()
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(), router: router)
+        defer { server.stop() }
+        #expect(server.port != 0)
+        var body = [UInt8](repeating: 0, count: 5 << 20)
+        var generator = SplitMix64(seed: 7)
+        for index in body.indices { body[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        let response = try await HTTPClient.shared().send(
+            HTTPRequest(
+                method: "PUT", url: "http://127.0.0.1:\(server.port)/a%2fb/%2e%2e/c",
+                headers: HTTPHeaders([("X-Dup", "one"), ("X-Dup", "two")]), body: .bytes(body)))
+        #expect(response.status == 201)
+        #expect(String(decoding: response.body, as: UTF8.self) == Hex.encode(SHA256.hash(body).bytes))
+        #expect(Int(response.headers["X-Pieces"] ?? "") ?? 0 > 1)
+        #expect(response.headers["X-Bytes"] == String(body.count))
+        #expect(response.headers["X-Path"] == "/a%2fb/%2e%2e/c")
+        #expect(response.headers["X-Dup"] == "one|two")
+    }
+
+    @Test func aBodyCutShortReachesTheSinkAsInterrupted() throws {
+        let router = EchoRouter()
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(), router: router)
+        defer { server.stop() }
+        let connection = try RawHTTPConnection(port: server.port)
+        connection.send("PUT /x HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n")
+        connection.send([UInt8](repeating: 1, count: 1000))
+        usleep(100_000)
+        connection.close()
+        var waited = 0
+        while router.interruptions.load(ordering: .relaxed) == 0, waited < 500 {
+            usleep(10_000)
+            waited += 1
+        }
+        #expect(router.interruptions.load(ordering: .relaxed) == 1)
+        let ended = router.ended.withLock { $0 }
+        #expect(ended.count == 1)
+        #expect(ended.first?.1 == nil)
+    }
+
+    @Test func aGracefulStopLetsTheRequestUnderWayFinish() async throws {
+        let router = EchoRouter()
+        router.release.store(false, ordering: .relaxed)
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(), router: router)
+        let port = server.port
+        let task = Task {
+            try await HTTPClient.shared().send(
+                HTTPRequest(method: "PUT", url: "http://127.0.0.1:\(port)/slow", body: .bytes([1, 2, 3])))
+        }
+        while server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let stopper = Thread { server.stop() }
+        stopper.start()
+        try await Task.sleep(for: .milliseconds(100))
+        // Stopped accepting: a new connection is refused while the first request still runs.
+        #expect(throws: (any Error).self) { try RawHTTPConnection(port: port) }
+        router.release.store(true, ordering: .relaxed)
+        let response = try await task.value
+        #expect(response.status == 201)
+        #expect(router.interruptions.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func aGetIsAnsweredAtOnceAndTheClientIsLoopback() async throws {
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(), router: EchoRouter())
+        defer { server.stop() }
+        let response = try await HTTPClient.shared().send(
+            HTTPRequest(method: "GET", url: "http://127.0.0.1:\(server.port)/healthz"))
+        #expect(response.status == 200)
+        #expect(response.body == Array("ok".utf8))
+        #expect(response.headers["X-Loopback"] == "yes")
+    }
+
+    @Test func anAddressThatIsNotIPIsRefused() {
+        #expect(throws: ReceiverError.self) {
+            _ = try HTTPServer(configuration: HTTPServerConfiguration(bindAddress: "localhost"), router: EchoRouter())
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A plain TCP connection to 127.0.0.1 for requests no HTTP client would send (a body cut short, raw bytes in
+/// a path, a header block too large).
+final class RawHTTPConnection {
+    private let descriptor: Int32
+    private var closed = false
+
+    init(port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let result = unsafe withUnsafePointer(to: &address) { pointer in
+            unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                unsafe connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            _ = Glibc.close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = unsafe setsockopt(
+            descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = unsafe bytes.withUnsafeBytes { raw in
+                unsafe Glibc.send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    /// Reads until the peer closes or `timeout` passes; returns what arrived.
+    func receiveAll() -> String {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = unsafe buffer.withUnsafeMutableBytes { unsafe recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            out += buffer[0..<count]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Reads until a whole response head arrived (or the peer closes).
+    func receiveHead() -> String {
+        var out: [UInt8] = []
+        var byte: UInt8 = 0
+        while !out.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) {
+            let count = unsafe recv(descriptor, &byte, 1, 0)
+            if count <= 0 { break }
+            out.append(byte)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        _ = Glibc.close(descriptor)
+    }
+    deinit { close() }
+}
