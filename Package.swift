@@ -118,6 +118,7 @@ let package = Package(
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
+                "AetherReceiver",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 

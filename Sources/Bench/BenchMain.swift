@@ -16,6 +16,7 @@ struct BenchMain {
         UploadSecurityBench.self,
         SessionBench.self,
         TransportBench.self,
+        ReceiverBench.self,
     ]
 
     static func main() async {

@@ -10,6 +10,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case certificateRejected, pinMismatch, headerTooLarge, responseTooLarge, bodySourceFailed
             case credentialsUnavailable, accessDenied, remoteRejected, gone, throttled, serverFailed
             case conflict, versionUnsupported, tooLarge, checksumMismatch, protocolUnsupported
+            case verificationFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -71,6 +72,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         /// The destination offers no upload protocol this client can speak, or not the one the caller asked for
         /// (`BackendDetector`).
         public static let protocolUnsupported = Code(.protocolUnsupported)
+        /// The destination failed a check of what it holds: a Byzantine spot check's hash or Merkle proof differs
+        /// from the client's (native `aether/1`). The destination is not trusted for this upload.
+        public static let verificationFailed = Code(.verificationFailed)
         public var description: String { "\(base)" }
     }
 

@@ -126,6 +126,13 @@ extension UploadEngine {
                 }
             }
         }
+        // Uploads that no longer take bytes keep no working blobs (nor their folders).
+        for id in Set(keys.map(\.upload)) {
+            let upload = try record(id)
+            if upload == nil || upload?.state == .complete || upload?.state == .expired {
+                try blobs.deleteWorkingBlobs(of: id)
+            }
+        }
         report.catalogIntact = try catalog.integrityCheck()
         guard report.catalogIntact else {
             throw ReceiverError(.storageFailed, "the catalogue failed its integrity check")

@@ -85,3 +85,10 @@ extension BlobStore {
         return bytes
     }
 }
+
+extension BlobWriter {
+    /// Appends `bytes`.
+    public func write(_ bytes: [UInt8]) throws(ReceiverError) {
+        try unsafe ByteBuffers.withRaw(bytes) { raw throws(ReceiverError) in try unsafe write(raw) }
+    }
+}

@@ -6,9 +6,10 @@
 ///   (`ProtocolOffer`) names the protocols the server speaks; the first of native, IETF and tus that is offered
 ///   and that this build speaks is chosen, or the one the caller forces (an error when it is not offered).
 ///
-/// The native backend is not built yet: a server offering native and IETF (every Aether receiver) is reached
-/// with IETF and `fallbackReason` says so; a server offering only native is `.protocolUnsupported`. Any other
-/// scheme, a URL with user information, or a malformed URL is `.invalidArgument` before anything is sent.
+/// Native is built from the answer's `Aether-Capabilities` (`NativeBackend`). When that field is unusable
+/// (malformed, or another protocol version) the next offered protocol is chosen and `fallbackReason` says why; a
+/// server offering only an unusable native is `.protocolUnsupported`. Any other scheme, a URL with user
+/// information, or a malformed URL is `.invalidArgument` before anything is sent.
 public struct BackendDetector: Sendable {
     /// Where an upload goes, parsed and checked.
     public enum Destination: Sendable, Hashable {
@@ -37,6 +38,8 @@ public struct BackendDetector: Sendable {
         public var s3Credentials: S3CredentialChain
         /// The S3 backend's options.
         public var s3: S3Backend.Options
+        /// The native backend's options (`headers` are added to them; a bearer token goes here).
+        public var native: NativeBackendOptions
         /// The HTTP version of the `OPTIONS` request.
         public var version: HTTPVersionPreference
         /// The time limits of the `OPTIONS` request.
@@ -50,8 +53,9 @@ public struct BackendDetector: Sendable {
             s3Endpoint: String? = nil, s3Flavor: S3Flavor = .aws,
             s3Credentials: S3CredentialChain = S3CredentialChain(),
             s3: S3Backend.Options = S3Backend.Options(), version: HTTPVersionPreference = .automatic,
-            timeouts: HTTPTimeouts = HTTPTimeouts()
+            timeouts: HTTPTimeouts = HTTPTimeouts(), native: NativeBackendOptions = NativeBackendOptions()
         ) {
+            self.native = native
             self.headers = headers
             self.ietfVersion = ietfVersion
             self.ietf = ietf
@@ -65,8 +69,8 @@ public struct BackendDetector: Sendable {
         }
     }
 
-    /// The protocols this build has a backend for on an HTTP server (native is not built yet).
-    public static let spokenOverHTTP: Set<TransportMode> = [.ietfResumable, .tus]
+    /// The protocols this build has a backend for on an HTTP server.
+    public static let spokenOverHTTP: Set<TransportMode> = [.native, .ietfResumable, .tus]
 
     /// What the detector sends and builds with.
     public let options: Options
@@ -101,8 +105,24 @@ public struct BackendDetector: Sendable {
             try Self.checkAnswered(offer, url: url)
             let (mode, reason) = try Self.choose(
                 offered: offer.modes, forcing: forced, spoken: Self.spokenOverHTTP, url: url)
-            return DetectedBackend(
-                mode: mode, backend: try build(mode, url: url, offer: offer), offer: offer, fallbackReason: reason)
+            do {
+                return DetectedBackend(
+                    mode: mode, backend: try build(mode, url: url, offer: offer), offer: offer, fallbackReason: reason)
+            } catch {
+                guard mode == .native, error.code == .protocolViolation || error.code == .versionUnsupported else {
+                    throw error
+                }
+                // An unusable Aether-Capabilities: the next offered protocol (every Aether receiver speaks IETF).
+                let why = "\(Self.name(url)) offers native, but \(error.message)"
+                guard forced == nil,
+                    let next = TransportMode.httpPreference.first(where: {
+                        $0 != .native && offer.modes.contains($0) && Self.spokenOverHTTP.contains($0)
+                    })
+                else { throw TransportError(.protocolUnsupported, why) }
+                return DetectedBackend(
+                    mode: next, backend: try build(next, url: url, offer: offer), offer: offer,
+                    fallbackReason: why + "; using \(next)")
+            }
         }
     }
 
@@ -194,7 +214,7 @@ public struct BackendDetector: Sendable {
         }
         throw TransportError(
             .protocolUnsupported,
-            "\(place) \(offers) only, which this build does not speak yet (the native backend is not built)")
+            "\(place) \(offers) only, which this build does not speak")
     }
 
     /// Refuses an answer that is not a 2xx and not a 405 or 501 (which are read for IETF and tus).
@@ -256,7 +276,13 @@ public struct BackendDetector: Sendable {
             for field in options.headers { tus.headers.replace(field.name, field.value) }
             return try TusBackend(
                 creationURL: url, client: client, server: TusServerInfo(headers: offer.headers), options: tus)
-        case .native, .s3Multipart:
+        case .native:
+            var native = options.native
+            for field in options.headers { native.headers.replace(field.name, field.value) }
+            return try NativeBackend(
+                creationURL: url, server: try NativeBackend.capabilities(in: offer.headers), client: client,
+                options: native)
+        case .s3Multipart:
             // `choose` only returns a mode in `spokenOverHTTP`.
             throw TransportError(.protocolUnsupported, "\(Self.name(url)): \(mode) has no HTTP backend in this build")
         }

@@ -6,6 +6,8 @@ struct AetherHeaderMembers {
     let field: String
     private(set) var items: [String: StructuredField.Item] = [:]
     private(set) var order: [String] = []
+    /// Members whose value is an inner list: an error only when a known member is one.
+    private(set) var lists: Set<String> = []
 
     init(_ value: String, field: String) throws(AetherProtocolError) {
         self.field = field
@@ -16,15 +18,15 @@ struct AetherHeaderMembers {
             throw AetherProtocolError(.malformed, "\(field) is not a Structured Fields Dictionary")
         }
         for member in members {
-            guard case .item(let item) = member.value else {
-                throw AetherProtocolError(.wrongType, member: member.key, "\(field) member \(member.key) is a list")
-            }
-            items[member.key] = item
             order.append(member.key)
+            switch member.value {
+            case .item(let item): items[member.key] = item
+            case .innerList: lists.insert(member.key)
+            }
         }
     }
 
-    func has(_ key: String) -> Bool { items[key] != nil }
+    func has(_ key: String) -> Bool { items[key] != nil || lists.contains(key) }
 
     func refuseUnknown(_ known: Set<String>) throws(AetherProtocolError) {
         for key in order where !known.contains(key) {
@@ -33,6 +35,7 @@ struct AetherHeaderMembers {
     }
 
     func required(_ key: String) throws(AetherProtocolError) -> StructuredField.Item {
+        try refuseList(key)
         guard let item = items[key] else {
             throw AetherProtocolError(.missingMember, member: key, "\(field) has no \(key)")
         }
@@ -48,6 +51,12 @@ struct AetherHeaderMembers {
                 .outOfRange, member: key, "\(field) member \(key) is outside \(range.lowerBound)...\(range.upperBound)")
         }
         return value
+    }
+
+    private func refuseList(_ key: String) throws(AetherProtocolError) {
+        if lists.contains(key) {
+            throw AetherProtocolError(.wrongType, member: key, "\(field) member \(key) is a list")
+        }
     }
 
     func bytes(_ key: String, count: Int) throws(AetherProtocolError) -> [UInt8] {
@@ -70,6 +79,7 @@ struct AetherHeaderMembers {
 
     /// A Boolean; absent is false.
     func boolean(_ key: String) throws(AetherProtocolError) -> Bool {
+        try refuseList(key)
         guard let item = items[key] else { return false }
         guard case .boolean(let value) = item else {
             throw AetherProtocolError(.wrongType, member: key, "\(field) member \(key) is not a Boolean")
@@ -79,6 +89,7 @@ struct AetherHeaderMembers {
 
     /// A String; absent is nil.
     func string(_ key: String) throws(AetherProtocolError) -> String? {
+        try refuseList(key)
         guard let item = items[key] else { return nil }
         guard case .string(let value) = item else {
             throw AetherProtocolError(.wrongType, member: key, "\(field) member \(key) is not a String")

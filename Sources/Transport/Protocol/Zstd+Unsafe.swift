@@ -99,13 +99,14 @@ private let zstdScratchSize = 128 << 10
         while true {
             let room = unsafe min(scratch.count, left + 1)
             var outBuffer = unsafe ZSTD_outBuffer(dst: scratch.baseAddress, size: room, pos: 0)
+            let before = unsafe inBuffer.pos
             let hint = unsafe ZSTD_decompressStream(context, &outBuffer, &inBuffer)
             guard ZSTD_isError(hint) == 0 else { return .corrupt }
             let produced = unsafe outBuffer.pos
             if produced > left { return .overBudget }
             left -= produced
             unsafe out.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<produced]))
-            let consumed = unsafe inBuffer.pos > 0
+            let consumed = unsafe inBuffer.pos > before
             if hint == 0 {
                 frameEnded = true
             } else if produced > 0 || consumed {

@@ -74,19 +74,24 @@ import Testing
 
     // MARK: The choice
 
-    /// The expected choice among `offered` without a forced protocol, with native not built.
+    /// The expected choice among `offered` without a forced protocol when native is not spoken (a build or a
+    /// caller that leaves it out).
     static let expectedWithoutNative: [Set<TransportMode>: TransportMode?] = [
         []: nil, [.native]: nil, [.ietfResumable]: .ietfResumable, [.tus]: .tus,
         [.native, .ietfResumable]: .ietfResumable, [.native, .tus]: .tus, [.ietfResumable, .tus]: .ietfResumable,
         [.native, .ietfResumable, .tus]: .ietfResumable,
     ]
 
+    @Test func thisBuildSpeaksNativeIETFAndTus() {
+        #expect(BackendDetector.spokenOverHTTP == [.native, .ietfResumable, .tus])
+    }
+
     @Test(arguments: subsets)
     func withoutAForcedProtocolTheFirstSpokenOfNativeIETFAndTusIsChosen(offered: Set<TransportMode>) throws {
         let expected = try #require(Self.expectedWithoutNative[offered])
         let result = Result { () throws(TransportError) in
             try BackendDetector.choose(
-                offered: offered, forcing: nil, spoken: BackendDetector.spokenOverHTTP, url: Self.url)
+                offered: offered, forcing: nil, spoken: [.ietfResumable, .tus], url: Self.url)
         }
         switch (result, expected) {
         case (.success(let choice), let mode?):
@@ -125,7 +130,7 @@ import Testing
         let error = Self.code {
             () throws(TransportError) in
             let choice = try BackendDetector.choose(
-                offered: offered, forcing: forced, spoken: BackendDetector.spokenOverHTTP, url: Self.url)
+                offered: offered, forcing: forced, spoken: [.ietfResumable, .tus], url: Self.url)
             #expect(choice.mode == forced)
             #expect(choice.fallbackReason == nil)
             return choice.mode
