@@ -4,7 +4,7 @@ import Testing
 
 /// `aether serve` as a process: the start line, the PyPI `tuspy` client uploading and resuming, SIGTERM, and
 /// the refusals at start.
-@Suite struct ReceiverInteropTests {
+@Suite struct ReceiverInteropTests: SeededContent {
     /// A running `aether serve` on a temporary store; its URL is read from the `listening on` line.
     final class Served {
         let store: String
@@ -36,11 +36,6 @@ import Testing
         }
 
         deinit { process.stop() }
-    }
-
-    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SplitMix64(seed: seed)
-        return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
     }
 
     @Test func tuspyUploadsStopsAndResumesAgainstAetherServe() throws {
