@@ -12,12 +12,15 @@
 /// name (`.NAME.aether-old-...` beside it), never a mix of two sets.
 public enum DirectorySwap {
     /// Makes a new, empty directory beside `target` (same parent, so a rename can switch them), named
-    /// `.NAME.aether-new-RANDOM`, with mode 0777 less the umask.
+    /// `.NAME.aether-new-PID-RANDOM`, with mode 0777 less the umask. Staging directories beside `target` that a
+    /// process killed mid-write left behind (their PID no longer runs) are removed first.
     public static func makeStagingDirectory(besides target: FilePath) throws(IOError) -> FilePath {
         let parent = target.directory
         let name = target.lastComponent
+        for abandoned in abandonedStagingDirectories(besides: target) { removeFlatDirectory(abandoned) }
         for _ in 0..<8 {
-            let candidate = parent.appending(hiddenName(name, suffix: ".aether-new-" + randomSuffix()))
+            let suffix = ".aether-new-\(getpid())-" + randomSuffix()
+            let candidate = parent.appending(hiddenName(name, suffix: suffix))
             do {
                 try Syscall.mkdir(candidate, mode: 0o777)
                 return candidate
@@ -26,6 +29,33 @@ public enum DirectorySwap {
             }
         }
         throw IOError(.systemCall, "no free staging name beside \(target)", path: target.description)
+    }
+
+    /// The staging directories beside `target` whose writer no longer runs: `.NAME.aether-new-PID-RANDOM` where
+    /// no process PID exists. A live writer's staging (another process encoding to the same target) is never
+    /// listed.
+    public static func abandonedStagingDirectories(besides target: FilePath) -> [FilePath] {
+        let prefix = hiddenName(target.lastComponent, suffix: ".aether-new-").bytes
+        guard let names = try? Syscall.directoryEntries(target.directory) else { return [] }
+        return names.compactMap { entry -> FilePath? in
+            guard entry.bytes.count > prefix.count, entry.bytes.starts(with: prefix) else { return nil }
+            let rest = entry.bytes[prefix.count...]
+            guard let dash = rest.firstIndex(of: UInt8(ascii: "-")),
+                let pid = Int32(String(decoding: rest[rest.startIndex..<dash], as: UTF8.self)), pid > 0,
+                rest[(dash + 1)...].count == 12
+            else { return nil }
+            guard kill(pid, 0) != 0, errno == ESRCH else { return nil }
+            return target.directory.appending(entry)
+        }
+    }
+
+    /// Removes a directory's plain entries, then the directory; a subdirectory inside keeps it (nothing is
+    /// removed recursively), and failures are ignored (the caller only tidies up).
+    private static func removeFlatDirectory(_ directory: FilePath) {
+        for entry in (try? Syscall.directoryEntries(directory)) ?? [] {
+            try? Syscall.unlink(directory.appending(entry))
+        }
+        try? Syscall.rmdir(directory)
     }
 
     /// Switches `staged` in as `target`. Returns where the previous `target` now is (to be removed by the

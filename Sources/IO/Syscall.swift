@@ -222,6 +222,38 @@ public enum Syscall {
         }
     }
 
+    /// The names in the directory `path` (without "." and ".."), as bytes, in the order readdir(3) gives them.
+    public static func directoryEntries(_ path: FilePath) throws(IOError) -> [FilePath] {
+        let descriptor = try open(path, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { close(descriptor) }
+        return try directoryEntries(descriptor: descriptor, path: path.description)
+    }
+
+    /// The names in the open directory `descriptor` (without "." and ".."); the descriptor stays open and is
+    /// not moved (the listing reads through a duplicate, rewound first).
+    public static func directoryEntries(descriptor: Int32, path: String) throws(IOError) -> [FilePath] {
+        let copy = try retryingEINTR("dup", path: path) { Glibc.fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }
+        guard let stream = unsafe Glibc.fdopendir(copy) else {
+            let code = errno
+            close(copy)
+            throw failure("fdopendir", code: code, path: path)
+        }
+        defer { _ = unsafe Glibc.closedir(stream) }
+        unsafe Glibc.rewinddir(stream)
+        var names: [FilePath] = []
+        while true {
+            errno = 0
+            guard let entry = unsafe Glibc.readdir(stream) else {
+                if errno != 0 { throw failure("readdir", code: errno, path: path) }
+                return names
+            }
+            let bytes = unsafe withUnsafeBytes(of: &entry.pointee.d_name) { raw in unsafe Array(raw.prefix { $0 != 0 })
+            }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            names.append(FilePath(trusted: bytes))
+        }
+    }
+
     /// Opens the directory `path` and fsyncs it, so that a rename or create inside it is on stable storage.
     public static func syncDirectory(_ path: String) throws(IOError) {
         try syncDirectory(FilePath(path))

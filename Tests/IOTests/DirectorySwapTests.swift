@@ -73,4 +73,41 @@ import Testing
         #expect(error?.message.contains("simulated failure 3") == true)
         #expect(!FileManager.default.fileExists(atPath: target.description))
     }
+
+    /// The process id of a process that has exited (and was reaped): no process has it now.
+    private func exitedProcessID() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    @Test func stagingLeftByAKilledWriterIsRemovedAndALiveWritersIsKept() throws {
+        let files = try TemporaryFiles()
+        defer { files.remove() }
+        let target = FilePath(files.path("set"))
+        let manager = FileManager.default
+        let dead = files.path(".set.aether-new-\(try exitedProcessID())-0123456789ab")
+        let live = files.path(".set.aether-new-\(getpid())-0123456789ab")
+        let nested = files.path(".set.aether-new-\(try exitedProcessID())-ba9876543210")
+        let unrelated = files.path(".set.aether-new-notapid-0123456789ab")
+        for directory in [dead, live, nested, unrelated] {
+            try manager.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            try Data([7]).write(to: URL(fileURLWithPath: directory + "/shard-00000.bin"))
+        }
+        try manager.createDirectory(atPath: nested + "/inner", withIntermediateDirectories: false)
+
+        #expect(
+            DirectorySwap.abandonedStagingDirectories(besides: target).map(\.description).sorted()
+                == [dead, nested].sorted())
+        let staged = try DirectorySwap.makeStagingDirectory(besides: target)
+
+        #expect(!manager.fileExists(atPath: dead))
+        #expect(manager.fileExists(atPath: live + "/shard-00000.bin"))
+        #expect(manager.fileExists(atPath: unrelated + "/shard-00000.bin"))
+        // Nothing is removed recursively: a directory inside keeps the abandoned staging.
+        #expect(manager.fileExists(atPath: nested + "/inner"))
+        #expect(staged.lastComponent.description.hasPrefix(".set.aether-new-\(getpid())-"))
+    }
 }

@@ -80,22 +80,10 @@ final class ShardFile {
 
     /// The names in a directory (without "." and ".."), as bytes.
     static func entries(of path: FilePath) throws(CodingError) -> [FilePath] {
-        guard let stream = unsafe path.withCString({ unsafe opendir($0) }) else {
-            throw failure("list", path, code: errno)
-        }
-        defer { _ = unsafe closedir(stream) }
-        var names: [FilePath] = []
-        while true {
-            errno = 0
-            guard let entry = unsafe readdir(stream) else {
-                if errno != 0 { throw failure("list", path, code: errno) }
-                return names
-            }
-            let bytes = unsafe withUnsafeBytes(of: &entry.pointee.d_name) { raw in
-                unsafe Array(raw.prefix { $0 != 0 })
-            }
-            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
-            do { names.append(try FilePath(bytes: bytes)) } catch { throw CodingError(error) }
+        do throws(IOError) {
+            return try Syscall.directoryEntries(path)
+        } catch {
+            throw failure("list", path, error)
         }
     }
 

@@ -19,18 +19,10 @@ enum SystemCalls {
         }
     }
 
-    /// Names in a directory (without `.` and `..`), or nil when it is absent. Calls `opendir`, `readdir`, `closedir`.
+    /// Names in a directory (without `.` and `..`), sorted, or nil when it is absent or unreadable.
     static func listDirectory(_ path: String) -> [String]? {
-        guard let dir = unsafe opendir(path) else { return nil }
-        defer { unsafe closedir(dir) }
-        var names: [String] = []
-        while let entry = unsafe readdir(dir) {
-            let name = unsafe withUnsafeBytes(of: unsafe entry.pointee.d_name) { raw in
-                unsafe String(decoding: unsafe raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        guard let names = try? Syscall.directoryEntries(FilePath(path)) else { return nil }
+        return names.map(\.description).sorted()
     }
 
     /// Whether a path exists; calls `access(2)`.

@@ -127,25 +127,13 @@ enum KeyStorePosix {
         _ = try retrying { unsafe name.withCString { unsafe unlinkat(directory, $0, 0) } }
     }
 
-    /// dup, fdopendir, readdir, closedir: the names in a directory (without "." and "..").
+    /// The names in an open directory (without "." and ".."); the descriptor stays open.
     static func listDirectory(_ directory: Int32) throws(Errno) -> [String] {
-        let copy = dup(directory)
-        guard copy >= 0 else { throw Errno(code: errno) }
-        guard let stream = unsafe fdopendir(copy) else {
-            let failure = Errno(code: errno)
-            close(copy)
-            throw failure
+        do throws(IOError) {
+            return try Syscall.directoryEntries(descriptor: directory, path: "key store directory").map(\.description)
+        } catch {
+            throw Errno(code: error.errno ?? EIO)
         }
-        defer { unsafe closedir(stream) }
-        unsafe rewinddir(stream)
-        var names: [String] = []
-        while let entry = unsafe readdir(stream) {
-            let name = unsafe withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                unsafe tuple.withMemoryRebound(to: CChar.self, capacity: 256) { unsafe String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
     }
 
     private static func retrying(_ call: () -> Int32) throws(Errno) -> Int32 {
