@@ -1,6 +1,8 @@
 import AetherIO
 import AetherIntegrity
 import AetherReceiver
+import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -41,59 +43,107 @@ enum ReceiverBench: BenchSuite {
         }
         defer { _ = unsafe system("rm -rf \(base)-*") }
 
-        let engineSeconds = try Measure.median(runs: 3, warmup: 1) {
-            let directory = try fresh()
-            let engine = try UploadEngine(directory: FilePath(directory))
-            let owner = ClientIdentity("bench")
-            var link = ChunkCommitmentChain.genesis(sessionID: "bench")
-            var descriptors: [ChunkDescriptor] = []
-            for index in 0..<chunkCount {
-                var descriptor = chunks[index % chunks.count].descriptor
-                link = ChunkCommitmentChain.link(chunkHash: descriptor.sha256, previous: link)
-                descriptor.link = link
-                descriptors.append(descriptor)
+        for threads in [1, 4] {
+            let engineSeconds = try Measure.median(runs: 3, warmup: 1) {
+                let directory = try fresh()
+                try ingest(into: directory, chunks: chunks, threads: threads)
+                _ = unsafe system("rm -rf \(directory)")
             }
-            let record = try engine.create(
-                NewUpload(
-                    uploadProtocol: .native, size: Int64(total), chunkSize: chunkSize, chunks: chunkCount,
-                    chainSessionID: "bench"), owner: owner)
-            for index in 0..<chunkCount {
-                let sink = try engine.openChunk(record.id, index: index, descriptor: descriptors[index], owner: owner)
-                try unsafe chunks[index % chunks.count].bytes.withUnsafeBytes { raw in
-                    var offset = 0
-                    while offset < raw.count {
-                        let end = min(offset + pieceSize, raw.count)
-                        try unsafe sink.write(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
-                        offset = end
-                    }
-                }
-                guard try sink.finish() == .stored else { throw BenchError("chunk \(index) not stored") }
+            let plainSeconds = try Measure.median(runs: 3, warmup: 1) {
+                let directory = try fresh()
+                try plainWrite(into: directory, chunks: chunks, threads: threads)
+                _ = unsafe system("rm -rf \(directory)")
             }
-            _ = unsafe system("rm -rf \(directory)")
+            Measure.line(
+                "receiver_engine_ingest_t\(threads)", Measure.rate(bytes: total, seconds: engineSeconds),
+                ratios: [("ratio_vs_write_fsync", plainSeconds / engineSeconds)])
+            Measure.line("plain_write_fsync_t\(threads)", Measure.rate(bytes: total, seconds: plainSeconds), ratios: [])
         }
+        // CPU cost of the engine alone (user + system seconds per GiB), one thread.
+        let before = cpuSeconds()
+        let directory = try fresh()
+        try ingest(into: directory, chunks: chunks, threads: 1)
+        let engineCPU = cpuSeconds() - before
+        _ = unsafe system("rm -rf \(directory)")
+        print(Measure.pad("receiver_engine_cpu", 28) + Measure.formatted(engineCPU, decimals: 2) + " s/GiB")
+    }
 
-        let plainSeconds = try Measure.median(runs: 3, warmup: 1) {
-            let directory = try fresh()
-            for index in 0..<chunkCount {
-                let path = directory + "/\(index)"
-                let descriptor = try Syscall.open(path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-                defer { Syscall.close(descriptor) }
-                try unsafe chunks[index % chunks.count].bytes.withUnsafeBytes { raw in
-                    var offset = 0
-                    while offset < raw.count {
-                        let end = min(offset + pieceSize, raw.count)
-                        try unsafe Syscall.writeFully(
-                            descriptor, from: UnsafeRawBufferPointer(rebasing: raw[offset..<end]), path: path)
-                        offset = end
-                    }
-                }
-                try Syscall.fsync(descriptor, path: path)
+    private static func cpuSeconds() -> Double {
+        var usage = rusage()
+        _ = unsafe getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+            + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// Chunk indices `0..<chunkCount` spread over `threads` workers, each running `body` on its share.
+    private static func parallel(threads: Int, _ body: @escaping @Sendable (Int) throws -> Void) throws {
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: threads) { worker in
+            do {
+                for index in stride(from: worker, to: chunkCount, by: threads) { try body(index) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
             }
-            _ = unsafe system("rm -rf \(directory)")
         }
-        Measure.line(
-            "receiver_engine_ingest", Measure.rate(bytes: total, seconds: engineSeconds),
-            ratios: [("ratio_vs_write_fsync", plainSeconds / engineSeconds)])
-        Measure.line("plain_write_fsync", Measure.rate(bytes: total, seconds: plainSeconds), ratios: [])
+        if let first = failures.withLock({ $0.first }) { throw BenchError(first) }
+    }
+
+    private static func ingest(
+        into directory: String, chunks: [(bytes: [UInt8], descriptor: ChunkDescriptor)], threads: Int
+    )
+        throws
+    {
+        let engine = try UploadEngine(directory: FilePath(directory))
+        let owner = ClientIdentity("bench")
+        var link = ChunkCommitmentChain.genesis(sessionID: "bench")
+        var descriptors: [ChunkDescriptor] = []
+        for index in 0..<chunkCount {
+            var descriptor = chunks[index % chunks.count].descriptor
+            link = ChunkCommitmentChain.link(chunkHash: descriptor.sha256, previous: link)
+            descriptor.link = link
+            descriptors.append(descriptor)
+        }
+        let record = try engine.create(
+            NewUpload(
+                uploadProtocol: .native, size: Int64(chunkSize * chunkCount), chunkSize: chunkSize, chunks: chunkCount,
+                chainSessionID: "bench"), owner: owner)
+        let sendable = descriptors
+        try parallel(threads: threads) { index in
+            let sink = try engine.openChunk(record.id, index: index, descriptor: sendable[index], owner: owner)
+            try unsafe chunks[index % chunks.count].bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let end = min(offset + pieceSize, raw.count)
+                    try unsafe sink.write(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
+                    offset = end
+                }
+            }
+            guard try sink.finish() == .stored else { throw BenchError("chunk \(index) not stored") }
+        }
+        guard try engine.status(record.id, owner: owner).record.chainVerifiedThrough == chunkCount - 1 else {
+            throw BenchError("the chain was not verified through the last chunk")
+        }
+    }
+
+    private static func plainWrite(
+        into directory: String, chunks: [(bytes: [UInt8], descriptor: ChunkDescriptor)], threads: Int
+    )
+        throws
+    {
+        try parallel(threads: threads) { index in
+            let path = directory + "/\(index)"
+            let descriptor = try Syscall.open(path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            defer { Syscall.close(descriptor) }
+            try unsafe chunks[index % chunks.count].bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let end = min(offset + pieceSize, raw.count)
+                    try unsafe Syscall.writeFully(
+                        descriptor, from: UnsafeRawBufferPointer(rebasing: raw[offset..<end]), path: path)
+                    offset = end
+                }
+            }
+            try Syscall.fsync(descriptor, path: path)
+        }
     }
 }

@@ -1,5 +1,4 @@
 public import AetherIO
-import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -205,10 +204,11 @@ public struct DirectoryBlobStore: BlobStore {
 
     private static func entries(of directory: FilePath) throws(ReceiverError) -> [String] {
         do {
-            return try FileManager.default.contentsOfDirectory(atPath: directory.description)
+            // Names this store writes are ASCII; anything else is not one of its blobs and is skipped.
+            return try Syscall.directoryEntries(directory).filter(\.isValidUTF8).map(\.description)
         } catch {
-            if (try? Syscall.stat(directory)) == nil { return [] }
-            throw ReceiverError(.storageFailed, "cannot list a store directory")
+            if error.errno == ENOENT { return [] }
+            throw ReceiverError(.storageFailed, "storage failed: \(error.message)")
         }
     }
 
