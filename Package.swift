@@ -146,7 +146,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherReceiverTests",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherTransport", "AetherReceiver"],
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherReceiver",
+            ],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherUploaderTests", dependencies: ["AetherUploader"], path: "Tests/UploaderTests",
