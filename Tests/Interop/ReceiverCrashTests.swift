@@ -49,7 +49,9 @@ import Testing
     }
 
     /// Advances every upload one step at a time until all are complete or a request fails (the receiver died).
-    static func work(_ uploads: [Upload], url: String, client: HTTPClient) async {
+    static func work(
+        _ uploads: [Upload], url: String, client: HTTPClient, acknowledged: @escaping () -> Void = {}
+    ) async {
         do {
             let backend = try await IETFResumableBackend.discover(
                 creationURL: url + "/uploads", client: client, version: .latest)
@@ -74,6 +76,7 @@ import Testing
                 while index < layout.partCount {
                     _ = try await backend.send(part(index, upload.content, layout), to: remote)
                     upload.acknowledged = layout.range(ofPart: index).upperBound
+                    acknowledged()
                     index += 1
                 }
                 _ = try await backend.complete(
@@ -91,19 +94,30 @@ import Testing
         let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
         defer { client.shutDown() }
         var generator = SplitMix64(seed: 2026)
-        var rounds = 0
-        while uploads.contains(where: { !$0.complete }), rounds < 40 {
-            rounds += 1
+        // Eight rounds are killed at seeded points (after a seeded number of acknowledged parts, plus a seeded
+        // 0-4 ms, so the kill lands between requests or inside one); a last round finishes the uploads.
+        var kills = 0
+        for round in 0..<9 {
             let (process, url) = try Self.start(store: store)
-            let delay = 20 + Int(generator.next() % 200)
-            let killer = Task {
-                try? await Task.sleep(for: .milliseconds(delay))
-                kill(process.process.processIdentifier, SIGKILL)
+            let pid = process.process.processIdentifier
+            let killing = round < 8
+            let target = 1 + Int(generator.next() % 25)
+            let extraMicroseconds = UInt32(generator.next() % 5000)
+            var count = 0
+            await Self.work(uploads, url: url, client: client) {
+                count += 1
+                guard killing, count == target else { return }
+                Thread {
+                    usleep(extraMicroseconds)
+                    kill(pid, SIGKILL)
+                }.start()
             }
-            await Self.work(uploads, url: url, client: client)
-            killer.cancel()
-            kill(process.process.processIdentifier, SIGKILL)
+            if killing {
+                kill(pid, SIGKILL)
+                kills += 1
+            }
             process.stop()
+            if killing { #expect(process.process.terminationReason == .uncaughtSignal) }
             // No partial object is visible: an object file is always the whole upload.
             for upload in uploads {
                 guard let path = upload.path, let id = path.split(separator: "/").last,
@@ -112,7 +126,7 @@ import Testing
                 #expect(SHA256.hash(Array(stored)) == SHA256.hash(upload.content))
             }
         }
-        #expect(rounds > 1)
+        #expect(kills == 8)
         #expect(uploads.allSatisfy { $0.complete })
         for upload in uploads {
             let id = try #require(upload.path?.split(separator: "/").last)

@@ -180,6 +180,8 @@ import Testing
         #expect(patch.status == 204)
         #expect(patch.headers["Upload-Offset"] == "10")
         #expect(try fixture.object(at: location) == body)
+        let document = try await fixture.send("GET", location)
+        #expect(document.status == 405)
         let noVersion = try await fixture.send("HEAD", location, headers: [("Tus-Resumable", "0.2.2")])
         #expect(noVersion.status == 412)
         #expect(noVersion.headers["Tus-Version"] == "1.0.0")
