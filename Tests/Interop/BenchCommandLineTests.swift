@@ -4,7 +4,10 @@ import Testing
 /// The command line of the built `aether-bench` (debug build: usage and usage errors work there too; running a
 /// suite is refused, so a `--help` that ran the suites would show up as that refusal).
 @Suite struct BenchCommandLineTests {
-    static let suites = ["io", "integrity", "coding", "predict", "schedule", "uploadsec", "session", "transport"]
+    static let suites = [
+        "io", "integrity", "coding", "predict", "schedule", "uploadsec", "session", "transport",
+        "receiver-engine",
+    ]
 
     /// `aether-bench ARGS` to completion (bounded); returns (status, stdout, stderr).
     static func run(_ arguments: [String]) throws -> (Int32, String, String) {

@@ -108,6 +108,26 @@ import Testing
         #expect(receiverError { try fixture.engine.cancel(record.id, owner: fixture.alice) }?.code == .expired)
     }
 
+    @Test func aCancelledCompleteUploadLosesItsObjectAndItsDedupEntry() throws {
+        let fixture = try EngineFixture()
+        let content = fixture.native(EngineFixture.chunkSize)
+        let (second, status) = try dedupUpload(fixture, content)
+        let challenge = try PossessionChallenge(serialized: try #require(status.possessionChallenge))
+        let response = try prover(content.bytes, chunkSize: EngineFixture.chunkSize).respond(to: challenge)
+        _ = try fixture.engine.answerPossession(second, response: response.serialized, owner: fixture.alice)
+        let contentID = ACI(digest: SHA256.hash(content.bytes)).description
+        let first = try #require(try fixture.engine.catalog.object(contentID: contentID)).upload
+        try fixture.engine.cancel(first, owner: fixture.alice)
+        #expect(!fixture.objectExists(first))
+        #expect(try fixture.engine.catalog.object(contentID: contentID) == nil)
+        // The deduplicated upload keeps its own copy.
+        #expect(try fixture.objectBytes(second) == content.bytes)
+        var request = content.newUpload
+        request.contentID = contentID
+        let third = try fixture.engine.create(request, owner: fixture.alice)
+        #expect(try fixture.engine.status(third.id, owner: fixture.alice).possessionChallenge == nil)
+    }
+
     @Test func tusPartialsAreConcatenatedInOrder() throws {
         let fixture = try EngineFixture()
         var partials: [UploadID] = []

@@ -2,17 +2,20 @@ import AetherIO
 import Synchronization
 
 extension UploadEngine {
-    /// Cancels the open or failed upload `id`: it is recorded as expired first (later requests get `.expired`),
-    /// then its chunks, shards and stream are deleted.
+    /// Cancels the upload `id` (tus termination, IETF and native `DELETE`): it is recorded as expired first (later
+    /// requests get `.expired`), then its chunks, shards and stream are deleted, and a completed upload's object
+    /// with its dedup index entry (other uploads of the same content keep their own objects).
     public func cancel(_ id: UploadID, owner: ClientIdentity) throws(ReceiverError) {
-        _ = try load(id, owner: owner, allowing: [.open, .failed])
+        _ = try load(id, owner: owner, allowing: [.open, .failed, .complete])
         try withGate(id) { () throws(ReceiverError) in
-            var record = try load(id, owner: owner, allowing: [.open, .failed])
+            var record = try load(id, owner: owner, allowing: [.open, .failed, .complete])
+            let wasComplete = record.state == .complete
             record.state = .expired
             record.failure = "cancelled"
             record.updatedAt = now
             try catalog.recordRemoval(record, event: "cancelled")
             try blobs.deleteWorkingBlobs(of: id)
+            if wasComplete { try blobs.delete(.object(id)) }
         }
         state.withLock { _ = $0.possession.removeValue(forKey: id) }
     }

@@ -227,6 +227,7 @@ public final class SQLiteUploadCatalog: UploadCatalog {
         try write { db throws(ReceiverError) in
             try db.execute("DELETE FROM chunks WHERE upload = ?", [.text(upload.id.rawValue)])
             try db.execute("DELETE FROM parity WHERE upload = ?", [.text(upload.id.rawValue)])
+            try db.execute("DELETE FROM objects WHERE upload = ?", [.text(upload.id.rawValue)])
             try Self.updateRow(db, upload)
             try Self.audit(db, upload.id, event, at: upload.updatedAt)
         }

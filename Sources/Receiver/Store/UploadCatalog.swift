@@ -33,7 +33,8 @@ public protocol UploadCatalog: Sendable {
     func receipt(_ id: UploadID) throws(ReceiverError) -> UploadReceiptRecord?
     /// The stored object with content id `contentID` (the dedup index), nil when none.
     func object(contentID: String) throws(ReceiverError) -> StoredObject?
-    /// Records `upload` (now expired or cancelled) and drops its chunk and parity receipts.
+    /// Records `upload` (now expired or cancelled) and drops its chunk and parity receipts and any dedup index
+    /// entry that points at its object.
     func recordRemoval(_ upload: UploadRecord, event: String) throws(ReceiverError)
     /// Uploads in one of `states`.
     func uploads(in states: Set<UploadState>) throws(ReceiverError) -> [UploadRecord]
