@@ -82,8 +82,10 @@ import Testing
         #expect(done.header("Repr-Digest") == digest)
         #expect(try fixture.object(at: location) == content)
         let completedDelete = try Curl.run(["-X", "DELETE", fixture.url + location] + common)
-        #expect(completedDelete.status >= 400)
-        #expect(try fixture.object(at: location) == content)
+        // Cancelling a completed upload removes its object too (IETF 4.5, tus termination).
+        #expect(completedDelete.status == 204)
+        #expect(try fixture.object(at: location) == nil)
+        #expect(try Curl.run(["-I", fixture.url + location] + common).status == 410)
         let open = try Curl.run(["-X", "POST", fixture.uploadsURL, "-H", "Upload-Complete: ?0"] + common)
         let openLocation = try #require(open.header("Location"))
         let gone = try Curl.run(["-X", "DELETE", fixture.url + openLocation] + common)
