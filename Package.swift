@@ -119,6 +119,7 @@ let package = Package(
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
                 "AetherReceiver",
+                "AetherUploader",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 
@@ -151,7 +152,8 @@ let package = Package(
             ],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherUploaderTests", dependencies: ["AetherUploader"], path: "Tests/UploaderTests",
+            name: "AetherUploaderTests", dependencies: ["AetherIO", "AetherSecurity", "AetherUploader"],
+            path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherInteropTests",

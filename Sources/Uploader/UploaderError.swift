@@ -6,6 +6,7 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case invalidArgument, cancelled, verificationFailed
+            case stateDirectoryRefused, snapshotDamaged, masterKeyDamaged, systemCall, unknownFeatureFlag
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -15,6 +16,16 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The server's root or receipt does not match.
         public static let verificationFailed = Code(.verificationFailed)
+        /// The state directory is not a directory of this user (or not mode 0700); it was left as it is.
+        public static let stateDirectoryRefused = Code(.stateDirectoryRefused)
+        /// A stored snapshot (or idempotency journal) is damaged; the message names the file, left as it is.
+        public static let snapshotDamaged = Code(.snapshotDamaged)
+        /// The state directory's master key file is damaged; it was left as it is.
+        public static let masterKeyDamaged = Code(.masterKeyDamaged)
+        /// A system call failed; the message names the call, the file and the errno text.
+        public static let systemCall = Code(.systemCall)
+        /// A `--flags` list names a feature flag that does not exist.
+        public static let unknownFeatureFlag = Code(.unknownFeatureFlag)
         public var description: String { "\(base)" }
     }
 

@@ -189,7 +189,7 @@ import Testing
         #expect(noVersion.headers["Tus-Version"] == "1.0.0")
     }
 
-    @Test func optionsOffersEveryProtocol() async throws {
+    @Test func optionsOffersEveryProtocolAndTheDetectorPicksNative() async throws {
         let fixture = try ReceiverFixture()
         let response = try await fixture.send("OPTIONS", "/uploads")
         #expect(response.status == 204)
@@ -197,8 +197,12 @@ import Testing
         #expect(response.headers["Tus-Version"] == "1.0.0")
         #expect(response.headers["Tus-Extension"]?.contains("concatenation") == true)
         #expect(response.headers["Upload-Limit"]?.contains("max-size=") == true)
-        let ietf = try await BackendDetector(client: fixture.client).detect(fixture.uploadsURL, forcing: .ietfResumable)
-        #expect(ietf.mode == .ietfResumable)
+        let detected = try await BackendDetector(client: fixture.client).detect(fixture.uploadsURL)
+        #expect(detected.mode == .native)
+        #expect(detected.fallbackReason == nil)
+        let forced = try await BackendDetector(client: fixture.client).detect(
+            fixture.uploadsURL, forcing: .ietfResumable)
+        #expect(forced.mode == .ietfResumable)
     }
 }
 

@@ -10,7 +10,10 @@ import Testing
     }
 
     @Test func codesAreDistinct() {
-        let codes: [UploaderError.Code] = [.invalidArgument, .cancelled, .verificationFailed]
+        let codes: [UploaderError.Code] = [
+            .invalidArgument, .cancelled, .verificationFailed, .stateDirectoryRefused, .snapshotDamaged,
+            .masterKeyDamaged, .systemCall, .unknownFeatureFlag,
+        ]
         #expect(Set(codes).count == codes.count)
     }
 }
