@@ -75,10 +75,11 @@ flags=(
     -Xcc -fmodule-map-file=Sources/C/CAetherSodium/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherZlib/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherCurl/module.modulemap
+    -Xcc -fmodule-map-file=Sources/C/CAetherZstd/module.modulemap
     -Xcc -fmodule-map-file="$debug/CAetherURing.build/module.modulemap"
     -Xcc -fmodule-map-file="$debug/CAetherKernels.build/module.modulemap"
 )
-libraries=($(pkg-config --libs libsodium openssl zlib liburing libcurl))
+libraries=($(pkg-config --libs libsodium openssl zlib liburing libcurl libzstd))
 
 mkdir -p "$scratch/fuzz"
 failed=()
