@@ -19,7 +19,7 @@ enum BenchArguments {
     /// Options that take a value (`--traces DIR`, `--size-mib N`).
     static let valueOptions: Set<String> = ["--traces", "--size-mib"]
     /// Options that stand alone.
-    static let flagOptions: Set<String> = ["--print-sink"]
+    static let flagOptions: Set<String> = ["--print-sink", "--train"]
 
     /// Parses `arguments` (without the program name) against the suites named `known`.
     static func parse(_ arguments: [String], known: [String]) throws(UsageError) -> Request {
@@ -53,7 +53,7 @@ enum BenchArguments {
     static func usage(suites: [(name: String, runsByDefault: Bool, summary: String)]) -> String {
         let width = suites.map(\.name.count).max() ?? 0
         var lines = [
-            "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N]",
+            "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N] [--train]",
             "       swift run -c release aether-bench [SUITE ...]   (release builds only)",
             "",
             "Prints the median of several runs of each benchmark and a ratio against a baseline measured in the same run.",
@@ -70,6 +70,7 @@ enum BenchArguments {
             "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
             "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
             "  --size-mib N   transport: the bulk PUT's size in MiB (default 1024)",
+            "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",
         ]
         return lines.joined(separator: "\n")

@@ -2,6 +2,10 @@ import Testing
 
 @testable import AetherScheduling
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite struct BandwidthPredictorTests {
     static func m(_ mbps: Double, at t: Double) -> BandwidthMeasurement {
         BandwidthMeasurement(bitsPerSecond: mbps * 1e6, duration: 1, timestamp: t)
@@ -36,10 +40,64 @@ import Testing
         #expect(abs(estimator.predict().bitsPerSecond - 5 / 2.25 * 1e6) < 1e-3)
     }
 
-    @Test func harmonicMeanIsZeroAfterAnOutageInTheWindow() {
+    @Test func harmonicMeanSkipsAnOutageInTheWindow() {
         var estimator = HarmonicMeanEstimator()
         for (i, value) in [5.0, 0, 5].enumerated() { estimator.update(Self.m(value, at: Double(i))) }
-        #expect(estimator.predict().bitsPerSecond == 0)
+        #expect(estimator.predict().bitsPerSecond == 5e6)
+        #expect(estimator.predict().sampleCount == 3)
+    }
+
+    /// Every predictor of the bench, Kalman first, the fused one last.
+    static func everyEstimator() -> [any BandwidthEstimator] {
+        [KalmanEstimator(), EWMAEstimator(), LastSampleEstimator(), HarmonicMeanEstimator(), FusedBandwidthEstimator()]
+    }
+
+    @Test func everyPredictorHoldsItsLastNonZeroEstimateThroughAnOutageInTheMiddle() {
+        for var estimator in Self.everyEstimator() {
+            let rates = [40.0, 42, 38, 45, 41, 39, 44, 40, 43, 41, 40, 42]
+            for (t, rate) in rates.enumerated() { estimator.update(Self.m(rate, at: Double(t))) }
+            let before = estimator.predict().bitsPerSecond
+            #expect(before > 30e6 && before < 55e6, "\(estimator.name)")
+            for t in 12..<20 {
+                estimator.update(Self.m(0, at: Double(t)))
+                #expect(estimator.predict().bitsPerSecond == before, "\(estimator.name) at \(t)")
+            }
+            // The link comes back: the forecast follows it, from the held level, never through zero.
+            estimator.update(Self.m(40, at: 20))
+            let after = estimator.predict().bitsPerSecond
+            #expect(after > 30e6 && after < 55e6, "\(estimator.name)")
+        }
+    }
+
+    @Test func everyPredictorForecastsTheFloorWhenATraceStartsWithAnOutage() {
+        for var estimator in Self.everyEstimator() {
+            #expect(estimator.predict().bitsPerSecond == 0, "\(estimator.name): no measurement, no forecast")
+            for t in 0..<3 {
+                estimator.update(Self.m(0, at: Double(t)))
+                #expect(
+                    estimator.predict().bitsPerSecond == BandwidthPrediction.minimumBitsPerSecond, "\(estimator.name)")
+            }
+            // The zeros were not averaged in: the first sample after them is the estimate.
+            estimator.update(Self.m(30, at: 3))
+            let forecast = estimator.predict().bitsPerSecond
+            let tolerance = estimator.name == "fusion" ? 0.2 : 1e-9
+            #expect(abs(forecast - 30e6) <= tolerance * 30e6, "\(estimator.name): \(forecast)")
+        }
+    }
+
+    @Test func noPredictorForecastsZeroNaNOrInfinityOnHostileMeasurements() {
+        let rates: [Double] = [
+            .nan, .infinity, -.infinity, -5, 0, .leastNonzeroMagnitude, 1e300, .greatestFiniteMagnitude, 0, 3,
+        ]
+        for var estimator in Self.everyEstimator() {
+            for (t, rate) in rates.enumerated() {
+                estimator.update(BandwidthMeasurement(bitsPerSecond: rate, duration: 1, timestamp: Double(t)))
+                let forecast = estimator.predict()
+                #expect(
+                    forecast.bitsPerSecond.isFinite && forecast.bitsPerSecond > 0, "\(estimator.name) after \(rate)")
+                #expect(forecast.standardDeviation.isFinite, "\(estimator.name) after \(rate)")
+            }
+        }
     }
 
     @Test func sharedPredictorsConformToTheProtocol() async {
@@ -62,11 +120,16 @@ import Testing
         #expect(prediction.lowerBound(sigmas: 10, floorFraction: 0.25) == 25)
     }
 
-    @Test func fusionLeansOnTheMemberThatHasBeenRight() {
+    @Test func fusionForecastIsTheTrainedModelOnTheLagsAtTheLastNonZeroSample() {
         var fusion = FusedBandwidthEstimator()
-        // An alternating link: last sample is always wrong by a lot, smoothed members are closer.
-        for t in 0..<60 { fusion.update(Self.m(t % 2 == 0 ? 10 : 30, at: Double(t))) }
-        let fused = fusion.predict().bitsPerSecond
-        #expect(fused > 12e6 && fused < 28e6)
+        let rates = [12.0, 30, 0, 18, 25, 0, 0]
+        for (t, rate) in rates.enumerated() { fusion.update(Self.m(rate, at: Double(t))) }
+        // Held at the sample of 25 Mbit/s; the outage before it is a lag at the 0.01 Mbit/s floor.
+        let lags = [25.0, 18, 0.01, 30, 12].map { log($0) }
+        let expected = LogLagModel.trained.predictMegabitsPerSecond(logLags: lags) * 1e6
+        #expect(abs(fusion.predict().bitsPerSecond - expected) <= 1e-9 * expected)
+        #expect(fusion.predict().sampleCount == rates.count)
+        #expect(fusion.memberPredictions.count == 4)
+        #expect(fusion.memberPredictions[2].bitsPerSecond == 25e6)
     }
 }

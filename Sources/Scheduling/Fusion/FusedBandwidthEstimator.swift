@@ -1,57 +1,53 @@
-/// The fusion scheduler's bandwidth view: Kalman, EWMA, last sample and harmonic mean run side by side and are
-/// fused by a weighted trimmed mean whose weights follow each one's recent relative error (inverse square), so
-/// the fusion leans on whichever predictor has been right lately on this link.
+/// The fusion scheduler's bandwidth view: a learned forecast (`LogLagModel`, gradient-boosted trees on the last ten
+/// log rates) beside the Kalman, EWMA, last-sample and harmonic-mean members that the scheduler's controllers read.
+///
+/// The forecast is the model's: a median regression of the next log rate, it beats the last non-zero sample on the
+/// held-out traces by the symmetric error |ln(predicted/actual)| (docs/SCHEDULING.md). Like every member it holds
+/// its last non-zero estimate through an outage, forecasts 0.01 Mbit/s when a trace starts with one, and is never
+/// zero, NaN or infinite once a measurement was seen. Its deviation is the Kalman filter's.
 public struct FusedBandwidthEstimator: BandwidthEstimator {
-    /// The Kalman filter (also the source of the stability signal).
+    /// The Kalman filter (also the source of the stability signal and the deviation).
     public private(set) var kalman: KalmanEstimator
+    /// The learned model.
+    public let model: LogLagModel
     private var members: [any BandwidthEstimator]
-    private var errors: [Double]
-    /// Fraction of the weight trimmed from each end.
-    public let trim: Double
-    /// Smoothing of the per-predictor error tracker.
-    public let errorSmoothing: Double
-    private var count = 0
+    private var history = LogLagHistory()
+    private var forecastMegabitsPerSecond = 0.0
 
-    /// Creates the fusion with default members.
-    public init(kalman: KalmanEstimator = KalmanEstimator(), trim: Double = 0.49, errorSmoothing: Double = 0.05) {
+    /// Creates the fusion with default members and the trained model.
+    public init(kalman: KalmanEstimator = KalmanEstimator(), model: LogLagModel = .trained) {
         self.kalman = kalman
+        self.model = model
         members = [EWMAEstimator(alpha: 0.5), LastSampleEstimator(), HarmonicMeanEstimator(window: 5)]
-        errors = Array(repeating: 0.3, count: members.count + 1)
-        self.trim = trim
-        self.errorSmoothing = errorSmoothing
     }
 
     /// `fusion`.
     public var name: String { "fusion" }
 
-    /// The current forecasts of the members, Kalman first.
+    /// The current forecasts of the members: Kalman, EWMA, last sample, harmonic mean.
     public var memberPredictions: [BandwidthPrediction] { [kalman.predict()] + members.map { $0.predict() } }
 
-    /// The fused forecast; its deviation is the Kalman filter's.
+    /// The model's forecast (0 before any measurement, the floor until a non-zero one).
     public func predict() -> BandwidthPrediction {
-        let predictions = memberPredictions
-        let candidates = zip(predictions, errors).map { prediction, error in
-            (value: prediction.bitsPerSecond, weight: 1 / ((error + 0.05) * (error + 0.05)))
+        let rate: Double
+        if history.count == 0 {
+            rate = 0
+        } else if history.heldLags.isEmpty {
+            rate = BandwidthPrediction.minimumBitsPerSecond
+        } else {
+            rate = forecastMegabitsPerSecond * 1e6
         }
-        let fused = WeightedTrimmedMean.of(candidates, trim: trim) ?? 0
         return BandwidthPrediction(
-            bitsPerSecond: fused, standardDeviation: predictions[0].standardDeviation, sampleCount: count)
+            bitsPerSecond: rate, standardDeviation: kalman.predict().standardDeviation, sampleCount: history.count)
     }
 
-    /// Scores each member against the measurement, then updates all of them.
+    /// Updates every member; a non-zero measurement refreshes the model's forecast, an outage holds it.
     public mutating func update(_ measurement: BandwidthMeasurement) {
-        let truth = measurement.bitsPerSecond
-        if count > 0 {
-            let predictions = memberPredictions
-            for i in predictions.indices {
-                let reference = max(truth, predictions[i].bitsPerSecond, 1)
-                let error = min(1, abs(predictions[i].bitsPerSecond - truth) / reference)
-                errors[i] += errorSmoothing * (error - errors[i])
-            }
-        }
         kalman.update(measurement)
         for i in members.indices { members[i].update(measurement) }
-        count += 1
+        if history.append(megabitsPerSecond: measurement.bitsPerSecond / 1e6) {
+            forecastMegabitsPerSecond = model.predictMegabitsPerSecond(logLags: history.heldLags)
+        }
     }
 
     /// Forwards the path change to the Kalman filter.

@@ -1,15 +1,20 @@
 /// One throughput observation: how many bits moved in how long, and when it ended.
 public struct BandwidthMeasurement: Sendable, Equatable {
-    /// Observed throughput in bits per second (never negative).
+    /// Observed throughput in bits per second, in [0, `maximumBitsPerSecond`].
     public let bitsPerSecond: Double
+    /// The highest rate a measurement records, 1e15 bit/s (1 Pbit/s): anything above is a measurement error, and
+    /// capping it keeps the squares in the estimators finite.
+    public static let maximumBitsPerSecond = 1e15
     /// Length of the observation window in seconds.
     public let duration: Double
     /// Monotonic time (seconds) at the end of the window.
     public let timestamp: Double
 
-    /// A measurement from a throughput; negative or non-finite rates are recorded as 0 (an outage).
+    /// A measurement from a throughput; negative or non-finite rates are recorded as 0 (an outage), finite rates above
+    /// `maximumBitsPerSecond` as that maximum.
     public init(bitsPerSecond: Double, duration: Double, timestamp: Double) {
-        self.bitsPerSecond = bitsPerSecond.isFinite ? max(0, bitsPerSecond) : 0
+        self.bitsPerSecond =
+            bitsPerSecond.isFinite && bitsPerSecond > 0 ? min(bitsPerSecond, Self.maximumBitsPerSecond) : 0
         self.duration = duration.isFinite ? max(0, duration) : 0
         self.timestamp = timestamp
     }

@@ -21,6 +21,10 @@
 /// When the covariance's condition number (in Mbit/s units) exceeds 1e6 the filter drops the second derivative and
 /// runs the 2-state [b, ḃ] model for a while. Forecasts damp the trend (`trendDamping`): throughput traces are
 /// mean-reverting at one-step horizons, and an undamped slope overshoots at every turn.
+///
+/// Outages (zero measurements) are held over, not filtered: the state keeps the estimate from before the outage, and
+/// the next non-zero measurement arrives after a longer step, so the grown covariance lets it move the estimate
+/// quickly. Forecasts never fall below `BandwidthPrediction.minimumBitsPerSecond` once a measurement was seen.
 public struct KalmanEstimator: BandwidthEstimator {
     /// Tunable noise and damping parameters.
     public struct Parameters: Sendable, Equatable {
@@ -83,8 +87,10 @@ public struct KalmanEstimator: BandwidthEstimator {
     public private(set) var downWeightedCount = 0
     /// Times the filter fell back to two states.
     public private(set) var fallbackCount = 0
-    /// Measurements folded in.
+    /// Non-zero measurements folded in.
     public private(set) var sampleCount = 0
+    /// Zero measurements (outages) held over without changing the state.
+    public private(set) var outageCount = 0
 
     private var lastTimestamp: Double = 0
     private var typicalInterval: Double = 1
@@ -110,20 +116,26 @@ public struct KalmanEstimator: BandwidthEstimator {
     /// The forecast `horizon` seconds after the last measurement.
     public func predict(horizon: Double) -> BandwidthPrediction {
         guard sampleCount > 0 else {
-            return BandwidthPrediction(bitsPerSecond: 0, standardDeviation: 0, sampleCount: 0)
+            // Nothing but outages so far: the floor, never zero.
+            let rate = outageCount > 0 ? BandwidthPrediction.minimumBitsPerSecond : 0
+            return BandwidthPrediction(bitsPerSecond: rate, standardDeviation: 0, sampleCount: 0)
         }
         let h = max(0, horizon)
         let slope = state[1] * h + (usesReducedModel ? 0 : state[2] * h * h / 2)
-        let mean = state[0] + parameters.trendDamping * slope
+        let mean = max(state[0] + parameters.trendDamping * slope, BandwidthPrediction.minimumBitsPerSecond)
         // The forecast's deviation is the empirical one (running relative innovation × scale, grown with √h):
         // with a high level noise the model's own P overstates what the one-step errors actually are.
         let deviation = relativeNoise.squareRoot() * scale * max(1, h / max(typicalInterval, 1e-3)).squareRoot()
         return BandwidthPrediction(bitsPerSecond: mean, standardDeviation: deviation, sampleCount: sampleCount)
     }
 
-    /// Folds in one measurement: predict to its timestamp, then correct.
+    /// Folds in one measurement: predict to its timestamp, then correct. An outage (zero) is held over.
     public mutating func update(_ measurement: BandwidthMeasurement) {
         let z = measurement.bitsPerSecond
+        guard z > 0 else {
+            outageCount += 1
+            return
+        }
         guard sampleCount > 0 else {
             start(z, at: measurement.timestamp)
             return
