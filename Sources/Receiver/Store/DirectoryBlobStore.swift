@@ -80,7 +80,8 @@ public struct DirectoryBlobStore: BlobStore {
             return try Syscall.stat(path(of: key)).size
         } catch {
             if error.errno == ENOENT { return nil }
-            throw ReceiverError(.storageFailed, "storage failed: \(error.message)")
+            throw ReceiverError(
+                .storageFailed, "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")")
         }
     }
 
@@ -115,7 +116,10 @@ public struct DirectoryBlobStore: BlobStore {
             do {
                 try Syscall.rmdir(folder)
             } catch {
-                if error.errno != ENOENT { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+                if error.errno != ENOENT {
+                    throw ReceiverError(
+                        .storageFailed, "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")")
+                }
             }
         }
     }
@@ -182,7 +186,8 @@ public struct DirectoryBlobStore: BlobStore {
         do {
             return try body()
         } catch {
-            throw ReceiverError(.storageFailed, "storage failed: \(error.message)")
+            throw ReceiverError(
+                .storageFailed, "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")")
         }
     }
 
@@ -190,7 +195,10 @@ public struct DirectoryBlobStore: BlobStore {
         do {
             try Syscall.mkdir(path, mode: 0o750)
         } catch {
-            if error.errno != EEXIST { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+            if error.errno != EEXIST {
+                throw ReceiverError(
+                    .storageFailed, "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")")
+            }
         }
     }
 
@@ -198,7 +206,10 @@ public struct DirectoryBlobStore: BlobStore {
         do {
             try Syscall.unlink(path)
         } catch {
-            if error.errno != ENOENT { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+            if error.errno != ENOENT {
+                throw ReceiverError(
+                    .storageFailed, "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")")
+            }
         }
     }
 
@@ -208,7 +219,8 @@ public struct DirectoryBlobStore: BlobStore {
             return try Syscall.directoryEntries(directory).filter(\.isValidUTF8).map(\.description)
         } catch {
             if error.errno == ENOENT { return [] }
-            throw ReceiverError(.storageFailed, "storage failed: \(error.message)")
+            throw ReceiverError(
+                .storageFailed, "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")")
         }
     }
 
@@ -224,7 +236,10 @@ public struct DirectoryBlobStore: BlobStore {
             try Syscall.mkdir(path, mode: 0o750)
             try Syscall.syncDirectory(parent)
         } catch {
-            if error.errno != EEXIST { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+            if error.errno != EEXIST {
+                throw ReceiverError(
+                    .storageFailed, "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")")
+            }
         }
     }
 }
