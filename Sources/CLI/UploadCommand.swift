@@ -84,6 +84,8 @@ enum UploadRun {
     ) async throws -> Int32 {
         let view = UploadProgressView(id: key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let store = try UploadSetup.store(arguments)
+        let lock = try UploadSetup.lock(arguments, key: key)
+        defer { withExtendedLifetime(lock) {} }
         let token = try UploadSetup.token(arguments)
         let client = try UploadSetup.client(arguments)
         defer { client.shutDown() }

@@ -529,6 +529,12 @@ public struct NativeBackend: UploadBackend {
             return TransportError(.checksumMismatch, "the receiver found the \(what)'s bytes differ (422\(note))")
         case 429, 503: return TransportError(.throttled, "the receiver is busy (\(status) to the \(what)\(note))")
         case 400..<500: return TransportError(.remoteRejected, "the receiver refused the \(what) (\(status)\(note))")
+        case 507:
+            // Not transient: retrying fills nothing. The state is kept, so the same command resumes once there is room.
+            return TransportError(
+                .remoteRejected,
+                "the receiver has no room to store the \(what) (507 Insufficient Storage\(note)); free space on the "
+                    + "receiver, then run the same command again")
         case 500..<600: return TransportError(.serverFailed, "the receiver failed the \(what) (\(status)\(note))")
         default: return TransportError(.protocolViolation, "unexpected status \(status) to the \(what)")
         }
