@@ -1,6 +1,8 @@
+import AetherCoding
 public import AetherIO
 import AetherIntegrity
 public import AetherScheduling
+import AetherSecurity
 public import AetherTransport
 
 /// The one owner of one upload (upload-engine v2.2 ChunkedUploader): reads the file in parts with one-pass
@@ -35,15 +37,15 @@ public actor ChunkedUploader {
         }
     }
 
-    private let target: Target
-    private let backend: any UploadBackend
-    private let resume: EnhancedResumeManager
-    private let snapshots: any SnapshotStore
-    private let configuration: UploadConfiguration
+    let target: Target
+    let backend: any UploadBackend
+    let resume: EnhancedResumeManager
+    let snapshots: any SnapshotStore
+    let configuration: UploadConfiguration
     private let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
-    private let clock: any AetherClock
-    private var state: RunState?
+    let clock: any AetherClock
+    var state: RunState?
 
     /// An uploader for `target` over `backend`, keeping its snapshot under `snapshotKey` in `snapshots`.
     public init(
@@ -147,6 +149,7 @@ public actor ChunkedUploader {
         let parallelLimit =
             canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1
         var snapshot: ResumeSnapshot
+        var createdScheme: ParityScheme?
         if let earlier = plan.snapshot {
             snapshot = earlier
         } else {
@@ -163,13 +166,21 @@ public actor ChunkedUploader {
                 throw UploaderError(.invalidArgument, error.message)
             }
             let sessionID = SecureRandom.bytes(16).map { String($0, radix: 16) }.joined()
+            createdScheme = paritySchemeAtCreation(decision: decision, size: size, partCount: layout.partCount)
+            let creator = try sender(parity: createdScheme, compression: nil)
+            let digest = try digestFirstForDedup(layout: layout, sessionID: sessionID)
             let description = UploadDescription(
                 size: size, layout: layout, contentType: configuration.contentType, metadata: configuration.metadata,
-                chainSessionID: sessionID)
-            let backend = self.backend
-            let (remote, _) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
-                try await backend.create(description)
+                chainSessionID: sessionID, contentID: digest.map { ACI(digest: $0.sha256).description })
+            let (created, _) = try await withRetries(index: -1, emit: emit) {
+                () async throws(TransportError) -> (RemoteUpload, [UInt8]?) in
+                if let native = creator as? any NativeExtrasBackend {
+                    let (upload, status) = try await native.createUpload(description)
+                    return (upload, status.possessionChallenge)
+                }
+                return (try await creator.create(description), nil)
             }
+            let remote = created.0
             snapshot = ResumeSnapshot(
                 filePath: target.file.bytes, destination: target.destination, protocolName: target.protocolName,
                 endpoint: target.endpoint, fingerprint: ResumeSnapshot.Fingerprint(fingerprint), remote: remote,
@@ -177,7 +188,15 @@ public actor ChunkedUploader {
                 createdAt: clock.wallWholeSeconds())
             snapshot.acknowledged = [:]
             try await resume.save(snapshot)
+            if let challenge = created.1, let digest, let native = creator as? any NativeExtrasBackend,
+                let outcome = try await deduplicated(
+                    native, remote: remote, challenge: challenge, digest: digest, snapshot: snapshot, plan: plan,
+                    tier: decision.strategy.tier, emit: emit)
+            {
+                return outcome
+            }
         }
+        let extras = await extrasOfRun(snapshot: snapshot, fresh: plan.snapshot == nil, scheme: createdScheme)
         // Parts held elsewhere but not (yet) known to this snapshot are trusted from the plan.
         var acknowledged = plan.held
         snapshot.acknowledged = snapshot.acknowledged.filter { acknowledged[$0.key] != nil }
@@ -230,20 +249,27 @@ public actor ChunkedUploader {
         state = RunState(
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
-            tracker: tracker, started: clock.monotonicSeconds(), emit: emit)
+            tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras)
         defer { state = nil }
 
-        try await withThrowingTaskGroup(of: SentPart.self) { group in
+        try await withThrowingTaskGroup(of: SentWork.self) { group in
             var inFlight = 0
-            while let part = try self.nextPart() {
+            while let work = try self.nextWork() {
                 while inFlight >= self.parallelNow, let sent = try await group.next() {
                     inFlight -= 1
                     try await self.settle(sent, inFlight: inFlight)
                 }
                 try Task.checkCancellation()
                 inFlight += 1
-                group.addTask {
-                    try await self.send(part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit)
+                switch work {
+                case .part(let part):
+                    group.addTask {
+                        .part(
+                            try await self.send(
+                                part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit))
+                    }
+                case .parity(let shard, let via):
+                    group.addTask { try await self.sendParity(shard, via: via, to: remote, emit: emit) }
                 }
             }
             while let sent = try await group.next() {
@@ -306,7 +332,7 @@ public actor ChunkedUploader {
         let outcome = UploadOutcome(
             receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
             serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
-            partCount: snapshot.partCount, resume: report)
+            partCount: snapshot.partCount, resume: report, parityShardsSent: run.parityShardsSent)
         emit(.completed(outcome))
         return outcome
     }
@@ -314,7 +340,7 @@ public actor ChunkedUploader {
     private var parallelNow: Int { state?.parallel ?? 1 }
 
     /// The next part to send: reads, hashes, commits to the ledger; skips parts the destination holds.
-    private func nextPart() throws -> PartToSend? {
+    func nextPart() throws -> PartToSend? {
         guard var run = state else { return nil }
         defer { state = run }
         while true {
@@ -327,7 +353,7 @@ public actor ChunkedUploader {
                 run.chunkHashes.append(empty)
                 part = PartToSend(
                     index: 0, offset: 0, body: .empty, length: 0, sha256: empty, crc32c: 0,
-                    link: run.ledger.chainHead)
+                    link: run.ledger.chainHead, via: run.extras.plain)
             } else {
                 guard let chunk = try Self.next(run.reader) else { return nil }
                 let hasher = run.hasher
@@ -342,7 +368,9 @@ public actor ChunkedUploader {
                 }
                 part = PartToSend(
                     index: chunk.index, offset: chunk.offset, body: .chunks([chunk]), length: Int64(chunk.count),
-                    sha256: digest.sha256, crc32c: digest.crc32c, link: run.ledger.chainHead)
+                    sha256: digest.sha256, crc32c: digest.crc32c, link: run.ledger.chainHead,
+                    via: Self.sender(for: run))
+                try collectParity(&run, chunk: chunk, isNew: run.acknowledged[chunk.index] == nil)
             }
             run.nextIndex += 1
             if run.acknowledged[part.index] != nil { continue }
@@ -353,8 +381,19 @@ public actor ChunkedUploader {
     }
 
     /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
-    private func settle(_ sent: SentPart, inFlight: Int) async throws {
+    private func settle(_ work: SentWork, inFlight: Int) async throws {
         guard var run = state else { return }
+        let sent: SentPart
+        switch work {
+        case .parity(let bytes):
+            run.counters.runBytes += bytes
+            run.parityShardsSent += 1
+            state = run
+            return
+        case .part(let part): sent = part
+        }
+        run.attempts += sent.attempts
+        run.failures += sent.attempts - 1
         let capabilities = backend.capabilities
         run.acknowledged[sent.receipt.index] = sent.receipt
         run.snapshot.acknowledged[sent.receipt.index] = ResumeSnapshot.AcknowledgedPart(
@@ -456,7 +495,7 @@ public actor ChunkedUploader {
         Self.emitValves(events, emit)
     }
 
-    private static func ledger(sessionID: String, count: Int) throws(UploaderError) -> ChunkIntegrityLedger {
+    static func ledger(sessionID: String, count: Int) throws(UploaderError) -> ChunkIntegrityLedger {
         do {
             return try ChunkIntegrityLedger(sessionID: sessionID, plannedChunkCount: count)
         } catch {
@@ -464,7 +503,7 @@ public actor ChunkedUploader {
         }
     }
 
-    private static func append(_ ledger: ChunkIntegrityLedger, _ digest: Digest32) throws(UploaderError)
+    static func append(_ ledger: ChunkIntegrityLedger, _ digest: Digest32) throws(UploaderError)
         -> ChunkIntegrityLedger.Entry
     {
         do {
@@ -474,7 +513,7 @@ public actor ChunkedUploader {
         }
     }
 
-    private static func next(_ reader: FileChunkReader) throws(UploaderError) -> Chunk? {
+    static func next(_ reader: FileChunkReader) throws(UploaderError) -> Chunk? {
         do {
             return try reader.next()
         } catch {
@@ -495,11 +534,10 @@ public actor ChunkedUploader {
         idempotency: ChunkIdempotencyManager, emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentPart {
         let start = clock.monotonicSeconds()
-        let backend = self.backend
         let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
             () async throws(TransportError) in
             try await Self.attempt(
-                part, to: remote, backend: backend, tracker: tracker, idempotency: idempotency, emit: emit)
+                part, to: remote, backend: part.via, tracker: tracker, idempotency: idempotency, emit: emit)
         }
         let onWire = Int64(attempts) * part.length
         guard receipt.index == part.index, receipt.length == part.length else {
@@ -509,11 +547,11 @@ public actor ChunkedUploader {
         }
         return SentPart(
             receipt: receipt, sha256: part.sha256, crc32c: part.crc32c, seconds: clock.monotonicSeconds() - start,
-            bytesOnWire: onWire)
+            bytesOnWire: onWire, attempts: attempts)
     }
 
     /// Runs `operation` through the circuit breaker, retrying retryable `TransportError`s with backoff.
-    private nonisolated func withRetries<T: Sendable>(
+    nonisolated func withRetries<T: Sendable>(
         index: Int, emit: @Sendable (UploadEvent) -> Void,
         _ operation: @Sendable () async throws(TransportError) -> T
     ) async throws -> (T, Int) {
@@ -577,6 +615,8 @@ struct PartToSend: Sendable {
     let sha256: Digest32
     let crc32c: UInt32
     let link: Digest32
+    /// The backend variant that sends it (with or without compression, per the tier when it was read).
+    let via: any UploadBackend
 }
 
 /// A part the destination acknowledged.
@@ -586,6 +626,7 @@ struct SentPart: Sendable {
     let crc32c: UInt32
     let seconds: Double
     let bytesOnWire: Int64
+    var attempts = 1
 }
 
 /// The mutable state of one transfer, owned by the uploader actor.
@@ -602,11 +643,22 @@ struct RunState {
     let tracker: MultiLayerProgressTracker
     let started: Double
     let emit: @Sendable (UploadEvent) -> Void
+    let extras: RunExtras
     let hasher = ChunkHasher(probesCompressibility: false)
     var fileHash = SHA256()
     var nextIndex = 0
     var partsSent = 0
     var chunkHashes: [Digest32] = []
+    /// Attempts and failed attempts of this run's parts: the loss rate the parity decision reads.
+    var attempts = 0
+    var failures = 0
+    /// Parity of the group being read: its data chunks (zero-padded), the shards it will get, and whether any of
+    /// its chunks is sent in this run.
+    var group: [[UInt8]] = []
+    var groupShards = 0
+    var groupHasNew = false
+    var pendingParity: [ParityShard] = []
+    var parityShardsSent = 0
 }
 
 /// The byte counters behind `UploadProgress`.
