@@ -235,3 +235,57 @@ final class NativeUploadFixture: @unchecked Sendable {
         #expect(third.partsSent == 10)
     }
 }
+
+/// The telemetry a run writes under the state directory: one trace line per attempt, a signed audit chain, and the
+/// noisy summary; never the file's contents, digests or path.
+@Suite struct ChunkedUploaderTelemetryTests {
+    @Test func aRunWritesItsTraceAuditAndNoisySummaryUnderTheStateDirectory() async throws {
+        let content = UploadFixture.seeded(300_000, seed: 31)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        backend.state.withLock { $0.failures = [.connectionClosed, .serverFailed] }
+        let state = try UploadStateDirectory(path: FilePath(fixture.stateDirectory))
+        let extra = FilePath(fixture.directory + "/extra.trace")
+        let recorder = try TelemetryRecorder(stateDirectory: state, uploadKey: fixture.key, traceFile: extra)
+        let uploader = ChunkedUploader(
+            target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+            backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key,
+            configuration: UploadConfiguration(
+                chunkSize: 64 << 10, parallel: 2, initialBackoff: 0.001, maximumBackoff: 0.004),
+            breaker: UploadCircuitBreaker(configuration: UploadFixture.lenientBreaker), telemetry: recorder)
+        let outcome = try await uploader.run { _ in }
+        #expect(outcome.partCount == 5)
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: fixture.stateDirectory + "/telemetry")
+        let traceName = try #require(files.first { $0.hasSuffix(".trace.jsonl") })
+        let auditName = try #require(files.first { $0.hasSuffix(".audit.jsonl") })
+        func lines(_ path: String) throws -> [[UInt8]] {
+            Array(try #require(FileManager.default.contents(atPath: path))).split(separator: UInt8(ascii: "\n"))
+                .map(Array.init)
+        }
+        let trace = try lines(fixture.stateDirectory + "/telemetry/" + traceName)
+        // Five parts acknowledged and two attempts retried: seven attempts, seven lines.
+        #expect(trace.count == 7)
+        let text = trace.map { String(decoding: $0, as: UTF8.self) }
+        #expect(text.filter { $0.contains("\"outcome\":\"acknowledged\"") }.count == 5)
+        #expect(text.filter { $0.contains("\"outcome\":\"retried\"") }.count == 2)
+        #expect(try lines(extra.description) == trace)
+
+        let key = try UploadTelemetry.auditKey(master: try state.masterKey())
+        let audit = try AuditLog.verify(
+            lines: try lines(fixture.stateDirectory + "/telemetry/" + auditName), key: key)
+        #expect(audit.first?.event == .started)
+        #expect(audit.filter { $0.event == .chunkAcknowledged }.count == 5)
+        #expect(audit.suffix(2).map(\.event) == [.verified, .completed])
+
+        let summary = try #require(try TelemetryRecorder.summary(stateDirectory: state, uploadKey: fixture.key))
+        #expect(String(decoding: summary, as: UTF8.self).contains("\"retryFraction\""))
+        // Nothing names the file or its digests.
+        let everything = (trace + [summary]).map { String(decoding: $0, as: UTF8.self) }.joined()
+        #expect(!everything.contains(SHA256.hash(content).hex))
+        #expect(!everything.contains(fixture.file))
+        #expect(!everything.contains("input.bin"))
+        #expect(recorder.writeFailures == 0)
+    }
+}

@@ -294,6 +294,10 @@ extension ChunkedUploader {
         var counters = Counters(total: size, reused: size)
         counters.verified = size
         emit(.progress(counters.progress(tracker.sample(), tier: tier)))
+        telemetry?.audit(.started)
+        telemetry?.audit(.verified)
+        telemetry?.audit(.completed)
+        telemetry?.finish(completed: true, resumed: false, totalBytes: UInt64(size), seconds: 0)
         let outcome = UploadOutcome(
             receipt: receipt, sha256: digest.sha256, merkleRoot: digest.merkleRoot, chainHead: digest.chainHead,
             serverVerified: ["possession", "sha256", "merkle-root", "chain-head"], partsSent: 0, bytesSent: 0,

@@ -45,14 +45,17 @@ public actor ChunkedUploader {
     private let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
     let clock: any AetherClock
+    let telemetry: TelemetryRecorder?
     var state: RunState?
 
     /// An uploader for `target` over `backend`, keeping its snapshot under `snapshotKey` in `snapshots`.
     public init(
         target: Target, backend: any UploadBackend, snapshots: any SnapshotStore, snapshotKey: String,
         configuration: UploadConfiguration = UploadConfiguration(), scheduler: FusionScheduler = FusionScheduler(),
-        breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock()
+        breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock(),
+        telemetry: TelemetryRecorder? = nil
     ) {
+        self.telemetry = telemetry
         self.target = target
         self.backend = backend
         self.resume = EnhancedResumeManager(store: snapshots, key: snapshotKey)
@@ -106,10 +109,13 @@ public actor ChunkedUploader {
                     reason: "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh",
                     abandoned: mismatch.remote)
             } catch let error as UploaderError {
+                audit(failure: error)
                 throw error
             } catch is CancellationError {
+                telemetry?.audit(.cancelled)
                 throw UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
             } catch {
+                telemetry?.audit(.cancelled, errorCode: "transport-failed")
                 throw UploaderError(.transportFailed, "\(error)")
             }
         }
@@ -205,6 +211,11 @@ public actor ChunkedUploader {
             level: plan.level, reusedParts: plan.snapshot == nil ? 0 : acknowledged.count,
             reusedBytes: plan.snapshot == nil ? 0 : reused, reason: plan.reason)
         emit(.resume(report))
+        if plan.snapshot == nil {
+            telemetry?.audit(.started)
+        } else {
+            telemetry?.audit(.resumed, resumeLevel: report.level.rawValue)
+        }
 
         let parallel = min(
             parallelLimit,
@@ -329,6 +340,11 @@ public actor ChunkedUploader {
             counters.verified = size
         }
         emit(.progress(counters.progress(tracker.sample(), tier: tier)))
+        telemetry?.audit(.verified)
+        telemetry?.audit(.completed)
+        telemetry?.finish(
+            completed: true, resumed: plan.snapshot != nil, totalBytes: UInt64(size),
+            seconds: clock.monotonicSeconds() - run.started)
         let outcome = UploadOutcome(
             receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
             serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
@@ -430,6 +446,7 @@ public actor ChunkedUploader {
                         tier: run.tier, chunkSize: run.snapshot.partSize, parallelism: run.parallel,
                         predictedBitsPerSecond: next.predictedBitsPerSecond)))
         }
+        telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
         run.emit(.chunkAcknowledged(sent.receipt))
         run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
     }
@@ -438,11 +455,13 @@ public actor ChunkedUploader {
     /// keeps the attempt watermark) and the progress tracker's wire layer kept in step.
     private static func attempt(
         _ part: PartToSend, to remote: RemoteUpload, backend: any UploadBackend, tracker: MultiLayerProgressTracker,
-        idempotency: ChunkIdempotencyManager, emit: @Sendable (UploadEvent) -> Void
+        idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?, clock: any AetherClock,
+        emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> PartReceipt {
         let key: IdempotencyKey
+        let attemptNumber: Int
         do {
-            key = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256).key
+            (key, attemptNumber) = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256)
         } catch {
             throw TransportError(.invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
         }
@@ -450,13 +469,26 @@ public actor ChunkedUploader {
             index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
             crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex)
         emitValves(tracker.wireSent(UInt64(part.length)), emit)
+        let started = clock.wallMilliseconds()
+        let start = clock.monotonicSeconds()
+        func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
+            telemetry?.trace(
+                ChunkTrace(
+                    uploadID: "", index: part.index, offset: part.offset, length: Int(part.length),
+                    attempt: attemptNumber, startedAtMs: started,
+                    durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
+                    errorCode: error.map { "\($0.code)" }, transportProtocol: .unknown, connectionReused: false,
+                    pathChanges: 0))
+        }
         do {
             let receipt = try await backend.send(upload, to: remote)
             idempotency.complete(key)
+            trace(.acknowledged)
             return receipt
         } catch {
             idempotency.release(key)
             emitValves(tracker.wireFailed(UInt64(part.length)), emit)
+            trace(error.code == .cancelled ? .cancelled : (isRetryable(error.code) ? .retried : .failed), error)
             throw error
         }
     }
@@ -537,7 +569,8 @@ public actor ChunkedUploader {
         let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
             () async throws(TransportError) in
             try await Self.attempt(
-                part, to: remote, backend: part.via, tracker: tracker, idempotency: idempotency, emit: emit)
+                part, to: remote, backend: part.via, tracker: tracker, idempotency: idempotency,
+                telemetry: telemetry, clock: clock, emit: emit)
         }
         let onWire = Int64(attempts) * part.length
         guard receipt.index == part.index, receipt.length == part.length else {
@@ -684,5 +717,17 @@ struct Counters {
             totalBytes: total, sentBytes: sent, acknowledgedBytes: acknowledged, verifiedBytes: verified,
             bytesPerSecond: sample.bytesPerSecond ?? 0, tier: tier, displayedFraction: sample.displayedFraction,
             secondsRemaining: sample.secondsRemaining)
+    }
+}
+
+extension ChunkedUploader {
+    /// The audit entry of a failed run: a verification failure, a pause, or another failure by its code.
+    nonisolated func audit(failure error: UploaderError) {
+        switch error.code {
+        case .verificationFailed: telemetry?.audit(.verificationFailed, errorCode: "\(error.code)")
+        case .cancelled: telemetry?.audit(.cancelled)
+        case .snapshotDamaged: telemetry?.audit(.snapshotDamaged, errorCode: "\(error.code)")
+        default: telemetry?.audit(.cancelled, errorCode: "\(error.code)")
+        }
     }
 }
