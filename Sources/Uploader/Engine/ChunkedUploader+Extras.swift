@@ -208,6 +208,7 @@ extension ChunkedUploader {
         _ shard: ParityShard, via sender: any NativeExtrasBackend, to remote: RemoteUpload,
         emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentWork {
+        if let pacer { try await pacer.admit(shard.length) }
         let (_, attempts) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
             try await sender.send(shard, to: remote)
         }

@@ -44,6 +44,7 @@ public actor ChunkedUploader {
     let configuration: UploadConfiguration
     private let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
+    let pacer: RatePacer?
     let clock: any AetherClock
     let telemetry: TelemetryRecorder?
     var state: RunState?
@@ -63,6 +64,7 @@ public actor ChunkedUploader {
         self.configuration = configuration
         self.scheduler = scheduler
         self.breaker = breaker
+        self.pacer = configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
         self.clock = clock
     }
 
@@ -565,6 +567,7 @@ public actor ChunkedUploader {
         _ part: PartToSend, to remote: RemoteUpload, tracker: MultiLayerProgressTracker,
         idempotency: ChunkIdempotencyManager, emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentPart {
+        if let pacer { try await pacer.admit(part.length) }
         let start = clock.monotonicSeconds()
         let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
             () async throws(TransportError) in
