@@ -99,6 +99,11 @@ public struct NativeBackend: UploadBackend {
             resumeQuery: .chunkBitmap, maximumObjectSize: server.maximumObjectSize)
     }
 
+    /// This backend with other options (parity scheme, compression), talking through the same transport.
+    public func with(options: NativeBackendOptions) throws(TransportError) -> NativeBackend {
+        try NativeBackend(creationURL: creationURL, server: server, options: options, transport: transport)
+    }
+
     /// `Idempotency-Key` of one attempt at one chunk (section 3.2): the hex SHA-256 of
     /// `sessionID ":" index ":" sha-256 hex ":" attempt`.
     public static func idempotencyKey(sessionID: String, index: Int, sha256: Digest32, attempt: Int) -> String {
