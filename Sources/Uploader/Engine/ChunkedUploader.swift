@@ -422,9 +422,14 @@ public actor ChunkedUploader {
         if verified { run.counters.verified += sent.receipt.length }
         emitValves(run.tracker.acknowledged(UInt64(sent.receipt.length), merkleVerified: verified), run.emit)
         let now = clock.monotonicSeconds()
-        if sent.seconds > 0 {
+        // The link's rate, not one stream's: with several parts in flight, acknowledgements arrive about
+        // (part time / parts in flight) apart, so the time since the previous one is this part's share of the
+        // link. An idle gap before it (reading, a pause) is capped by the part's own send time.
+        let share = Self.linkShare(partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
+        run.lastAcknowledgedAt = now
+        if share > 0 {
             scheduler.record(
-                BandwidthMeasurement(bytes: Int(sent.receipt.length), duration: sent.seconds, timestamp: now))
+                BandwidthMeasurement(bytes: Int(sent.receipt.length), duration: share, timestamp: now))
         }
         let next = scheduler.decide(
             SchedulingContext(
@@ -453,6 +458,13 @@ public actor ChunkedUploader {
         run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
     }
 
+    /// The seconds of the link that one acknowledged part stands for: the time since the previous
+    /// acknowledgement (parts in flight share the link), never more than the part's own send time.
+    static func linkShare(partSeconds: Double, now: Double, previousAcknowledgement: Double?) -> Double {
+        guard let previousAcknowledgement else { return partSeconds }
+        return max(0, min(partSeconds, now - previousAcknowledgement))
+    }
+
     /// One attempt at sending `part`, with a fresh `Idempotency-Key` (never one of an earlier run: the journal
     /// keeps the attempt watermark) and the progress tracker's wire layer kept in step.
     private static func attempt(
@@ -479,8 +491,8 @@ public actor ChunkedUploader {
                     uploadID: "", index: part.index, offset: part.offset, length: Int(part.length),
                     attempt: attemptNumber, startedAtMs: started,
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
-                    errorCode: error.map { "\($0.code)" }, transportProtocol: .unknown, connectionReused: false,
-                    pathChanges: 0))
+                    errorCode: error.map { "\($0.code)" }, transportProtocol: nil, connectionReused: nil,
+                    pathChanges: nil))
         }
         do {
             let receipt = try await backend.send(upload, to: remote)
@@ -688,6 +700,7 @@ struct RunState {
     /// Attempts and failed attempts of this run's parts: the loss rate the parity decision reads.
     var attempts = 0
     var failures = 0
+    var lastAcknowledgedAt: Double?
     /// Parity of the group being read: its data chunks (zero-padded), the shards it will get, and whether any of
     /// its chunks is sent in this run.
     var group: [[UInt8]] = []
