@@ -245,27 +245,36 @@ enum E2EBench: BenchSuite {
             try lab.setResetting(false)
             results.append(Result(name: name, finish: finish, payload: try lab.payloadBytes() - before))
         }
+        // A client that gave up did not deliver the file: it counts as stopped at 3x the limit.
+        func counted(_ result: Result) -> Double {
+            result.finish.failedStatus == nil ? result.finish.seconds : 3 * limit
+        }
         func time(_ result: Result) -> String {
-            result.finish.stopped ? "stopped at \(seconds(result.finish.seconds))" : seconds(result.finish.seconds)
+            if let status = result.finish.failedStatus {
+                return
+                    "gave up (exit \(status)) after \(seconds(result.finish.seconds)), counted as \(seconds(3 * limit))"
+            }
+            return result.finish.stopped
+                ? "stopped at \(seconds(result.finish.seconds))" : seconds(result.finish.seconds)
         }
         func resent(_ result: Result) -> String {
-            result.finish.stopped
+            result.finish.stopped || result.finish.failedStatus != nil
                 ? "sent \(mebibytesText(result.payload)) of \(mebibytesText(Int64(size)))"
                 : "re-sent \(mebibytesText(result.payload - Int64(size)))"
         }
         let ours = results[0]
         let ratios = results.dropFirst().map {
-            "time_ratio_vs_\($0.name)=\(ratio(ours.finish.seconds / $0.finish.seconds))"
+            "time_ratio_vs_\($0.name)=\(ratio(counted(ours) / counted($0)))"
         }
         say(
-            Measure.pad("e2e_mobile_\(label(sizeMiB))", 28) + Measure.pad(seconds(ours.finish.seconds), 12)
+            Measure.pad("e2e_mobile_\(label(sizeMiB))", 28) + Measure.pad(seconds(counted(ours)), 12)
                 + ratios.joined(separator: "  ") + "  (target <= 0.8)")
         say(
             Measure.pad("  link limit", 28) + Measure.pad(seconds(limit), 12)
                 + "(\(trace.name), mean \(Measure.formatted(trace.meanMbit, decimals: 1)) Mbit/s, 1% loss,"
                 + " resets 1.5 s every 20 s; stopped at 3x)")
         for result in results {
-            say(Measure.pad("  \(result.name)", 28) + Measure.pad(time(result), 12) + resent(result))
+            say(Measure.pad("  \(result.name)", 28) + time(result) + "  " + resent(result))
         }
     }
 }

@@ -10,6 +10,8 @@ struct ClientFinish {
     let seconds: Double
     /// Whether it was stopped at the deadline.
     let stopped: Bool
+    /// Its exit status when it gave up before the deadline (nil: it finished, or was stopped).
+    var failedStatus: Int32? = nil
 }
 
 /// The servers of one emulated link, inside its namespace: `aether serve` (bearer token), moto and tuspyserver.
@@ -58,13 +60,17 @@ struct E2ETools {
 
     private func logs(_ name: String) -> String { directory + "/" + name }
 
-    /// A client run to its exit or the deadline; an exit other than 0 before the deadline is an error.
+    /// A client run to its exit or the deadline. With a finite deadline (the mobile line) giving up is a result
+    /// (`failedStatus`); without one, an exit other than 0 is an error.
     private func client(
         _ arguments: [String], namespace: String? = nil, environment: [String: String] = [:],
         name: String, deadline: Double
     ) async throws -> ClientFinish {
         let child = try BenchChild(arguments, namespace: namespace, environment: environment, logs: logs(name))
         let finish = await child.finish(deadline: deadline)
+        if !finish.stopped, finish.status != 0, deadline.isFinite {
+            return ClientFinish(seconds: finish.seconds, stopped: false, failedStatus: finish.status)
+        }
         guard finish.stopped || finish.status == 0 else {
             throw BenchError("\(name) exited \(finish.status): \(child.errorTail)")
         }
@@ -76,6 +82,9 @@ struct E2ETools {
         let child = try BenchChild([python, script] + arguments, logs: logs(name))
         let finish = await child.finish(deadline: deadline)
         if finish.stopped { return ClientFinish(seconds: finish.seconds, stopped: true) }
+        if finish.status != 0, deadline.isFinite {
+            return ClientFinish(seconds: finish.seconds, stopped: false, failedStatus: finish.status)
+        }
         guard finish.status == 0,
             let line = finish.output.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -151,14 +160,15 @@ struct E2ETools {
             ], name: name, deadline: deadline)
     }
 
-    /// `aether upload FILE URL --token-file F` to the link's `aether serve`.
+    /// `aether upload FILE URL --token-file F` to the link's `aether serve`, dedup off: every run sends the same
+    /// file, and a receiver that already holds it would make the later runs instant uploads, not transfers.
     func aetherToReceiver(file: String, servers: LinkServers, name: String, deadline: Double) async throws
         -> ClientFinish
     {
         try await client(
             [
                 aether, "upload", file, servers.receiverURL, "--token-file", servers.tokenFile, "--state-dir",
-                directory + "/\(name)-state", "--json",
+                directory + "/\(name)-state", "--json", "--flags", "-dedup",
             ], name: name, deadline: deadline)
     }
 
