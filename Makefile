@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all deps venv build release test lint format layering unsafe-check phases bench demo fuzz clean
+.PHONY: all deps venv build release test lint format layering unsafe-check readme-examples phases bench demo fuzz clean
 
 all: build
 
@@ -24,6 +24,10 @@ layering: deps
 unsafe-check:
 	@scripts/check-unsafe.sh
 
+# Every ```swift block of README.md is verbatim in Tests/ReadmeExamplesTests/Examples.swift (compiled and run by tests).
+readme-examples:
+	@python3 scripts/check-readme-examples.py
+
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
 	@echo "format: swift format lint --strict is clean"
@@ -36,7 +40,7 @@ format:
 phases: deps
 	@scripts/build-phases.sh
 
-test: deps venv build layering unsafe-check lint
+test: deps venv build layering unsafe-check readme-examples lint
 	@scripts/run-tests.sh
 
 bench: release

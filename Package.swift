@@ -160,6 +160,14 @@ let package = Package(
             ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
+        // The README's library examples, compiled and run (scripts/check-readme-examples.py keeps them verbatim).
+        .testTarget(
+            name: "AetherReadmeExamplesTests",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "AetherUploader", "AetherReceiver",
+            ],
+            path: "Tests/ReadmeExamplesTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherInteropTests",
             dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport"],
