@@ -156,6 +156,7 @@ let package = Package(
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "AetherUploader",
+                "AetherReceiver",
             ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
