@@ -29,8 +29,10 @@ enum ReceiverUploadBench: BenchSuite {
         let sizeMiB = try integerOption(options, "--size-mib", default: 1024, in: 1...16384)
         let runs = try integerOption(options, "--runs", default: 3, in: 1...21)
         var extra: [String] = []
-        if let index = options.firstIndex(of: "--upload-args"), index + 1 < options.count {
-            extra = options[index + 1].split(separator: " ").map(String.init)
+        for name in ["--chunk-size", "--parallel"] {
+            if let index = options.firstIndex(of: name), index + 1 < options.count {
+                extra += [name, options[index + 1]]
+            }
         }
         guard NginxProcess.executable != nil, let curl = TransportBench.executable("curl") else {
             print("receiver: skipped: nginx or curl is not installed (scripts/install-deps.sh installs them)")
@@ -63,7 +65,7 @@ enum ReceiverUploadBench: BenchSuite {
         defer { nginx.stop() }
         let label = sizeMiB % 1024 == 0 ? "\(sizeMiB / 1024)GiB" : "\(sizeMiB)MiB"
         print(
-            "receiver: \(label) on /dev/shm, aether upload --protocol native \(extra.joined(separator: " "))"
+            "receiver: \(label) on /dev/shm, aether upload --protocol native \(extra.map { $0 + " " }.joined())"
                 + "(child) -> aether serve (child); load average \(IOBench.loadAverage())")
 
         var attempt = 0
