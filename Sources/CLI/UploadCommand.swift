@@ -9,8 +9,8 @@ enum UploadCommand: CLICommand {
     static let name = "upload"
     static let summary = "upload a file (resumable, verified): aether upload FILE DEST"
     static let usage = """
-        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--parity]
-                                       [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
+        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--max-rate N]
+                                       [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
                                        [--state-dir D] [--flags LIST] [--json] [--quiet]
           FILE            the file to upload (a regular file; read under the change guard)
           DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
@@ -18,6 +18,7 @@ enum UploadCommand: CLICommand {
           --protocol P    use P instead of the first the server offers (native, ietf, tus, s3)
           --parallel N    parts in flight at once, 1...64 (default: the scheduler decides; IETF and tus take 1)
           --chunk-size N  part size such as 4M (default: the scheduler decides; the backend's limits apply)
+          --max-rate N    cap the average rate at N bytes per second, such as 20M (default: no cap)
           --parity        ask for parity chunks on a lossy link (only a backend that takes parity gets any)
           --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
           --token T       send Authorization: Bearer T (--token-file F reads it from F's first line)
@@ -33,7 +34,8 @@ enum UploadCommand: CLICommand {
         """ + UploadSetup.exitCodesText
 
     static let options: Set<String> = [
-        "protocol", "parallel", "chunk-size", "pin", "token", "token-file", "endpoint", "state-dir", "flags",
+        "protocol", "parallel", "chunk-size", "max-rate", "pin", "token", "token-file", "endpoint", "state-dir",
+        "flags",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet"]
 
@@ -66,6 +68,9 @@ enum UploadRun {
         if let list = parsed.option("flags") { configuration.flags = try FeatureFlags(parsing: list) }
         if parsed.option("parallel") != nil {
             configuration.parallel = try parsed.integer("parallel", default: 1, in: 1...64)
+        }
+        if parsed.option("max-rate") != nil {
+            configuration.maximumBytesPerSecond = Int64(try parsed.integer("max-rate", default: 1, in: 1...(1 << 40)))
         }
         if parsed.option("chunk-size") != nil {
             configuration.chunkSize = try parsed.integer("chunk-size", default: 1, in: 1...(256 << 20))

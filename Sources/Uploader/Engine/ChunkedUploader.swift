@@ -42,6 +42,7 @@ public actor ChunkedUploader {
     private let configuration: UploadConfiguration
     private let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
+    private let pacer: RatePacer?
     private let clock: any AetherClock
     private var state: RunState?
 
@@ -58,6 +59,7 @@ public actor ChunkedUploader {
         self.configuration = configuration
         self.scheduler = scheduler
         self.breaker = breaker
+        self.pacer = configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
         self.clock = clock
     }
 
@@ -504,6 +506,7 @@ public actor ChunkedUploader {
         _ part: PartToSend, to remote: RemoteUpload, tracker: MultiLayerProgressTracker,
         idempotency: ChunkIdempotencyManager, emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentPart {
+        if let pacer { try await pacer.admit(part.length) }
         let start = clock.monotonicSeconds()
         let backend = self.backend
         let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {

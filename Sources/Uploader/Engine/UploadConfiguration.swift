@@ -24,6 +24,8 @@ public struct UploadConfiguration: Sendable {
     public var flags: FeatureFlags
     /// How many chunks a Byzantine sample challenges the destination to prove (where it answers challenges).
     public var byzantineSampleCount: Int
+    /// A cap on the upload's average rate in bytes per second (`--max-rate`); nil sends as fast as the link allows.
+    public var maximumBytesPerSecond: Int64? = nil
 
     /// A configuration; by default the scheduler decides sizes, a part is tried 8 times with backoff from
     /// 0.2 s to 10 s, and an open breaker is waited for at most 120 s.
@@ -50,6 +52,9 @@ public struct UploadConfiguration: Sendable {
     func validate() throws(UploaderError) {
         if let chunkSize, !(1...(256 << 20)).contains(chunkSize) {
             throw UploaderError(.invalidArgument, "chunk size \(chunkSize) is outside 1...268435456 bytes")
+        }
+        if let maximumBytesPerSecond, maximumBytesPerSecond < 1 {
+            throw UploaderError(.invalidArgument, "the rate cap \(maximumBytesPerSecond) is below 1 byte per second")
         }
         if let parallel, !(1...64).contains(parallel) {
             throw UploaderError(.invalidArgument, "parallelism \(parallel) is outside 1...64")
