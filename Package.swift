@@ -159,6 +159,7 @@ let package = Package(
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "AetherUploader",
+                "AetherReceiver",
             ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),

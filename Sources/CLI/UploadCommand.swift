@@ -11,7 +11,7 @@ enum UploadCommand: CLICommand {
     static let usage = """
         usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--max-rate N]
                                        [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
-                                       [--state-dir D] [--flags LIST] [--json] [--quiet]
+                                       [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
           FILE            the file to upload (a regular file; read under the change guard)
           DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
@@ -26,6 +26,8 @@ enum UploadCommand: CLICommand {
           --state-dir D   where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
           --flags LIST    switch features on or off over the defaults (all on): -adaptive-chunking,
                           -byzantine-sampling, -parity, -dedup, -compression (later entries win)
+          --trace FILE    also write the per-attempt trace (JSON lines) to FILE, which must not exist; the trace
+                          and the signed audit log are always kept under the state directory's telemetry/
           --json          one JSON event per line
           --quiet         print nothing but errors
         Running the same command again after an interruption or a crash resumes the earlier attempt and says so.
@@ -35,7 +37,7 @@ enum UploadCommand: CLICommand {
 
     static let options: Set<String> = [
         "protocol", "parallel", "chunk-size", "max-rate", "pin", "token", "token-file", "endpoint", "state-dir",
-        "flags",
+        "flags", "trace",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet"]
 
@@ -84,16 +86,22 @@ enum UploadRun {
     ) async throws -> Int32 {
         let view = UploadProgressView(id: key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let store = try UploadSetup.store(arguments)
+        let lock = try UploadSetup.lock(arguments, key: key)
+        defer { withExtendedLifetime(lock) {} }
         let token = try UploadSetup.token(arguments)
         let client = try UploadSetup.client(arguments)
         defer { client.shutDown() }
         let detected = try await UploadSetup.backend(
             destination: destination, forced: forced, endpoint: endpoint, token: token, client: client)
         if let reason = detected.fallbackReason { view.note(reason) }
+        let recorder = try TelemetryRecorder(
+            stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")), uploadKey: key,
+            traceFile: arguments.path("trace"))
         let uploader = ChunkedUploader(
             target: .init(
                 file: file, destination: destination, protocolName: detected.mode.description, endpoint: endpoint),
-            backend: detected.backend, snapshots: store, snapshotKey: key, configuration: configuration)
+            backend: detected.backend, snapshots: store, snapshotKey: key, configuration: configuration,
+            telemetry: recorder)
         let task = Task { try await uploader.run { view.handle($0) } }
         let signals = UploadSignals { task.cancel() }
         defer { signals.stop() }

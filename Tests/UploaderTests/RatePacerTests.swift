@@ -23,3 +23,15 @@ import Testing
         #expect(throws: UploaderError.self) { try configuration.validate() }
     }
 }
+
+/// What the bandwidth predictor is fed: the link's rate, not one stream's.
+@Suite struct LinkShareTests {
+    @Test func partsInFlightShareTheLinkSoEachStandsForTheTimeSinceThePreviousAck() {
+        // Four parts of 1 s each in flight, acknowledged 0.25 s apart: each stands for 0.25 s of the link.
+        #expect(ChunkedUploader.linkShare(partSeconds: 1, now: 10.25, previousAcknowledgement: 10) == 0.25)
+        // The first acknowledgement, or one after an idle gap, stands for the part's own send time.
+        #expect(ChunkedUploader.linkShare(partSeconds: 1, now: 10, previousAcknowledgement: nil) == 1)
+        #expect(ChunkedUploader.linkShare(partSeconds: 1, now: 30, previousAcknowledgement: 10) == 1)
+        #expect(ChunkedUploader.linkShare(partSeconds: 1, now: 9, previousAcknowledgement: 10) == 0)
+    }
+}

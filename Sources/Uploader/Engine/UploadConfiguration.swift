@@ -5,7 +5,8 @@ public struct UploadConfiguration: Sendable {
     /// The most parts in flight at once; nil lets the scheduler decide (and re-decide) it. A backend that takes
     /// parts only in order (IETF, tus) always gets one at a time.
     public var parallel: Int?
-    /// Asks for parity chunks on a lossy link; only backends that accept parity (`ParityAcceptingBackend`) get any.
+    /// Asks for parity chunks on a lossy link; only backends that take parity (`NativeExtrasBackend`) get any;
+    /// true forces shards for every group, false leaves it to the measured loss (AdaptiveRedundancy).
     public var parity: Bool
     /// How often one part is sent before the upload fails (the first send counts).
     public var maximumAttempts: Int
