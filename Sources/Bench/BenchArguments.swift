@@ -17,7 +17,7 @@ enum BenchArguments {
     }
 
     /// Options that take a value (`--traces DIR`, `--size-mib N`).
-    static let valueOptions: Set<String> = ["--traces", "--size-mib"]
+    static let valueOptions: Set<String> = ["--traces", "--size-mib", "--runs", "--chunk-size", "--parallel"]
     /// Options that stand alone.
     static let flagOptions: Set<String> = ["--print-sink", "--train"]
 
@@ -53,7 +53,8 @@ enum BenchArguments {
     static func usage(suites: [(name: String, runsByDefault: Bool, summary: String)]) -> String {
         let width = suites.map(\.name.count).max() ?? 0
         var lines = [
-            "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N] [--train]",
+            "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N] [--runs N] [--train]",
+            "       [--chunk-size N] [--parallel N]",
             "       swift run -c release aether-bench [SUITE ...]   (release builds only)",
             "",
             "Prints the median of several runs of each benchmark and a ratio against a baseline measured in the same run.",
@@ -69,7 +70,9 @@ enum BenchArguments {
             "options:",
             "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
             "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
-            "  --size-mib N   transport: the bulk PUT's size in MiB (default 1024)",
+            "  --size-mib N   transport, receiver: the upload's size in MiB (default 1024)",
+            "  --runs N       receiver: timed runs of each side, alternating (default 3)",
+            "  --chunk-size N, --parallel N  receiver: passed to `aether upload` (default: its scheduler decides)",
             "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",
         ]

@@ -128,12 +128,19 @@ public actor ChunkedUploader {
         let remote: RemoteUpload
     }
 
-    /// The part size before any measurement: the scheduler's when it has a prediction, else the NORMAL tier's.
-    static func firstChunkSize(_ decision: SchedulingDecision) -> Int {
+    /// The part size before any measurement: the scheduler's when it has a prediction, else the ULTRAFAST tier's
+    /// for a loopback destination and the NORMAL tier's for any other.
+    static func firstChunkSize(_ decision: SchedulingDecision, loopback: Bool = false) -> Int {
         guard decision.predictedBitsPerSecond > 0 else {
-            return NetworkSpeedTier.normal.strategy(availableMemoryBytes: nil).chunkSizeBytes
+            return NetworkSpeedTier(loopback: loopback).strategy(availableMemoryBytes: nil).chunkSizeBytes
         }
         return decision.chunkSizeBytes
+    }
+
+    /// The parallelism before any measurement: the scheduler's, or the ULTRAFAST tier's on loopback.
+    static func firstParallelism(_ decision: SchedulingDecision, loopback: Bool) -> Int {
+        guard decision.predictedBitsPerSecond <= 0, loopback else { return decision.parallelism }
+        return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: nil).parallelChunks
     }
 
     private func initialDecision(size: Int64) -> SchedulingDecision {
@@ -153,6 +160,7 @@ public actor ChunkedUploader {
         let size = fingerprint.size
         let capabilities = backend.capabilities
         let decision = initialDecision(size: size)
+        let loopback = LoopbackDestination.contains(target.destination)
         let canParallel = capabilities.parallelParts && capabilities.outOfOrderParts
         let parallelLimit =
             canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1
@@ -168,7 +176,8 @@ public actor ChunkedUploader {
                     preferred: Int64(
                         configuration.chunkSize
                             ?? (configuration.flags.adaptiveChunking
-                                ? Self.firstChunkSize(decision) : ChunkReadOptions.defaultChunkSize)),
+                                ? Self.firstChunkSize(decision, loopback: loopback) : ChunkReadOptions.defaultChunkSize)
+                    ),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
@@ -225,7 +234,8 @@ public actor ChunkedUploader {
                 1,
                 configuration.parallel
                     ?? (configuration.flags.adaptiveChunking
-                        ? decision.parallelism : UploadConstants.maxParallelChunkUploads)))
+                        ? Self.firstParallelism(decision, loopback: loopback)
+                        : UploadConstants.maxParallelChunkUploads)))
         var tier = decision.strategy.tier
         emit(
             .tierChanged(
