@@ -7,7 +7,7 @@ import Testing
 /// acknowledged part is lost or acknowledged twice, and what a killed run sent that the receiver did not keep
 /// (and the next run sends again) is at most the parts that were in flight.
 ///
-/// `make test` uploads 64 MiB; `AETHER_TORTURE=1` (`make torture`) uploads 1 GiB.
+/// `make test` uploads 128 MiB; `AETHER_TORTURE=1` (`make torture`) uploads 1 GiB.
 @Suite(.serialized) struct ClientCrashTortureTests {
     static var torture: Bool { ProcessInfo.processInfo.environment["AETHER_TORTURE"] == "1" }
 
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func killDashNineAtTwentySeededPointsThenTheSameCommandFinishesByteIdentical() throws {
-        let megabytes = Self.torture ? 1024 : 64
+        let megabytes = Self.torture ? 1024 : 128
         let chunk: Int64 = 1 << 20
         let parallel: Int64 = 4
         let receiver = try ReceiverChild()

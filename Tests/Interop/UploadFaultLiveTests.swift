@@ -48,6 +48,25 @@ import Testing
         print("connection resets: 7 resets, \(retries) retries, \(try relay.counters.accepted) connections")
     }
 
+    /// Regression: the Byzantine spot check before completion was sent once, so a reset (or a receiver restarting)
+    /// at that moment failed an upload whose every part was stored.
+    @Test func aConnectionResetDuringTheByzantineChallengeIsRetriedAndTheUploadCompletes() throws {
+        let receiver = try ReceiverChild()
+        let relay = try FaultRelay(targetPort: try Self.port(receiver.url))
+        try relay.send("reset-on /challenges")
+        let (path, state, content) = try UploadCommandLiveTests.file(2 << 20, seed: 915)
+        let child = try UploadChild(Self.arguments(path, relay.url, state))
+        let status = try child.wait(timeout: 120)
+        #expect(status == 0, "\(child.stderr)")
+        #expect(try relay.counters.resets == 1)
+        let retry = try #require(child.events.first { $0["event"] as? String == "retry" }, "\(child.stdout)")
+        #expect(retry["index"] as? Int == -1)
+        let done = try UploadCommandLiveTests.completed(child)
+        #expect((done["server_verified"] as? [String])?.first == "byzantine-sample")
+        let location = try #require(done["location"] as? String)
+        #expect(try receiver.object(location) == content)
+    }
+
     @Test func aReceiverThatNeverAnswersEndsTheUploadWithATypedErrorWithinABound() throws {
         let receiver = try ReceiverChild()
         let relay = try FaultRelay(targetPort: try Self.port(receiver.url))

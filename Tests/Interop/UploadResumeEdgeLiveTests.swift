@@ -79,6 +79,7 @@ import Testing
         let changed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
 
         let (status, second) = try UploadChild.run(arguments)
+        print("file changed with its time kept: exit \(status), \(second.stderr)")
         if status == 0 {
             // Success may only be claimed for exactly the file as it is now.
             #expect(try Self.object(store, try UploadCommandLiveTests.completed(second)) == changed)

@@ -11,6 +11,8 @@ with one JSON line of counters {"up": bytes client->server, "down": bytes server
   reset-every S   - does `reset` every S seconds from now on (0 stops it)
   blackhole       - stops answering: open and new connections are accepted, nothing is read or sent
   pass            - forwards again (connections held during a blackhole carry on)
+  reset-on TEXT   - resets (once) the connection whose next bytes toward the server contain TEXT, before they
+                    are forwarded
 Stops when stdin closes.
 """
 import json
@@ -27,6 +29,7 @@ connections = []  # Pair
 flowing = threading.Event()
 flowing.set()
 period = [0.0]
+trigger = [None]
 
 
 class Pair:
@@ -45,6 +48,15 @@ def pump(pair, source, sink, key):
             data = source.recv(65536)
             if not data:
                 break
+            if key == "up":
+                with lock:
+                    hit = trigger[0] is not None and trigger[0] in data
+                    if hit:
+                        trigger[0] = None
+                        counters["resets"] += 1
+                if hit:
+                    reset_pair(pair)
+                    break
             flowing.wait()
             sink.sendall(data)
             with lock:
@@ -97,18 +109,22 @@ def reset_all():
         connections.clear()
         counters["resets"] += 1
     for pair in open_now:
-        # Closing a socket another thread is blocked on does not release it: wake the pumps instead (SHUT_RD
-        # sends nothing to the client; the server gets an orderly end), and let them close with linger 0.
-        pair.reset = True
-        try:
-            pair.client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            pair.client.shutdown(socket.SHUT_RD)
-        except OSError:
-            pass
-        try:
-            pair.server.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+        reset_pair(pair)
+
+
+def reset_pair(pair):
+    # Closing a socket another thread is blocked on does not release it: wake the pumps instead (SHUT_RD sends
+    # nothing to the client; the server gets an orderly end), and let them close with linger 0.
+    pair.reset = True
+    try:
+        pair.client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        pair.client.shutdown(socket.SHUT_RD)
+    except OSError:
+        pass
+    try:
+        pair.server.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def resetter():
@@ -141,5 +157,8 @@ for line in sys.stdin:
         flowing.clear()
     elif words[0] == "pass":
         flowing.set()
+    elif words[0] == "reset-on":
+        with lock:
+            trigger[0] = words[1].encode()
     with lock:
         print(json.dumps(counters), flush=True)
