@@ -156,9 +156,18 @@ let package = Package(
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "AetherUploader",
+                "AetherReceiver",
             ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
+        // The README's library examples, compiled and run (scripts/check-readme-examples.py keeps them verbatim).
+        .testTarget(
+            name: "AetherReadmeExamplesTests",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "AetherUploader", "AetherReceiver",
+            ],
+            path: "Tests/ReadmeExamplesTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherInteropTests",
             dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport"],

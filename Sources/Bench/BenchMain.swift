@@ -11,6 +11,7 @@ struct BenchMain {
         IOBench.self,
         IntegrityBench.self,
         CodingBench.self,
+        RaptorQBench.self,
         PredictBench.self,
         ScheduleBench.self,
         UploadSecurityBench.self,

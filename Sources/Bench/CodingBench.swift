@@ -102,7 +102,6 @@ enum CodingBench: BenchSuite {
             "rs_encode_simd_vs_swift", Measure.rate(bytes: dataBytes, seconds: simd),
             ratios: [("ratio_vs_portable_swift", swift / simd)])
 
-        try RaptorQBench.run()
     }
 
     /// Median seconds of `body` and of `baseline`, measured alternately after a warm-up of each.

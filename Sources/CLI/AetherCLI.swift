@@ -28,6 +28,7 @@ struct AetherCLI {
         UploadResumeCommand.self,
         UploadCancelCommand.self,
         ServeCommand.self,
+        DemoCommand.self,
         HelpCommand.self,
     ]
 

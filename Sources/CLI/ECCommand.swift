@@ -19,8 +19,9 @@ enum ECCommand: CLICommand {
                   ID, then a T-byte symbol), K source and R repair packets a source block, and index.json
                   with the 12-byte OTI as hex; switched in whole the same way. One source block at a
                   time is coded, in both directions; --block-size B (bytes, K/M/G suffixes) caps a source
-                  block (one sub-block, at most B / T symbols) and so the memory a run needs; without it
-                  the OTI is RFC 6330's derivation for a 10 MiB working memory (up to 56403 T a block)
+                  block (one sub-block, at most B / T symbols, B at most 128M) and so the memory a run
+                  needs; without it the OTI is RFC 6330's derivation for a 10 MiB working memory, or the
+                  --block-size 128M one where that would make a block larger than 128 MiB
           decode  rebuilds FILE from any K shards in OUTDIR; missing, wrong-size and damaged shards
                   (SHA-256 mismatch against index.json) are erasures. The rebuilt file must have the SHA-256
                   index.json records (and HEX, when given) before it replaces FILE; FILE may not be in
@@ -89,7 +90,7 @@ enum ECCommand: CLICommand {
         let paths = try parsed.positionals(exactly: 2, names: "FILE OUTDIR")
         let index: FountainIndex
         if parsed.option("block-size") != nil {
-            let blockSize = try parsed.integer("block-size", default: 0, in: 1...(1 << 40))
+            let blockSize = try parsed.integer("block-size", default: 0, in: 1...FountainCodedFile.maximumBlockSize)
             index = try FountainCodedFile.encode(
                 file: paths[0].path, symbolSize: t, repairSymbolsPerBlock: r, maximumBlockSize: blockSize,
                 into: paths[1].path)

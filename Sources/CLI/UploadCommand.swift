@@ -9,15 +9,16 @@ enum UploadCommand: CLICommand {
     static let name = "upload"
     static let summary = "upload a file (resumable, verified): aether upload FILE DEST"
     static let usage = """
-        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--parity]
-                                       [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
-                                       [--state-dir D] [--flags LIST] [--json] [--quiet]
+        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--max-rate N]
+                                       [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
+                                       [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
           FILE            the file to upload (a regular file; read under the change guard)
           DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
           --protocol P    use P instead of the first the server offers (native, ietf, tus, s3)
           --parallel N    parts in flight at once, 1...64 (default: the scheduler decides; IETF and tus take 1)
           --chunk-size N  part size such as 4M (default: the scheduler decides; the backend's limits apply)
+          --max-rate N    cap the average rate at N bytes per second, such as 20M (default: no cap)
           --parity        ask for parity chunks on a lossy link (only a backend that takes parity gets any)
           --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
           --token T       send Authorization: Bearer T (--token-file F reads it from F's first line)
@@ -25,6 +26,8 @@ enum UploadCommand: CLICommand {
           --state-dir D   where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
           --flags LIST    switch features on or off over the defaults (all on): -adaptive-chunking,
                           -byzantine-sampling, -parity, -dedup, -compression (later entries win)
+          --trace FILE    also write the per-attempt trace (JSON lines) to FILE, which must not exist; the trace
+                          and the signed audit log are always kept under the state directory's telemetry/
           --json          one JSON event per line
           --quiet         print nothing but errors
         Running the same command again after an interruption or a crash resumes the earlier attempt and says so.
@@ -33,7 +36,8 @@ enum UploadCommand: CLICommand {
         """ + UploadSetup.exitCodesText
 
     static let options: Set<String> = [
-        "protocol", "parallel", "chunk-size", "pin", "token", "token-file", "endpoint", "state-dir", "flags",
+        "protocol", "parallel", "chunk-size", "max-rate", "pin", "token", "token-file", "endpoint", "state-dir",
+        "flags", "trace",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet"]
 
@@ -67,6 +71,9 @@ enum UploadRun {
         if parsed.option("parallel") != nil {
             configuration.parallel = try parsed.integer("parallel", default: 1, in: 1...64)
         }
+        if parsed.option("max-rate") != nil {
+            configuration.maximumBytesPerSecond = Int64(try parsed.integer("max-rate", default: 1, in: 1...(1 << 40)))
+        }
         if parsed.option("chunk-size") != nil {
             configuration.chunkSize = try parsed.integer("chunk-size", default: 1, in: 1...(256 << 20))
         }
@@ -79,6 +86,8 @@ enum UploadRun {
     ) async throws -> Int32 {
         let view = UploadProgressView(id: key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let store = try UploadSetup.store(arguments)
+        let lock = try UploadSetup.lock(arguments, key: key)
+        defer { withExtendedLifetime(lock) {} }
         let token = try UploadSetup.token(arguments)
         let client = try UploadSetup.client(arguments)
         defer { client.shutDown() }
@@ -98,10 +107,14 @@ enum UploadRun {
             throw error
         }
         if let reason = detected.fallbackReason { view.note(reason) }
+        let recorder = try TelemetryRecorder(
+            stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")), uploadKey: key,
+            traceFile: arguments.path("trace"))
         let uploader = ChunkedUploader(
             target: .init(
                 file: file, destination: destination, protocolName: detected.mode.description, endpoint: endpoint),
-            backend: detected.backend, snapshots: store, snapshotKey: key, configuration: configuration)
+            backend: detected.backend, snapshots: store, snapshotKey: key, configuration: configuration,
+            telemetry: recorder)
         let task = Task { try await uploader.run { view.handle($0) } }
         let signals = UploadSignals { task.cancel() }
         defer { signals.stop() }

@@ -48,6 +48,8 @@ enum UploadCancelCommand: CLICommand {
         let parsed = try Arguments(
             arguments, options: ["pin", "token", "token-file", "state-dir"], flags: [], positionals: 0...1)
         let id = try parsed.positionals(exactly: 1, names: "ID")[0].text
+        let lock = try UploadSetup.lock(parsed, key: id)
+        defer { withExtendedLifetime(lock) {} }
         let snapshot = try UploadKept.snapshot(id: id, parsed)
         let client = try UploadSetup.client(parsed)
         defer { client.shutDown() }

@@ -32,6 +32,11 @@ enum UploadSetup {
         try VaultSnapshotStore(stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")))
     }
 
+    /// The lock that keeps a second process off upload `key` while this one runs it (`.alreadyRunning`).
+    static func lock(_ arguments: Arguments, key: String) throws -> UploadLock {
+        try UploadLock(directory: UploadStateDirectory.resolve(override: arguments.path("state-dir")), key: key)
+    }
+
     /// The bearer token from `--token` or `--token-file` (first line), if any; never printed.
     static func token(_ arguments: Arguments) throws -> String? {
         try checkTokenOptions(arguments)

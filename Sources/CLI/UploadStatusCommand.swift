@@ -8,14 +8,24 @@ enum UploadStatusCommand: CLICommand {
     static let summary = "list the uploads that can be resumed, or show one"
     static let usage = """
         usage: aether status [ID] [--state-dir D] [--json]
+               aether status --summary ID [--state-dir D]
           ID             one upload (as aether upload printed it); without it, every kept upload
+          --summary ID   print the upload's last exported summary: one JSON line with Laplace noise (epsilon 1.0)
           --state-dir D  where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
           --json         one JSON object per upload and line
         exit status: 0 listed, 1 the state cannot be read or ID is unknown, 2 the command line was wrong
         """
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["state-dir"], flags: ["json"], positionals: 0...1)
+        let parsed = try Arguments(arguments, options: ["state-dir", "summary"], flags: ["json"], positionals: 0...1)
+        if let id = parsed.option("summary") {
+            let state = try UploadStateDirectory.resolve(override: parsed.path("state-dir"))
+            guard let line = try TelemetryRecorder.summary(stateDirectory: state, uploadKey: id) else {
+                throw UploaderError(.invalidArgument, "no summary for the id \(id); it is written when an upload ends")
+            }
+            StandardOutput.write(String(decoding: line, as: UTF8.self))
+            return ExitStatus.success
+        }
         let store = try UploadSetup.store(parsed)
         let ids = try parsed.positionals.first.map { [$0.text] } ?? store.keys()
         if let id = parsed.positionals.first?.text, try store.load(key: id) == nil {

@@ -9,6 +9,7 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
             case transportFailed, readFailed, fileChanged, snapshotDamaged, snapshotUnavailable, circuitOpen
             case queueFull, integrityFailed
             case stateDirectoryRefused, masterKeyDamaged, systemCall, unknownFeatureFlag
+            case alreadyRunning
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -34,6 +35,8 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
         public static let integrityFailed = Code(.integrityFailed)
         /// The state directory is not a directory of this user (or not mode 0700); it was left as it is.
         public static let stateDirectoryRefused = Code(.stateDirectoryRefused)
+        /// Another process runs the same upload (same file, same destination, same state directory) now.
+        public static let alreadyRunning = Code(.alreadyRunning)
         /// A stored snapshot (or idempotency journal) is damaged; the message names the file, left as it is.
         public static let snapshotDamaged = Code(.snapshotDamaged)
         /// The state directory's master key file is damaged; it was left as it is.

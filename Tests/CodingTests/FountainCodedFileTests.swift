@@ -108,6 +108,53 @@ import Testing
         #expect(scratch.leftovers.isEmpty)
     }
 
+    /// Where RFC 6330's WS = 10 MiB derivation would make a block larger than the bound (here 64 KiB in
+    /// place of 128 MiB: one 200,000-byte block of 196 symbols), encode takes the bound's N = 1 derivation
+    /// instead, so every block fits; the file still round-trips.
+    @Test func theDefaultDerivationNeverMakesABlockLargerThanTheBound() throws {
+        let scratch = try Scratch()
+        let original = ErasureCodedFileTests.randomBytes(200_000, seed: 21)
+        try scratch.write(original, to: scratch.input)
+        let bound = 64 * 1024
+        let unbounded = try RaptorQTransmissionInformation.derived(transferLength: 200_000, symbolSize: 1024)
+        #expect(FountainCodedFile.largestBlockBytes(unbounded) > bound)
+        let index = try FountainCodedFile.encode(
+            file: FilePath(scratch.input), symbolSize: 1024, repairSymbolsPerBlock: 3, into: FilePath(scratch.shards),
+            maximumSubBlockSize: FountainCodedFile.defaultMaximumSubBlockSize, minimumSubSymbolSize: nil,
+            blockBound: bound)
+        let oti = index.transmissionInformation
+        #expect(oti.sourceBlocks > 1)
+        for sbn in 0..<oti.sourceBlocks { #expect(oti.sourceSymbols(inBlock: sbn) * oti.symbolSize <= bound) }
+        #expect(FountainCodedFile.largestBlockBytes(oti) <= bound)
+        _ = try FountainCodedFile.decode(directory: FilePath(scratch.shards), to: FilePath(scratch.output), memory: nil)
+        #expect(try scratch.read(scratch.output) == original)
+    }
+
+    /// An index whose blocks exceed the bound is refused before anything is allocated for them; the
+    /// output stays as it was. The real bound caps `--block-size` too.
+    @Test func decodeRefusesBlocksLargerThanTheBound() throws {
+        let scratch = try Scratch()
+        try scratch.write(ErasureCodedFileTests.randomBytes(100_000, seed: 22), to: scratch.input)
+        try FountainCodedFile.encode(
+            file: scratch.input, symbolSize: 1024, repairSymbolsPerBlock: 1, into: scratch.shards)
+        try scratch.write([7], to: scratch.output)
+        #expect {
+            try FountainCodedFile.decode(
+                directory: FilePath(scratch.shards), to: FilePath(scratch.output), memory: nil, blockBound: 64 * 1024)
+        } throws: { error in
+            ErasureCodedFileTests.code(of: error) == .invalidTransmissionInformation
+        }
+        #expect(try scratch.read(scratch.output) == [7])
+        #expect {
+            try FountainCodedFile.encode(
+                file: FilePath(scratch.input), symbolSize: 1024, repairSymbolsPerBlock: 1,
+                maximumBlockSize: FountainCodedFile.maximumBlockSize + 1, into: FilePath(scratch.shards))
+        } throws: { error in
+            ErasureCodedFileTests.code(of: error) == .invalidParameters
+        }
+        #expect(FountainCodedFile.maximumBlockSize == 128 << 20)
+    }
+
     @Test func aDamagedIndexIsATypedError() throws {
         let scratch = try Scratch()
         try scratch.write(ErasureCodedFileTests.randomBytes(3000, seed: 3), to: scratch.input)

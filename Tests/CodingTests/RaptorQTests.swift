@@ -98,6 +98,75 @@ import Testing
         #expect(decoder.decodedObject == data)
     }
 
+    /// The decoder with the source symbols of ESIs `lost` missing (repair symbols from ESI K on until it
+    /// decodes), computing the missing ones `evaluation`'s way.
+    static func decode(
+        _ data: [UInt8], symbolSize t: Int, lost: Set<Int>, evaluation: RaptorQSolver.Evaluation
+    ) throws -> RaptorQBlockDecoder {
+        let encoder = try RaptorQEncoder(data: data, symbolSize: t)
+        let block = encoder.blocks[0]
+        let k = block.sourceSymbols
+        var decoder = try RaptorQBlockDecoder(
+            transmissionInformation: encoder.transmissionInformation, sourceBlockNumber: 0)
+        decoder.evaluation = evaluation
+        for esi in 0..<k where !lost.contains(esi) {
+            try decoder.add(esi: UInt32(esi), symbol: block.symbol(esi: UInt32(esi)))
+        }
+        var esi = UInt32(k)
+        while decoder.progress != .decoded && esi < UInt32(3 * k) {
+            try decoder.add(esi: esi, symbol: block.symbol(esi: esi))
+            esi += 1
+        }
+        return decoder
+    }
+
+    @Test(arguments: [RaptorQSolver.Evaluation.affineForms, .backSubstitution, .cheaper], [0.02, 0.3, 1.0])
+    func everyWayOfComputingTheMissingSourceSymbolsRebuildsTheBlock(
+        evaluation: RaptorQSolver.Evaluation, sourceLoss: Double
+    ) throws {
+        let k = 500
+        let t = 40
+        let data = Self.randomBytes(k * t, seed: 14)
+        var generator = SplitMix64(seed: UInt64(sourceLoss * 100))
+        let lost = Set((0..<k).shuffled(using: &generator).prefix(Int(Double(k) * sourceLoss)))
+        let decoder = try Self.decode(data, symbolSize: t, lost: lost, evaluation: evaluation)
+        #expect(decoder.progress == .decoded)
+        #expect(decoder.decodedBlock == data)
+        if evaluation != .cheaper { #expect(decoder.evaluationTaken == evaluation) }
+    }
+
+    @Test func fewMissingSymbolsAreReadOffTheAffineFormsAndManyComeFromBackSubstitution() throws {
+        let k = 1000
+        let t = 16
+        let data = Self.randomBytes(k * t, seed: 15)
+        let few = try Self.decode(data, symbolSize: t, lost: Set(stride(from: 0, to: k, by: 100)), evaluation: .cheaper)
+        #expect(few.decodedBlock == data)
+        #expect(few.evaluationTaken == .affineForms)
+        let all = try Self.decode(data, symbolSize: t, lost: Set(0..<k), evaluation: .cheaper)
+        #expect(all.decodedBlock == data)
+        #expect(all.evaluationTaken == .backSubstitution)
+    }
+
+    @Test func aRepeatedSourceSymbolCountsOnceAndTheFirstCopyStays() throws {
+        let data = Self.randomBytes(20 * 16, seed: 16)
+        let encoder = try RaptorQEncoder(data: data, symbolSize: 16)
+        let block = encoder.blocks[0]
+        var decoder = try RaptorQBlockDecoder(
+            transmissionInformation: encoder.transmissionInformation, sourceBlockNumber: 0)
+        try decoder.add(esi: 3, symbol: block.symbol(esi: 3))
+        #expect(
+            try decoder.add(esi: 3, symbol: [UInt8](repeating: 0xEE, count: 16))
+                == .needsMore(received: 1, sourceSymbols: 20))
+        for esi in 0..<20 where esi != 3 && esi != 7 {
+            try decoder.add(esi: UInt32(esi), symbol: block.symbol(esi: UInt32(esi)))
+        }
+        #expect(decoder.progress == .needsMore(received: 19, sourceSymbols: 20))
+        // A repair symbol (two at most) stands in for ESI 7; the kept ESI 3 must be the real one.
+        try decoder.add(esi: 20, symbol: block.symbol(esi: 20))
+        if decoder.progress != .decoded { try decoder.add(esi: 21, symbol: block.symbol(esi: 21)) }
+        #expect(decoder.decodedBlock == data)
+    }
+
     @Test func subBlocksInterleaveAndRoundTrip() throws {
         let data = Self.randomBytes(5000, seed: 7)
         let oti = try RaptorQTransmissionInformation(

@@ -5,8 +5,8 @@ import Testing
 /// suite is refused, so a `--help` that ran the suites would show up as that refusal).
 @Suite struct BenchCommandLineTests {
     static let suites = [
-        "io", "integrity", "coding", "predict", "schedule", "uploadsec", "session", "transport", "receiver-engine",
-        "vault",
+        "io", "integrity", "coding", "raptorq", "predict", "schedule", "uploadsec", "session", "transport",
+        "receiver-engine", "vault",
     ]
 
     /// `aether-bench ARGS` to completion (bounded); returns (status, stdout, stderr).

@@ -78,8 +78,10 @@ final class ReceiverChild: @unchecked Sendable {
         let location = try #require(completed["location"] as? String)
         #expect(try receiver.object(location) == content)
 
+        // The receiver now holds this content: without -dedup the same upload would complete at once by proof of
+        // possession, so dedup is switched off to have an upload to pause (the id stays the same).
         let (pausedAgain, third) = try UploadCommandLiveTests.interrupt(
-            arguments, after: 5, with: SIGINT)
+            arguments + ["--flags", "-dedup"], after: 5, with: SIGINT)
         #expect(pausedAgain == 3, "\(third.stderr)")
         let secondID = try #require(third.events.last?["id"] as? String)
         #expect(secondID == id)

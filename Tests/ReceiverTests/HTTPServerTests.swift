@@ -126,6 +126,38 @@ private final class EchoRouter: HTTPRequestRouter {
         #expect(response.headers["X-Loopback"] == "yes")
     }
 
+    @Test func httpsServesWithAPEMCertificateAndKey() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aether-tls-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
+        ]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        #expect(openssl.terminationStatus == 0)
+        var configuration = HTTPServerConfiguration()
+        configuration.tls = (
+            try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8),
+            try String(contentsOfFile: directory + "/key.pem", encoding: .utf8)
+        )
+        let server = try HTTPServer(configuration: configuration, router: EchoRouter())
+        defer { server.stop() }
+        #expect(server.isTLS)
+        let https = try Curl.run(["-k", "https://127.0.0.1:\(server.port)/healthz"])
+        #expect(https.status == 200)
+        #expect(https.body == "ok")
+        let plain = try Curl.run(["http://127.0.0.1:\(server.port)/healthz"])
+        #expect(plain.status != 200)
+        configuration.tls = ("not a certificate", "not a key")
+        #expect(throws: ReceiverError.self) { _ = try HTTPServer(configuration: configuration, router: EchoRouter()) }
+    }
+
     @Test func anAddressThatIsNotIPIsRefused() {
         #expect(throws: ReceiverError.self) {
             _ = try HTTPServer(configuration: HTTPServerConfiguration(bindAddress: "localhost"), router: EchoRouter())

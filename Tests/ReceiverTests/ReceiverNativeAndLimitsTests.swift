@@ -310,6 +310,8 @@ import Testing
         #expect(aliceHead.headers["Upload-Offset"] == "0")
         let log = fixture.log.all.joined()
         #expect(!log.contains("secret-"))
+        #expect(log.contains("client=alice"))
+        #expect(log.contains("client=bob"))
         #expect(!tokens.description.contains("secret"))
     }
 

@@ -72,6 +72,11 @@ public enum FountainCodedFile {
             throw CodingError(
                 .invalidTransmissionInformation, "symbol size \(symbolSize) does not fit alignment \(alignment)")
         }
+        guard maximumBlockSize <= Self.maximumBlockSize else {
+            throw CodingError(
+                .invalidParameters,
+                "a source block of up to \(maximumBlockSize) bytes exceeds the bound of \(Self.maximumBlockSize)")
+        }
         guard maximumBlockSize >= 10 * symbolSize else {
             throw CodingError(
                 .invalidParameters,
@@ -86,13 +91,21 @@ public enum FountainCodedFile {
     /// RFC 6330's WS, the working memory the OTI is derived for.
     static let defaultMaximumSubBlockSize = 10 * 1024 * 1024
 
+    /// The largest source block (K * T bytes) a fountain file is coded or decoded in, 128 MiB: a run holds
+    /// about one block and its packets, a few times this at most. RFC 6330's derivation for WS = 10 MiB
+    /// alone allows 56,403 * T bytes (3.7 GB at T = 65,528): where it gives more than this, `encode` takes
+    /// the `maximumBlockSize` derivation with this bound instead, and `decode` refuses an index whose OTI
+    /// has a larger block (`.invalidTransmissionInformation`) before it allocates anything for it.
+    public static let maximumBlockSize = 128 << 20
+
     /// `encode` with the OTI derived for the working memory `maximumSubBlockSize` and smallest sub-symbol
     /// `minimumSubSymbolSize` (tests use both to cut small files into many source blocks). One source block
     /// at a time is read from the guarded input, encoded, written out and dropped; `memory` sees every
     /// buffer of file bytes held.
     static func encode(
         file path: FilePath, symbolSize: Int, repairSymbolsPerBlock: Int, into directory: FilePath,
-        maximumSubBlockSize: Int, minimumSubSymbolSize: Int?, memory: MemoryProbe? = nil
+        maximumSubBlockSize: Int, minimumSubSymbolSize: Int?, memory: MemoryProbe? = nil,
+        blockBound: Int = maximumBlockSize
     ) throws(CodingError) -> FountainIndex {
         guard repairSymbolsPerBlock >= 0 else {
             throw CodingError(.invalidParameters, "repair symbol count cannot be negative")
@@ -101,9 +114,15 @@ public enum FountainCodedFile {
         try ErasureCodedFile.checkEncodeTarget(directory, input: path)
         let fileSize = input.identity.size
         guard fileSize > 0 else { throw CodingError(.invalidParameters, "an empty file has nothing to fountain-code") }
-        let oti = try RaptorQTransmissionInformation.derived(
+        var oti = try RaptorQTransmissionInformation.derived(
             transferLength: UInt64(fileSize), symbolSize: symbolSize, maximumSubBlockSize: maximumSubBlockSize,
             minimumSubSymbolSize: minimumSubSymbolSize)
+        if largestBlockBytes(oti) > blockBound {
+            // N = 1 and WS = the bound: no block exceeds it (too small a bound is `.invalidTransmissionInformation`).
+            oti = try RaptorQTransmissionInformation.derived(
+                transferLength: UInt64(fileSize), symbolSize: symbolSize, maximumSubBlockSize: blockBound,
+                minimumSubSymbolSize: symbolSize / (symbolSize >= 64 ? 8 : 1))
+        }
         let staging = try ErasureCodedFile.guarded { () throws(IOError) in
             try DirectorySwap.makeStagingDirectory(besides: directory)
         }
@@ -191,7 +210,7 @@ public enum FountainCodedFile {
     /// written at its offset into a staged output and dropped; the staged file's SHA-256 is checked before
     /// it replaces `output`. `memory` sees every buffer of rebuilt file bytes held.
     static func decode(
-        directory: FilePath, to output: FilePath, memory: MemoryProbe?
+        directory: FilePath, to output: FilePath, memory: MemoryProbe?, blockBound: Int = maximumBlockSize
     ) throws(CodingError) -> DecodeReport {
         guard
             let (json, indexIdentity) = try readWholeFile(
@@ -201,6 +220,11 @@ public enum FountainCodedFile {
         try checkOutput(output, inputs: inputs, directory: directory)
         let index = try FountainIndex(json: json)
         let oti = index.transmissionInformation
+        guard largestBlockBytes(oti) <= blockBound else {
+            throw CodingError(
+                .invalidTransmissionInformation,
+                "the index's source blocks of \(largestBlockBytes(oti)) bytes exceed the bound of \(blockBound)")
+        }
         let packetLength = RaptorQPacket.payloadIDLength + oti.symbolSize
         // AetherIO's one atomic writer, streaming: nothing reaches `output` before the commit, and whatever
         // is not committed (any error below) is removed.
@@ -263,6 +287,11 @@ public enum FountainCodedFile {
         try checkOutput(output, inputs: inputs, directory: directory)
         try ErasureCodedFile.guarded { () throws(IOError) in try staged.commit() }
         return DecodeReport(index: index, packetsUsed: used, missingPackets: missing, damagedPackets: damaged)
+    }
+
+    /// K * T of the OTI's largest source block (the first: blocks of KL symbols come before those of KS).
+    static func largestBlockBytes(_ oti: RaptorQTransmissionInformation) -> Int {
+        oti.sourceSymbols(inBlock: 0) * oti.symbolSize
     }
 
     /// Counts the bytes of file data a coding run holds at once, for tests of its memory bound.

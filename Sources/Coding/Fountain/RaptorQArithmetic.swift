@@ -66,6 +66,30 @@
         }
     }
 
+    /// dst = a ^ b over `count` bytes (one pass where a copy and an `add` would take two).
+    @inline(__always)
+    static func sum(
+        _ dst: UnsafeMutablePointer<UInt8>, _ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int
+    ) {
+        let d = UnsafeMutableRawPointer(dst)
+        let x = unsafe UnsafeRawPointer(a)
+        let y = unsafe UnsafeRawPointer(b)
+        var offset = 0
+        while offset + 32 <= count {
+            for lane in stride(from: 0, to: 32, by: 8) {
+                let value =
+                    unsafe x.loadUnaligned(fromByteOffset: offset + lane, as: UInt64.self)
+                    ^ y.loadUnaligned(fromByteOffset: offset + lane, as: UInt64.self)
+                unsafe d.storeBytes(of: value, toByteOffset: offset + lane, as: UInt64.self)
+            }
+            offset += 32
+        }
+        while offset < count {
+            unsafe dst[offset] = a[offset] ^ b[offset]
+            offset += 1
+        }
+    }
+
     /// dst ^= c * src over `count` bytes.
     func multiplyAdd(_ dst: UnsafeMutablePointer<UInt8>, _ src: UnsafePointer<UInt8>, _ c: UInt8, count: Int) {
         if c == 0 || count == 0 { return }

@@ -17,11 +17,21 @@ public struct RaptorQBlockDecoder: Sendable {
     public let symbolSize: Int
     let parameters: RaptorQBlockParameters
     private let subSymbolSizes: [Int]
-    private var symbols: [UInt8] = []
-    private var esis: [UInt32] = []
-    private var seen: Set<UInt32> = []
+    /// The source symbols received so far, each at ESI * T of K * T bytes (allocated at the first one); once
+    /// decoded, the missing ones are written into their places and this becomes the block.
+    private var source: [UInt8] = []
+    /// Which source symbols `source` holds.
+    private var present: [Bool] = []
     private var sourceReceived = 0
+    /// The repair symbols received so far, back to back, and their ESIs.
+    private var repair: [UInt8] = []
+    private var repairESIs: [UInt32] = []
+    private var repairSeen: Set<UInt32> = []
     private var block: [UInt8]?
+    /// How the solver computes the missing source symbols (tests force each way).
+    var evaluation: RaptorQSolver.Evaluation = .cheaper
+    /// The way the solver took in the decode that succeeded.
+    private(set) var evaluationTaken: RaptorQSolver.Evaluation?
 
     /// A decoder for block `sourceBlockNumber` of the object `transmissionInformation` describes.
     public init(transmissionInformation oti: RaptorQTransmissionInformation, sourceBlockNumber: Int) throws(CodingError)
@@ -38,7 +48,7 @@ public struct RaptorQBlockDecoder: Sendable {
     }
 
     /// Distinct symbols received so far.
-    public var received: Int { esis.count }
+    public var received: Int { sourceReceived + repairESIs.count }
 
     /// The current progress.
     public var progress: Progress {
@@ -58,71 +68,106 @@ public struct RaptorQBlockDecoder: Sendable {
         guard esi <= RaptorQPacket.maximumEncodingSymbolID else {
             throw CodingError(.malformedPacket, "encoding symbol ID \(esi) does not fit 24 bits")
         }
-        if block != nil || seen.contains(esi) { return progress }
-        seen.insert(esi)
-        esis.append(esi)
-        symbols.append(contentsOf: symbol)
-        if Int(esi) < sourceSymbols { sourceReceived += 1 }
+        if block != nil { return progress }
+        let t = symbolSize
+        if Int(esi) < sourceSymbols {
+            if source.isEmpty {
+                source = [UInt8](repeating: 0, count: sourceSymbols * t)
+                present = [Bool](repeating: false, count: sourceSymbols)
+            }
+            if present[Int(esi)] { return progress }
+            present[Int(esi)] = true
+            sourceReceived += 1
+            let start = Int(esi) * t
+            let copied: Void? = unsafe source.withUnsafeMutableBufferPointer { target in
+                symbol.withContiguousStorageIfAvailable { bytes in
+                    guard let from = bytes.baseAddress, let to = target.baseAddress else { return }
+                    unsafe (to + start).update(from: from, count: t)
+                }
+            }
+            if copied == nil { source.replaceSubrange(start..<start + t, with: symbol) }
+        } else {
+            if repairSeen.contains(esi) { return progress }
+            repairSeen.insert(esi)
+            repairESIs.append(esi)
+            repair.append(contentsOf: symbol)
+        }
         if sourceReceived == sourceSymbols {
-            assembleFromSource()
-        } else if esis.count >= sourceSymbols {
+            finish()
+        } else if received >= sourceSymbols {
             tryDecode()
         }
         return progress
     }
 
-    private mutating func assembleFromSource() {
-        let t = symbolSize
-        var out = [UInt8](repeating: 0, count: sourceSymbols * t)
-        for (index, esi) in esis.enumerated() where Int(esi) < sourceSymbols {
-            out.replaceSubrange(Int(esi) * t..<Int(esi) * t + t, with: symbols[index * t..<index * t + t])
-        }
-        block = RaptorQSubBlocks.deinterleave(out, sourceSymbols: sourceSymbols, subSymbolSizes: subSymbolSizes)
-        symbols = []
+    /// `source` holds every source symbol: it is the block.
+    private mutating func finish() {
+        block = RaptorQSubBlocks.deinterleave(source, sourceSymbols: sourceSymbols, subSymbolSizes: subSymbolSizes)
+        source = []
+        present = []
+        repair = []
+        repairESIs = []
+        repairSeen = []
     }
 
+    /// Solves for the missing source symbols and writes them into their places in `source`; leaves
+    /// everything as it was (but for those places) when the symbols so far do not determine the block.
     private mutating func tryDecode() {
         let t = symbolSize
         let k = sourceSymbols
         let kPrime = parameters.extendedSourceSymbols
         let padding = UInt32(kPrime - k)
-        var isis: [UInt32] = esis.map { Int($0) < k ? $0 : $0 + padding }
-        for i in k..<kPrime { isis.append(UInt32(i)) }
         let parameters = self.parameters
-        let esis = self.esis
-        var out = [UInt8](repeating: 0, count: k * t)
-        let solved: Bool = unsafe symbols.withUnsafeBufferPointer { received in
-            guard let base = received.baseAddress else { return false }
-            var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
-            for r in 0..<esis.count { unsafe pointers[r] = base + r * t }
-            var intermediate = [UInt8](repeating: 0, count: parameters.intermediateSymbols * t)
-            return unsafe intermediate.withUnsafeMutableBufferPointer { c in
-                guard let cBase = c.baseAddress else { return false }
+        let present = self.present
+        let repairESIs = self.repairESIs
+        let evaluation = self.evaluation
+        var taken: RaptorQSolver.Evaluation?
+        // Moved out so that the buffer is uniquely referenced while the solver writes into it.
+        var buffer = source
+        source = []
+        if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: k * t) }
+        let solved: Bool = unsafe buffer.withUnsafeMutableBufferPointer { sourceBuffer in
+            unsafe repair.withUnsafeBufferPointer { repairBuffer in
+                guard let sourceBase = sourceBuffer.baseAddress else { return false }
+                var isis: [UInt32] = []
+                var pointers: [UnsafePointer<UInt8>?] = unsafe []
+                var wanted: [RaptorQSolver.Wanted] = unsafe []
+                isis.reserveCapacity(received + kPrime - k)
+                unsafe pointers.reserveCapacity(received + kPrime - k)
+                for i in 0..<k {
+                    if present.isEmpty || !present[i] {
+                        unsafe wanted.append(RaptorQSolver.Wanted(isi: UInt32(i), output: sourceBase + i * t))
+                    } else {
+                        isis.append(UInt32(i))
+                        unsafe pointers.append(UnsafePointer(sourceBase + i * t))
+                    }
+                }
+                if let repairBase = repairBuffer.baseAddress {
+                    for (r, esi) in repairESIs.enumerated() {
+                        isis.append(esi + padding)
+                        unsafe pointers.append(repairBase + r * t)
+                    }
+                }
+                for i in k..<kPrime {
+                    isis.append(UInt32(i))
+                    unsafe pointers.append(nil)
+                }
+                let intermediate = UnsafeMutablePointer<UInt8>.allocate(capacity: parameters.intermediateSymbols * t)
+                defer { unsafe intermediate.deallocate() }
                 do {
-                    try unsafe RaptorQSolver.solve(
-                        parameters: parameters, isis: isis, symbols: pointers, symbolSize: t, intermediate: cBase)
+                    taken = try unsafe RaptorQSolver.solve(
+                        parameters: parameters, isis: isis, symbols: pointers, symbolSize: t,
+                        intermediate: intermediate, wanted: wanted, evaluation: evaluation)
                 } catch {
                     return false
-                }
-                unsafe out.withUnsafeMutableBufferPointer { target in
-                    guard let targetBase = target.baseAddress else { return }
-                    var present = [Bool](repeating: false, count: k)
-                    for (r, esi) in esis.enumerated() where Int(esi) < k {
-                        present[Int(esi)] = true
-                        unsafe (targetBase + Int(esi) * t).update(from: base + r * t, count: t)
-                    }
-                    for i in 0..<k where !present[i] {
-                        unsafe RaptorQBlockEncoder.encode(
-                            isi: UInt32(i), parameters: parameters, intermediate: cBase, symbolSize: t,
-                            into: targetBase + i * t)
-                    }
                 }
                 return true
             }
         }
+        source = buffer
         if solved {
-            block = RaptorQSubBlocks.deinterleave(out, sourceSymbols: k, subSymbolSizes: subSymbolSizes)
-            symbols = []
+            evaluationTaken = taken
+            finish()
         }
     }
 }

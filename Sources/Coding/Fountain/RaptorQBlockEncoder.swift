@@ -32,40 +32,57 @@ public struct RaptorQBlockEncoder: Sendable {
         sourceSymbols = k
         symbolSize = t
         parameters = try RaptorQBlockParameters(sourceSymbols: k)
-        var padded = Array(block)
+        var padded = [UInt8]()
+        padded.reserveCapacity(k * t)
+        padded.append(contentsOf: block)
         padded.append(contentsOf: repeatElement(0, count: k * t - padded.count))
-        source = RaptorQSubBlocks.interleave(padded, sourceSymbols: k, subSymbolSizes: oti.subSymbolSizes)
+        let interleaved = RaptorQSubBlocks.interleave(padded, sourceSymbols: k, subSymbolSizes: oti.subSymbolSizes)
+        source = interleaved
         let l = parameters.intermediateSymbols
         var isis = [UInt32](repeating: 0, count: parameters.extendedSourceSymbols)
         for i in 0..<isis.count { isis[i] = UInt32(i) }
-        var symbolsOut = [UInt8](repeating: 0, count: l * t)
         let parameters = self.parameters
-        let result: Result<Void, CodingError> = unsafe source.withUnsafeBufferPointer { sourceBuffer in
-            guard let base = sourceBuffer.baseAddress else { return .failure(CodingError(.invalidParameters, "empty")) }
-            var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
-            for i in 0..<k { unsafe pointers[i] = base + i * t }
-            return unsafe symbolsOut.withUnsafeMutableBufferPointer { out in
-                guard let outBase = out.baseAddress else {
-                    return .failure(CodingError(.invalidParameters, "empty"))
+        var failure: CodingError?
+        // The solver writes every one of the L symbols, so the buffer starts uninitialized.
+        let symbolsOut = unsafe [UInt8](unsafeUninitializedCapacity: l * t) { out, initialized in
+            initialized = 0
+            unsafe interleaved.withUnsafeBufferPointer { sourceBuffer in
+                guard let base = sourceBuffer.baseAddress, let outBase = out.baseAddress else {
+                    failure = CodingError(.invalidParameters, "empty")
+                    return
                 }
+                var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
+                for i in 0..<k { unsafe pointers[i] = base + i * t }
                 do throws(CodingError) {
                     try unsafe RaptorQSolver.solve(
                         parameters: parameters, isis: isis, symbols: pointers, symbolSize: t, intermediate: outBase)
-                    return .success(())
+                    initialized = l * t
                 } catch {
-                    return .failure(error)
+                    failure = error
                 }
             }
         }
-        try result.get()
+        if let failure { throw failure }
         intermediate = symbolsOut
     }
 
     /// The encoding symbol with ID `esi` (below 2^24).
     public func symbol(esi: UInt32) throws(CodingError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: symbolSize)
-        try writeSymbol(esi: esi, into: &out)
-        return out
+        guard esi <= RaptorQPacket.maximumEncodingSymbolID else {
+            throw CodingError(.invalidParameters, "encoding symbol ID \(esi) does not fit 24 bits")
+        }
+        let t = symbolSize
+        if Int(esi) < sourceSymbols { return Array(source[Int(esi) * t..<Int(esi) * t + t]) }
+        let isi = esi + UInt32(parameters.extendedSourceSymbols - sourceSymbols)
+        // `encode` writes all T bytes, so the array starts uninitialized.
+        return unsafe [UInt8](unsafeUninitializedCapacity: t) { out, initialized in
+            unsafe intermediate.withUnsafeBufferPointer { symbols in
+                guard let targetBase = out.baseAddress, let base = symbols.baseAddress else { return }
+                unsafe RaptorQBlockEncoder.encode(
+                    isi: isi, parameters: parameters, intermediate: base, symbolSize: t, into: targetBase)
+                initialized = t
+            }
+        }
     }
 
     /// Writes the encoding symbol with ID `esi` into `out` (T bytes), allocating nothing.
@@ -102,9 +119,15 @@ public struct RaptorQBlockEncoder: Sendable {
         isi: UInt32, parameters: RaptorQBlockParameters, intermediate: UnsafePointer<UInt8>, symbolSize t: Int,
         into out: UnsafeMutablePointer<UInt8>
     ) {
-        unsafe out.update(repeating: 0, count: t)
+        // The first column is copied, the rest added (a repeated column cancels, as it should).
+        var first = true
         RaptorQTuple(isi: isi, parameters: parameters).forEachColumn(parameters: parameters) { column in
-            unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+            if first {
+                unsafe out.update(from: intermediate + column * t, count: t)
+                first = false
+            } else {
+                unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+            }
         }
     }
 }

@@ -5,22 +5,50 @@
 /// peeled (that column is solved by that row); when none is left, the row of least active degree keeps one
 /// column and the others are inactivated. Every peeled column is then an affine function of the inactive
 /// ones, so the remaining rows (the unused LT and LDPC rows and the HDPC rows) give a small dense system in
-/// the inactive columns only, which Gaussian elimination over GF(256) solves. Back substitution in peeling
-/// order finishes. It succeeds exactly when A has rank L, whatever order the peeling takes.
+/// the inactive columns only, which Gaussian elimination over GF(256) solves. It succeeds exactly when A has
+/// rank L, whatever order the peeling takes.
+///
+/// Then either back substitution in peeling order gives every C (the encoder), or, for a decoder that
+/// needs only the few source symbols it did not receive, each wanted symbol is read straight off the affine
+/// forms: Enc[] of its tuple is the sum of the E parts of its columns plus the inactive symbols its
+/// combined bit vector selects (those few hundred symbols stay in cache), which skips the pass over all
+/// L symbols.
 ///
 /// The HDPC rows are G_HDPC = MT · GAMMA (section 5.3.3.3); their products are accumulated with
 /// Y_k = alpha · Y_(k-1) + C_k, so the dense H x (K' + S) matrix is never built.
 struct RaptorQSolver {
     private enum ColumnState: UInt8 { case active, pivoted, inactive }
 
+    /// One symbol the caller wants: the encoding symbol of internal symbol id `isi`, written to `output`.
+    @unsafe struct Wanted {
+        /// The internal symbol id (ISI).
+        let isi: UInt32
+        /// T bytes to write the symbol to.
+        let output: UnsafeMutablePointer<UInt8>
+    }
+
+    /// How the wanted symbols are computed.
+    enum Evaluation: Sendable, Hashable {
+        /// Whichever costs less (the default).
+        case cheaper
+        /// Read off the affine forms of their columns.
+        case affineForms
+        /// Back substitution over all L intermediate symbols, then Enc[].
+        case backSubstitution
+    }
+
     /// Solves for `parameters`'s intermediate symbols. Row r of the LT part is the encoding symbol with
-    /// internal symbol id `isis[r]` and value `symbols[r]` (nil for an all-zero padding symbol). Writes L
-    /// symbols of `symbolSize` bytes to `intermediate`. Throws `.singularMatrix` when the rows do not
-    /// determine C (more symbols are needed).
+    /// internal symbol id `isis[r]` and value `symbols[r]` (nil for an all-zero padding symbol).
+    ///
+    /// With `wanted` nil, writes all L symbols of `symbolSize` bytes to `intermediate`. Otherwise writes the
+    /// encoding symbol of each wanted ISI to its output, and `intermediate` (L * T bytes) is scratch. Throws
+    /// `.singularMatrix` when the rows do not determine C (more symbols are needed). `evaluation` picks how the
+    /// wanted symbols are computed; returns the way taken (back substitution when all of C was asked for).
+    @discardableResult
     static func solve(
         parameters: RaptorQBlockParameters, isis: [UInt32], symbols: [UnsafePointer<UInt8>?], symbolSize: Int,
-        intermediate: UnsafeMutablePointer<UInt8>
-    ) throws(CodingError) {
+        intermediate: UnsafeMutablePointer<UInt8>, wanted: [Wanted]? = nil, evaluation: Evaluation = .cheaper
+    ) throws(CodingError) -> Evaluation {
         let arithmetic = RaptorQArithmetic.shared
         let t = symbolSize
         let kPrime = parameters.extendedSourceSymbols
@@ -201,27 +229,54 @@ struct RaptorQSolver {
         }
 
         // MARK: Each pivoted column as (E, M): C_c = E_c + M_c . C_inactive, E in `intermediate`.
+        // Every column ends up pivoted or inactive, and each is written before it is read, so `intermediate`
+        // needs no clearing: a pivoted column's E is its row's symbol plus the E of the row's other pivoted
+        // columns (all pivoted earlier), and an inactive column gets its solution from the dense system.
         let inactiveCount = inactiveColumns.count
         let words = max((inactiveCount + 63) / 64, 1)
-        var dependency = [UInt64](repeating: 0, count: pivotRows.count * words)
-        unsafe intermediate.update(repeating: 0, count: l * t)
+        let dependency = UnsafeMutablePointer<UInt64>.allocate(capacity: max(pivotRows.count, 1) * words)
+        defer { unsafe dependency.deallocate() }
+        unsafe dependency.update(repeating: 0, count: max(pivotRows.count, 1) * words)
         for q in 0..<pivotRows.count {
             let row = pivotRows[q]
             let column = pivotColumns[q]
             let target = unsafe intermediate + column * t
-            if row >= s, let symbol = unsafe symbols[row - s] {
-                unsafe target.update(from: symbol, count: t)
-            }
+            let bits = unsafe dependency + q * words
+            var first: UnsafePointer<UInt8>? = nil
+            if row >= s { unsafe first = symbols[row - s] }
+            // The bit vectors first, in a loop of their own: their loads (one scattered cache line per
+            // column) then overlap instead of each waiting behind a whole symbol's XOR.
             for index in rowStart[row]..<rowStart[row + 1] {
                 let other = columns[index]
                 if other == column { continue }
                 if state[other] == .inactive {
                     let bit = inactiveIndex[other]
-                    dependency[q * words + bit / 64] ^= 1 << UInt64(bit % 64)
+                    unsafe bits[bit >> 6] ^= 1 << UInt64(bit & 63)
                 } else {
-                    let source = pivotIndex[other]
-                    for word in 0..<words { dependency[q * words + word] ^= dependency[source * words + word] }
-                    unsafe RaptorQArithmetic.add(target, intermediate + other * t, count: t)
+                    let sourceBits = unsafe dependency + pivotIndex[other] * words
+                    for word in 0..<words { unsafe bits[word] ^= sourceBits[word] }
+                }
+            }
+            var written = false
+            for index in rowStart[row]..<rowStart[row + 1] {
+                let other = columns[index]
+                if other == column || state[other] == .inactive { continue }
+                let value = unsafe UnsafePointer(intermediate + other * t)
+                if written {
+                    unsafe RaptorQArithmetic.add(target, value, count: t)
+                } else if let symbol = unsafe first {
+                    unsafe RaptorQArithmetic.sum(target, symbol, value, count: t)
+                    written = true
+                } else {
+                    unsafe target.update(from: value, count: t)
+                    written = true
+                }
+            }
+            if !written {
+                if let symbol = unsafe first {
+                    unsafe target.update(from: symbol, count: t)
+                } else {
+                    unsafe target.update(repeating: 0, count: t)
                 }
             }
         }
@@ -244,8 +299,9 @@ struct RaptorQSolver {
         unsafe values.update(repeating: 0, count: denseRows * t)
 
         func addBits(_ q: Int, into row: UnsafeMutablePointer<UInt8>) {
+            let source = unsafe dependency + q * words
             for word in 0..<words {
-                var bits = dependency[q * words + word]
+                var bits = unsafe source[word]
                 while bits != 0 {
                     let bit = bits.trailingZeroBitCount
                     unsafe row[word * 64 + bit] ^= 1
@@ -356,21 +412,108 @@ struct RaptorQSolver {
             unsafe (intermediate + inactiveColumns[k] * t).update(from: values + order[k] * t, count: t)
         }
 
+        // MARK: The wanted symbols straight from the affine forms, when that is cheaper than back substitution.
+        if let wanted = unsafe wanted {
+            // Each wanted symbol's bit vector, and the cost of reading the symbols off the forms: one
+            // (cache-resident) inactive symbol per set bit against back substitution's one (scattered, once
+            // the L symbols outgrow the cache) symbol per nonzero of A's sparse rows.
+            let combined = UnsafeMutablePointer<UInt64>.allocate(capacity: max(unsafe wanted.count, 1) * words)
+            defer { unsafe combined.deallocate() }
+            unsafe combined.update(repeating: 0, count: max(unsafe wanted.count, 1) * words)
+            var setBits = 0
+            for position in 0..<(unsafe wanted.count) {
+                let symbol = unsafe wanted[position]
+                let bits = unsafe combined + position * words
+                RaptorQTuple(isi: unsafe symbol.isi, parameters: parameters).forEachColumn(parameters: parameters) {
+                    column in
+                    if state[column] == .inactive {
+                        let bit = inactiveIndex[column]
+                        unsafe bits[bit >> 6] ^= 1 << UInt64(bit & 63)
+                    } else {
+                        let source = unsafe dependency + pivotIndex[column] * words
+                        for word in 0..<words { unsafe bits[word] ^= source[word] }
+                    }
+                }
+                for word in 0..<words { setBits += unsafe bits[word].nonzeroBitCount }
+            }
+            let affine =
+                switch evaluation {
+                case .cheaper: setBits < (l * t >= Self.cacheBytes ? Self.cacheResidentSpeedup : 1) * columns.count
+                case .affineForms: true
+                case .backSubstitution: false
+                }
+            if affine {
+                for position in 0..<(unsafe wanted.count) {
+                    let symbol = unsafe wanted[position]
+                    let out = unsafe symbol.output
+                    unsafe out.update(repeating: 0, count: t)
+                    RaptorQTuple(isi: unsafe symbol.isi, parameters: parameters).forEachColumn(parameters: parameters) {
+                        column in
+                        if state[column] != .inactive {
+                            unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+                        }
+                    }
+                    let bits = unsafe combined + position * words
+                    for word in 0..<words {
+                        var remainingBits = unsafe bits[word]
+                        while remainingBits != 0 {
+                            let bit = word * 64 + remainingBits.trailingZeroBitCount
+                            unsafe RaptorQArithmetic.add(out, intermediate + inactiveColumns[bit] * t, count: t)
+                            remainingBits &= remainingBits - 1
+                        }
+                    }
+                }
+                return .affineForms
+            }
+        }
+
         // MARK: Back substitution in peeling order.
         for q in 0..<pivotRows.count {
             let row = pivotRows[q]
             let column = pivotColumns[q]
             let target = unsafe intermediate + column * t
-            if row >= s, let symbol = unsafe symbols[row - s] {
-                unsafe target.update(from: symbol, count: t)
-            } else {
-                unsafe target.update(repeating: 0, count: t)
+            var first: UnsafePointer<UInt8>? = nil
+            if row >= s { unsafe first = symbols[row - s] }
+            var written = false
+            for index in rowStart[row]..<rowStart[row + 1] {
+                let other = columns[index]
+                if other == column { continue }
+                let value = unsafe UnsafePointer(intermediate + other * t)
+                if written {
+                    unsafe RaptorQArithmetic.add(target, value, count: t)
+                } else if let symbol = unsafe first {
+                    unsafe RaptorQArithmetic.sum(target, symbol, value, count: t)
+                    written = true
+                } else {
+                    unsafe target.update(from: value, count: t)
+                    written = true
+                }
             }
-            for index in rowStart[row]..<rowStart[row + 1] where columns[index] != column {
-                unsafe RaptorQArithmetic.add(target, intermediate + columns[index] * t, count: t)
+            if !written {
+                if let symbol = unsafe first {
+                    unsafe target.update(from: symbol, count: t)
+                } else {
+                    unsafe target.update(repeating: 0, count: t)
+                }
             }
         }
+        if let wanted = unsafe wanted {
+            for position in 0..<(unsafe wanted.count) {
+                let symbol = unsafe wanted[position]
+                unsafe RaptorQBlockEncoder.encode(
+                    isi: unsafe symbol.isi, parameters: parameters, intermediate: intermediate, symbolSize: t,
+                    into: symbol.output)
+            }
+        }
+        return .backSubstitution
     }
+
+    /// How many XORs of a cache-resident inactive symbol cost about as much as one XOR of a symbol read
+    /// from anywhere in an L-symbol array too large for the cache (measured with `aether-bench raptorq`).
+    static let cacheResidentSpeedup = 4
+    /// From this size of the L symbols on, they are taken not to fit the cache (below it every XOR costs
+    /// about the same, and the counts of XORs decide).
+    static let cacheBytes = 4 << 20
 
     /// Appends `row`'s columns in increasing order with pairs removed (over GF(2) a repeated column cancels).
     private static func appendDeduplicated(_ row: ArraySlice<Int>, to columns: inout [Int]) {

@@ -36,6 +36,22 @@ public struct HTTPServerRequest: Sendable {
         return all.isEmpty ? nil : all.joined(separator: ", ")
     }
 
+    /// Whether a body follows the header block (`Content-Length` above 0, or a `Transfer-Encoding`).
+    public var hasBody: Bool {
+        if has("Transfer-Encoding") { return true }
+        return values("Content-Length").contains { Int64($0.trimmingCharacters()) ?? 1 > 0 }
+    }
+
     /// Whether the header `name` is present.
     public func has(_ name: String) -> Bool { !values(name).isEmpty }
+}
+
+extension String {
+    /// The text without leading and trailing spaces and tabs.
+    fileprivate func trimmingCharacters() -> String {
+        var text = self[...]
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
+        return String(text)
+    }
 }

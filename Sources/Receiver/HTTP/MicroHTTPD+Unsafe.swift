@@ -144,6 +144,7 @@ private final class RequestState: @unchecked Sendable {
     let request: HTTPServerRequest
     let started: ContinuousClock.Instant
     var sink: (any HTTPRequestSink)?
+    var pending: HTTPServerResponse?
     var status: Int?
     var bytes: Int64 = 0
     var finished = false
@@ -179,7 +180,12 @@ private func accessHandler(
         case .respond(let response):
             state.finished = true
             state.status = response.status
-            return unsafe queue(response, on: connection)
+            // A response queued on this first call makes libmicrohttpd close the connection afterwards (it
+            // cannot know the body was consumed). Without a body, it waits for the next call and the
+            // connection is kept alive; with one, closing is right: the body is not read.
+            if request.hasBody { return unsafe queue(response, on: connection) }
+            state.pending = response
+            return .YES
         case .stream(let sink):
             state.sink = sink
             return .YES
@@ -194,6 +200,10 @@ private func accessHandler(
         state.bytes += Int64(count)
         unsafe uploadDataSize.pointee = 0
         return .YES
+    }
+    if let pending = state.pending {
+        state.pending = nil
+        return unsafe queue(pending, on: connection)
     }
     guard !state.finished, let sink = state.sink else { return .YES }
     state.finished = true

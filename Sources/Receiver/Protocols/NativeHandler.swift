@@ -123,7 +123,16 @@ enum NativeHandler {
     /// `GET /uploads/{id}`: the status document.
     static func status(_ id: UploadID, owner: ClientIdentity, context: ReceiverContext) -> HTTPServerResponse {
         do throws(ReceiverError) {
-            return try statusResponse(try context.engine.status(id, owner: owner), context: context, code: 200)
+            let status = try context.engine.status(id, owner: owner)
+            guard status.record.uploadProtocol == .native else {
+                // IETF and tus uploads have no status document: their state is what HEAD answers.
+                var response = ProblemResponse.make(
+                    ReceiverError(.malformedRequest, "only a native upload has a status document"), status: 405,
+                    headers: protocolHeaders)
+                response.add("Allow", "HEAD, PATCH, DELETE, OPTIONS")
+                return response
+            }
+            return try statusResponse(status, context: context, code: 200)
         } catch {
             return problem(error)
         }

@@ -57,10 +57,7 @@ enum RequestFields {
     }
 
     /// Whether a body follows the header block.
-    static func hasBody(_ request: HTTPServerRequest) -> Bool {
-        if let length = contentLength(request) { return length > 0 }
-        return request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
-    }
+    static func hasBody(_ request: HTTPServerRequest) -> Bool { request.hasBody }
 
     /// The media type of `Content-Type` without parameters, lower-cased; nil when absent.
     static func mediaType(_ request: HTTPServerRequest) -> String? {

@@ -37,7 +37,7 @@ public final class ReceiverRouter: HTTPRequestRouter {
         log.request(
             RequestLog.Entry(
                 method: request.method, route: request.path, status: status, bytes: bytesReceived,
-                milliseconds: Double(nanoseconds) / 1e6, uploadID: id, client: nil))
+                milliseconds: Double(nanoseconds) / 1e6, uploadID: id, client: owner(request)?.name))
     }
 
     private func route(_ original: HTTPServerRequest) -> HTTPRequestStart {

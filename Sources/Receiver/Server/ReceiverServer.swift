@@ -49,6 +49,7 @@ public final class ReceiverServer: Sendable {
     public let recovery: RecoveryReport
     private let log: RequestLog
     private let sweeper: Sweeper
+    private let connections: ConnectionCounter
 
     /// Opens the store, recovers it, and starts listening. Binding a non-loopback address without tokens is
     /// refused (`.forbidden`), as is an address that is not IPv4 or IPv6.
@@ -73,6 +74,7 @@ public final class ReceiverServer: Sendable {
             connections: { connections.count })
         let http = try HTTPServer(configuration: options.http, router: router)
         connections.server.withLock { $0 = http }
+        self.connections = connections
         self.http = http
         self.sweeper = Sweeper(engine: engine, log: log, interval: options.expirySweepSeconds)
         sweeper.start()
@@ -88,7 +90,11 @@ public final class ReceiverServer: Sendable {
     public func stop() {
         sweeper.stop()
         http.stop()
+        // The router's connection counter refers back to the server: let go of it so both can be freed.
+        connections.server.withLock { $0 = nil }
     }
+
+    deinit { stop() }
 
     /// Whether `address` is a loopback address (127.0.0.0/8 or ::1).
     public static func isLoopback(_ address: String) -> Bool {

@@ -80,7 +80,7 @@ public struct DirectoryBlobStore: BlobStore {
             return try Syscall.stat(path(of: key)).size
         } catch {
             if error.errno == ENOENT { return nil }
-            throw ReceiverError(.storageFailed, "storage failed: \(error.message)")
+            throw Self.storageError(error)
         }
     }
 
@@ -115,7 +115,9 @@ public struct DirectoryBlobStore: BlobStore {
             do {
                 try Syscall.rmdir(folder)
             } catch {
-                if error.errno != ENOENT { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+                if error.errno != ENOENT {
+                    throw Self.storageError(error)
+                }
             }
         }
     }
@@ -178,11 +180,22 @@ public struct DirectoryBlobStore: BlobStore {
 
     // MARK: Helpers
 
+    /// The receiver's error for a failed storage call: out of descriptors or memory is `.unavailable` (503, the
+    /// client retries later); anything else (no space, I/O error, a path that is not a directory) is
+    /// `.storageFailed` (507). The message names the call, the cause and the path.
+    static func storageError(_ error: IOError) -> ReceiverError {
+        let message = "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")"
+        switch error.errno {
+        case EMFILE, ENFILE, ENOMEM, EAGAIN: return ReceiverError(.unavailable, message)
+        default: return ReceiverError(.storageFailed, message)
+        }
+    }
+
     static func storage<T>(_ body: () throws(IOError) -> T) throws(ReceiverError) -> T {
         do {
             return try body()
         } catch {
-            throw ReceiverError(.storageFailed, "storage failed: \(error.message)")
+            throw Self.storageError(error)
         }
     }
 
@@ -190,7 +203,9 @@ public struct DirectoryBlobStore: BlobStore {
         do {
             try Syscall.mkdir(path, mode: 0o750)
         } catch {
-            if error.errno != EEXIST { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+            if error.errno != EEXIST {
+                throw Self.storageError(error)
+            }
         }
     }
 
@@ -198,7 +213,9 @@ public struct DirectoryBlobStore: BlobStore {
         do {
             try Syscall.unlink(path)
         } catch {
-            if error.errno != ENOENT { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+            if error.errno != ENOENT {
+                throw Self.storageError(error)
+            }
         }
     }
 
@@ -208,7 +225,7 @@ public struct DirectoryBlobStore: BlobStore {
             return try Syscall.directoryEntries(directory).filter(\.isValidUTF8).map(\.description)
         } catch {
             if error.errno == ENOENT { return [] }
-            throw ReceiverError(.storageFailed, "storage failed: \(error.message)")
+            throw Self.storageError(error)
         }
     }
 
@@ -224,7 +241,9 @@ public struct DirectoryBlobStore: BlobStore {
             try Syscall.mkdir(path, mode: 0o750)
             try Syscall.syncDirectory(parent)
         } catch {
-            if error.errno != EEXIST { throw ReceiverError(.storageFailed, "storage failed: \(error.message)") }
+            if error.errno != EEXIST {
+                throw Self.storageError(error)
+            }
         }
     }
 }

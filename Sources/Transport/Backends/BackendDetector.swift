@@ -230,14 +230,26 @@ public struct BackendDetector: Sendable {
                     "\(place) does not answer OPTIONS (\(status)) and its answer names no upload protocol")
             }
         case 401, 403: throw TransportError(.accessDenied, "\(place) refused the OPTIONS request (\(status))")
-        case 404, 410: throw TransportError(.gone, "\(place) does not exist (\(status) to OPTIONS)")
+        case 404, 410: throw TransportError(.gone, "\(place) does not exist (\(status) to OPTIONS)" + rootHint(url))
         case 300..<400:
             throw TransportError(
                 .remoteRejected, "\(place) redirects OPTIONS (\(status)); give the URL it redirects to")
-        case 400..<500: throw TransportError(.remoteRejected, "\(place) refused the OPTIONS request (\(status))")
+        case 400..<500:
+            throw TransportError(.remoteRejected, "\(place) refused the OPTIONS request (\(status))" + rootHint(url))
         case 500..<600: throw TransportError(.serverFailed, "\(place) failed the OPTIONS request (\(status))")
         default: throw TransportError(.protocolViolation, "\(place) answered OPTIONS with status \(status)")
         }
+    }
+
+    /// For a URL without a path (`http://host:port` or `.../`): where an `aether serve` receiver takes uploads.
+    static func rootHint(_ url: String) -> String {
+        let withoutQuery = url.prefix { $0 != "?" && $0 != "#" }
+        let parts = withoutQuery.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        // "http:", "", "host:port", then the path without its first slash, if any.
+        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty else { return "" }
+        guard parts.count == 3 || parts[3].isEmpty else { return "" }
+        let base = withoutQuery.hasSuffix("/") ? String(withoutQuery.dropLast()) : String(withoutQuery)
+        return "; an aether serve receiver takes uploads at \(base)/uploads"
     }
 
     /// The URL for a message: scheme, authority and path (the query may hold a token), at most 200 characters.

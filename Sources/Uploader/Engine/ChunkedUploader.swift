@@ -1,6 +1,8 @@
+import AetherCoding
 public import AetherIO
 import AetherIntegrity
 public import AetherScheduling
+import AetherSecurity
 public import AetherTransport
 
 /// The one owner of one upload (upload-engine v2.2 ChunkedUploader): reads the file in parts with one-pass
@@ -35,22 +37,26 @@ public actor ChunkedUploader {
         }
     }
 
-    private let target: Target
-    private let backend: any UploadBackend
-    private let resume: EnhancedResumeManager
-    private let snapshots: any SnapshotStore
-    private let configuration: UploadConfiguration
+    let target: Target
+    let backend: any UploadBackend
+    let resume: EnhancedResumeManager
+    let snapshots: any SnapshotStore
+    let configuration: UploadConfiguration
     private let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
-    private let clock: any AetherClock
-    private var state: RunState?
+    let pacer: RatePacer?
+    let clock: any AetherClock
+    let telemetry: TelemetryRecorder?
+    var state: RunState?
 
     /// An uploader for `target` over `backend`, keeping its snapshot under `snapshotKey` in `snapshots`.
     public init(
         target: Target, backend: any UploadBackend, snapshots: any SnapshotStore, snapshotKey: String,
         configuration: UploadConfiguration = UploadConfiguration(), scheduler: FusionScheduler = FusionScheduler(),
-        breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock()
+        breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock(),
+        telemetry: TelemetryRecorder? = nil
     ) {
+        self.telemetry = telemetry
         self.target = target
         self.backend = backend
         self.resume = EnhancedResumeManager(store: snapshots, key: snapshotKey)
@@ -58,6 +64,7 @@ public actor ChunkedUploader {
         self.configuration = configuration
         self.scheduler = scheduler
         self.breaker = breaker
+        self.pacer = configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
         self.clock = clock
     }
 
@@ -104,10 +111,13 @@ public actor ChunkedUploader {
                     reason: "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh",
                     abandoned: mismatch.remote)
             } catch let error as UploaderError {
+                audit(failure: error)
                 throw error
             } catch is CancellationError {
+                telemetry?.audit(.cancelled)
                 throw UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
             } catch {
+                telemetry?.audit(.cancelled, errorCode: "transport-failed")
                 throw UploaderError(.transportFailed, "\(error)")
             }
         }
@@ -147,6 +157,7 @@ public actor ChunkedUploader {
         let parallelLimit =
             canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1
         var snapshot: ResumeSnapshot
+        var createdScheme: ParityScheme?
         if let earlier = plan.snapshot {
             snapshot = earlier
         } else {
@@ -163,13 +174,21 @@ public actor ChunkedUploader {
                 throw UploaderError(.invalidArgument, error.message)
             }
             let sessionID = SecureRandom.bytes(16).map { String($0, radix: 16) }.joined()
+            createdScheme = paritySchemeAtCreation(decision: decision, size: size, partCount: layout.partCount)
+            let creator = try sender(parity: createdScheme, compression: nil)
+            let digest = try digestFirstForDedup(layout: layout, sessionID: sessionID)
             let description = UploadDescription(
                 size: size, layout: layout, contentType: configuration.contentType, metadata: configuration.metadata,
-                chainSessionID: sessionID)
-            let backend = self.backend
-            let (remote, _) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
-                try await backend.create(description)
+                chainSessionID: sessionID, contentID: digest.map { ACI(digest: $0.sha256).description })
+            let (created, _) = try await withRetries(index: -1, emit: emit) {
+                () async throws(TransportError) -> (RemoteUpload, [UInt8]?) in
+                if let native = creator as? any NativeExtrasBackend {
+                    let (upload, status) = try await native.createUpload(description)
+                    return (upload, status.possessionChallenge)
+                }
+                return (try await creator.create(description), nil)
             }
+            let remote = created.0
             snapshot = ResumeSnapshot(
                 filePath: target.file.bytes, destination: target.destination, protocolName: target.protocolName,
                 endpoint: target.endpoint, fingerprint: ResumeSnapshot.Fingerprint(fingerprint), remote: remote,
@@ -177,7 +196,15 @@ public actor ChunkedUploader {
                 createdAt: clock.wallWholeSeconds())
             snapshot.acknowledged = [:]
             try await resume.save(snapshot)
+            if let challenge = created.1, let digest, let native = creator as? any NativeExtrasBackend,
+                let outcome = try await deduplicated(
+                    native, remote: remote, challenge: challenge, digest: digest, snapshot: snapshot, plan: plan,
+                    tier: decision.strategy.tier, emit: emit)
+            {
+                return outcome
+            }
         }
+        let extras = await extrasOfRun(snapshot: snapshot, fresh: plan.snapshot == nil, scheme: createdScheme)
         // Parts held elsewhere but not (yet) known to this snapshot are trusted from the plan.
         var acknowledged = plan.held
         snapshot.acknowledged = snapshot.acknowledged.filter { acknowledged[$0.key] != nil }
@@ -186,6 +213,11 @@ public actor ChunkedUploader {
             level: plan.level, reusedParts: plan.snapshot == nil ? 0 : acknowledged.count,
             reusedBytes: plan.snapshot == nil ? 0 : reused, reason: plan.reason)
         emit(.resume(report))
+        if plan.snapshot == nil {
+            telemetry?.audit(.started)
+        } else {
+            telemetry?.audit(.resumed, resumeLevel: report.level.rawValue)
+        }
 
         let parallel = min(
             parallelLimit,
@@ -230,20 +262,27 @@ public actor ChunkedUploader {
         state = RunState(
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
-            tracker: tracker, started: clock.monotonicSeconds(), emit: emit)
+            tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras)
         defer { state = nil }
 
-        try await withThrowingTaskGroup(of: SentPart.self) { group in
+        try await withThrowingTaskGroup(of: SentWork.self) { group in
             var inFlight = 0
-            while let part = try self.nextPart() {
+            while let work = try self.nextWork() {
                 while inFlight >= self.parallelNow, let sent = try await group.next() {
                     inFlight -= 1
                     try await self.settle(sent, inFlight: inFlight)
                 }
                 try Task.checkCancellation()
                 inFlight += 1
-                group.addTask {
-                    try await self.send(part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit)
+                switch work {
+                case .part(let part):
+                    group.addTask {
+                        .part(
+                            try await self.send(
+                                part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit))
+                    }
+                case .parity(let shard, let via):
+                    group.addTask { try await self.sendParity(shard, via: via, to: remote, emit: emit) }
                 }
             }
             while let sent = try await group.next() {
@@ -303,10 +342,15 @@ public actor ChunkedUploader {
             counters.verified = size
         }
         emit(.progress(counters.progress(tracker.sample(), tier: tier)))
+        telemetry?.audit(.verified)
+        telemetry?.audit(.completed)
+        telemetry?.finish(
+            completed: true, resumed: plan.snapshot != nil, totalBytes: UInt64(size),
+            seconds: clock.monotonicSeconds() - run.started)
         let outcome = UploadOutcome(
             receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
             serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
-            partCount: snapshot.partCount, resume: report)
+            partCount: snapshot.partCount, resume: report, parityShardsSent: run.parityShardsSent)
         emit(.completed(outcome))
         return outcome
     }
@@ -314,7 +358,7 @@ public actor ChunkedUploader {
     private var parallelNow: Int { state?.parallel ?? 1 }
 
     /// The next part to send: reads, hashes, commits to the ledger; skips parts the destination holds.
-    private func nextPart() throws -> PartToSend? {
+    func nextPart() throws -> PartToSend? {
         guard var run = state else { return nil }
         defer { state = run }
         while true {
@@ -327,7 +371,7 @@ public actor ChunkedUploader {
                 run.chunkHashes.append(empty)
                 part = PartToSend(
                     index: 0, offset: 0, body: .empty, length: 0, sha256: empty, crc32c: 0,
-                    link: run.ledger.chainHead)
+                    link: run.ledger.chainHead, via: run.extras.plain)
             } else {
                 guard let chunk = try Self.next(run.reader) else { return nil }
                 let hasher = run.hasher
@@ -342,7 +386,9 @@ public actor ChunkedUploader {
                 }
                 part = PartToSend(
                     index: chunk.index, offset: chunk.offset, body: .chunks([chunk]), length: Int64(chunk.count),
-                    sha256: digest.sha256, crc32c: digest.crc32c, link: run.ledger.chainHead)
+                    sha256: digest.sha256, crc32c: digest.crc32c, link: run.ledger.chainHead,
+                    via: Self.sender(for: run))
+                try collectParity(&run, chunk: chunk, isNew: run.acknowledged[chunk.index] == nil)
             }
             run.nextIndex += 1
             if run.acknowledged[part.index] != nil { continue }
@@ -353,8 +399,19 @@ public actor ChunkedUploader {
     }
 
     /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
-    private func settle(_ sent: SentPart, inFlight: Int) async throws {
+    private func settle(_ work: SentWork, inFlight: Int) async throws {
         guard var run = state else { return }
+        let sent: SentPart
+        switch work {
+        case .parity(let bytes):
+            run.counters.runBytes += bytes
+            run.parityShardsSent += 1
+            state = run
+            return
+        case .part(let part): sent = part
+        }
+        run.attempts += sent.attempts
+        run.failures += sent.attempts - 1
         let capabilities = backend.capabilities
         run.acknowledged[sent.receipt.index] = sent.receipt
         run.snapshot.acknowledged[sent.receipt.index] = ResumeSnapshot.AcknowledgedPart(
@@ -365,9 +422,14 @@ public actor ChunkedUploader {
         if verified { run.counters.verified += sent.receipt.length }
         emitValves(run.tracker.acknowledged(UInt64(sent.receipt.length), merkleVerified: verified), run.emit)
         let now = clock.monotonicSeconds()
-        if sent.seconds > 0 {
+        // The link's rate, not one stream's: with several parts in flight, acknowledgements arrive about
+        // (part time / parts in flight) apart, so the time since the previous one is this part's share of the
+        // link. An idle gap before it (reading, a pause) is capped by the part's own send time.
+        let share = Self.linkShare(partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
+        run.lastAcknowledgedAt = now
+        if share > 0 {
             scheduler.record(
-                BandwidthMeasurement(bytes: Int(sent.receipt.length), duration: sent.seconds, timestamp: now))
+                BandwidthMeasurement(bytes: Int(sent.receipt.length), duration: share, timestamp: now))
         }
         let next = scheduler.decide(
             SchedulingContext(
@@ -391,19 +453,29 @@ public actor ChunkedUploader {
                         tier: run.tier, chunkSize: run.snapshot.partSize, parallelism: run.parallel,
                         predictedBitsPerSecond: next.predictedBitsPerSecond)))
         }
+        telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
         run.emit(.chunkAcknowledged(sent.receipt))
         run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
+    }
+
+    /// The seconds of the link that one acknowledged part stands for: the time since the previous
+    /// acknowledgement (parts in flight share the link), never more than the part's own send time.
+    static func linkShare(partSeconds: Double, now: Double, previousAcknowledgement: Double?) -> Double {
+        guard let previousAcknowledgement else { return partSeconds }
+        return max(0, min(partSeconds, now - previousAcknowledgement))
     }
 
     /// One attempt at sending `part`, with a fresh `Idempotency-Key` (never one of an earlier run: the journal
     /// keeps the attempt watermark) and the progress tracker's wire layer kept in step.
     private static func attempt(
         _ part: PartToSend, to remote: RemoteUpload, backend: any UploadBackend, tracker: MultiLayerProgressTracker,
-        idempotency: ChunkIdempotencyManager, emit: @Sendable (UploadEvent) -> Void
+        idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?, clock: any AetherClock,
+        emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> PartReceipt {
         let key: IdempotencyKey
+        let attemptNumber: Int
         do {
-            key = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256).key
+            (key, attemptNumber) = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256)
         } catch {
             throw TransportError(.invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
         }
@@ -411,13 +483,26 @@ public actor ChunkedUploader {
             index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
             crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex)
         emitValves(tracker.wireSent(UInt64(part.length)), emit)
+        let started = clock.wallMilliseconds()
+        let start = clock.monotonicSeconds()
+        func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
+            telemetry?.trace(
+                ChunkTrace(
+                    uploadID: "", index: part.index, offset: part.offset, length: Int(part.length),
+                    attempt: attemptNumber, startedAtMs: started,
+                    durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
+                    errorCode: error.map { "\($0.code)" }, transportProtocol: nil, connectionReused: nil,
+                    pathChanges: nil))
+        }
         do {
             let receipt = try await backend.send(upload, to: remote)
             idempotency.complete(key)
+            trace(.acknowledged)
             return receipt
         } catch {
             idempotency.release(key)
             emitValves(tracker.wireFailed(UInt64(part.length)), emit)
+            trace(error.code == .cancelled ? .cancelled : (isRetryable(error.code) ? .retried : .failed), error)
             throw error
         }
     }
@@ -463,7 +548,7 @@ public actor ChunkedUploader {
         Self.emitValves(events, emit)
     }
 
-    private static func ledger(sessionID: String, count: Int) throws(UploaderError) -> ChunkIntegrityLedger {
+    static func ledger(sessionID: String, count: Int) throws(UploaderError) -> ChunkIntegrityLedger {
         do {
             return try ChunkIntegrityLedger(sessionID: sessionID, plannedChunkCount: count)
         } catch {
@@ -471,7 +556,7 @@ public actor ChunkedUploader {
         }
     }
 
-    private static func append(_ ledger: ChunkIntegrityLedger, _ digest: Digest32) throws(UploaderError)
+    static func append(_ ledger: ChunkIntegrityLedger, _ digest: Digest32) throws(UploaderError)
         -> ChunkIntegrityLedger.Entry
     {
         do {
@@ -481,7 +566,7 @@ public actor ChunkedUploader {
         }
     }
 
-    private static func next(_ reader: FileChunkReader) throws(UploaderError) -> Chunk? {
+    static func next(_ reader: FileChunkReader) throws(UploaderError) -> Chunk? {
         do {
             return try reader.next()
         } catch {
@@ -501,12 +586,13 @@ public actor ChunkedUploader {
         _ part: PartToSend, to remote: RemoteUpload, tracker: MultiLayerProgressTracker,
         idempotency: ChunkIdempotencyManager, emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentPart {
+        if let pacer { try await pacer.admit(part.length) }
         let start = clock.monotonicSeconds()
-        let backend = self.backend
         let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
             () async throws(TransportError) in
             try await Self.attempt(
-                part, to: remote, backend: backend, tracker: tracker, idempotency: idempotency, emit: emit)
+                part, to: remote, backend: part.via, tracker: tracker, idempotency: idempotency,
+                telemetry: telemetry, clock: clock, emit: emit)
         }
         let onWire = Int64(attempts) * part.length
         guard receipt.index == part.index, receipt.length == part.length else {
@@ -516,11 +602,11 @@ public actor ChunkedUploader {
         }
         return SentPart(
             receipt: receipt, sha256: part.sha256, crc32c: part.crc32c, seconds: clock.monotonicSeconds() - start,
-            bytesOnWire: onWire)
+            bytesOnWire: onWire, attempts: attempts)
     }
 
     /// Runs `operation` through the circuit breaker, retrying retryable `TransportError`s with backoff.
-    private nonisolated func withRetries<T: Sendable>(
+    nonisolated func withRetries<T: Sendable>(
         index: Int, emit: @Sendable (UploadEvent) -> Void,
         _ operation: @Sendable () async throws(TransportError) -> T
     ) async throws -> (T, Int) {
@@ -584,6 +670,8 @@ struct PartToSend: Sendable {
     let sha256: Digest32
     let crc32c: UInt32
     let link: Digest32
+    /// The backend variant that sends it (with or without compression, per the tier when it was read).
+    let via: any UploadBackend
 }
 
 /// A part the destination acknowledged.
@@ -593,6 +681,7 @@ struct SentPart: Sendable {
     let crc32c: UInt32
     let seconds: Double
     let bytesOnWire: Int64
+    var attempts = 1
 }
 
 /// The mutable state of one transfer, owned by the uploader actor.
@@ -609,11 +698,23 @@ struct RunState {
     let tracker: MultiLayerProgressTracker
     let started: Double
     let emit: @Sendable (UploadEvent) -> Void
+    let extras: RunExtras
     let hasher = ChunkHasher(probesCompressibility: false)
     var fileHash = SHA256()
     var nextIndex = 0
     var partsSent = 0
     var chunkHashes: [Digest32] = []
+    /// Attempts and failed attempts of this run's parts: the loss rate the parity decision reads.
+    var attempts = 0
+    var failures = 0
+    var lastAcknowledgedAt: Double?
+    /// Parity of the group being read: its data chunks (zero-padded), the shards it will get, and whether any of
+    /// its chunks is sent in this run.
+    var group: [[UInt8]] = []
+    var groupShards = 0
+    var groupHasNew = false
+    var pendingParity: [ParityShard] = []
+    var parityShardsSent = 0
 }
 
 /// The byte counters behind `UploadProgress`.
@@ -639,5 +740,17 @@ struct Counters {
             totalBytes: total, sentBytes: sent, acknowledgedBytes: acknowledged, verifiedBytes: verified,
             bytesPerSecond: sample.bytesPerSecond ?? 0, tier: tier, displayedFraction: sample.displayedFraction,
             secondsRemaining: sample.secondsRemaining)
+    }
+}
+
+extension ChunkedUploader {
+    /// The audit entry of a failed run: a verification failure, a pause, or another failure by its code.
+    nonisolated func audit(failure error: UploaderError) {
+        switch error.code {
+        case .verificationFailed: telemetry?.audit(.verificationFailed, errorCode: "\(error.code)")
+        case .cancelled: telemetry?.audit(.cancelled)
+        case .snapshotDamaged: telemetry?.audit(.snapshotDamaged, errorCode: "\(error.code)")
+        default: telemetry?.audit(.cancelled, errorCode: "\(error.code)")
+        }
     }
 }

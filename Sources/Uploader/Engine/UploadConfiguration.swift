@@ -5,7 +5,8 @@ public struct UploadConfiguration: Sendable {
     /// The most parts in flight at once; nil lets the scheduler decide (and re-decide) it. A backend that takes
     /// parts only in order (IETF, tus) always gets one at a time.
     public var parallel: Int?
-    /// Asks for parity chunks on a lossy link; only backends that accept parity (`ParityAcceptingBackend`) get any.
+    /// Asks for parity chunks on a lossy link; only backends that take parity (`NativeExtrasBackend`) get any;
+    /// true forces shards for every group, false leaves it to the measured loss (AdaptiveRedundancy).
     public var parity: Bool
     /// How often one part is sent before the upload fails (the first send counts).
     public var maximumAttempts: Int
@@ -24,6 +25,8 @@ public struct UploadConfiguration: Sendable {
     public var flags: FeatureFlags
     /// How many chunks a Byzantine sample challenges the destination to prove (where it answers challenges).
     public var byzantineSampleCount: Int
+    /// A cap on the upload's average rate in bytes per second (`--max-rate`); nil sends as fast as the link allows.
+    public var maximumBytesPerSecond: Int64? = nil
 
     /// A configuration; by default the scheduler decides sizes, a part is tried 8 times with backoff from
     /// 0.2 s to 10 s, and an open breaker is waited for at most 120 s.
@@ -50,6 +53,9 @@ public struct UploadConfiguration: Sendable {
     func validate() throws(UploaderError) {
         if let chunkSize, !(1...(256 << 20)).contains(chunkSize) {
             throw UploaderError(.invalidArgument, "chunk size \(chunkSize) is outside 1...268435456 bytes")
+        }
+        if let maximumBytesPerSecond, maximumBytesPerSecond < 1 {
+            throw UploaderError(.invalidArgument, "the rate cap \(maximumBytesPerSecond) is below 1 byte per second")
         }
         if let parallel, !(1...64).contains(parallel) {
             throw UploaderError(.invalidArgument, "parallelism \(parallel) is outside 1...64")

@@ -22,4 +22,6 @@ public struct UploadOutcome: Sendable, Hashable {
     public let partCount: Int
     /// How the upload started.
     public let resume: ResumeReport
+    /// Parity shards sent in this run (native, when parity was asked for or the link lost chunks).
+    public var parityShardsSent: Int = 0
 }

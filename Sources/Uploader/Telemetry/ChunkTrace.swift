@@ -46,12 +46,13 @@ public struct ChunkTrace: Sendable, Codable, Hashable {
     public var httpStatus: Int?
     /// The error code that caused a retry or failure, when there was one.
     public var errorCode: String?
-    /// The protocol the request went over.
-    public var transportProtocol: TransportProtocol
-    /// Whether the request reused an open connection.
-    public var connectionReused: Bool
-    /// Network path changes (interface or route changes, QUIC migrations) seen during the attempt.
-    public var pathChanges: Int
+    /// The protocol the request went over; nil (left out of the line) when the backend does not report it.
+    public var transportProtocol: TransportProtocol?
+    /// Whether the request reused an open connection; nil when the backend does not report it.
+    public var connectionReused: Bool?
+    /// Network path changes (interface or route changes, QUIC migrations) seen during the attempt; nil when no
+    /// path observer was watching.
+    public var pathChanges: Int?
     /// The round-trip time the transport measured, in microseconds, when it reports one.
     public var rttMicroseconds: Int64?
 
@@ -59,7 +60,7 @@ public struct ChunkTrace: Sendable, Codable, Hashable {
     public init(
         uploadID: String, index: Int, offset: Int64, length: Int, attempt: Int, startedAtMs: Int64,
         durationMs: Int64, outcome: ChunkOutcome, httpStatus: Int? = nil, errorCode: String? = nil,
-        transportProtocol: TransportProtocol, connectionReused: Bool, pathChanges: Int, rttMicroseconds: Int64? = nil
+        transportProtocol: TransportProtocol?, connectionReused: Bool?, pathChanges: Int?, rttMicroseconds: Int64? = nil
     ) {
         self.uploadID = uploadID
         self.index = index

@@ -60,6 +60,21 @@ import Testing
         #expect(ProtocolOffer(status: status, headers: Self.headers(offering: all, alternate: false)).modes.isEmpty)
     }
 
+    @Test func aRefusedURLWithoutAPathNamesWhereAReceiverTakesUploads() {
+        #expect(
+            BackendDetector.rootHint("http://127.0.0.1:8080")
+                == "; an aether serve receiver takes uploads at http://127.0.0.1:8080/uploads")
+        #expect(
+            BackendDetector.rootHint("https://h/?q=1")
+                == "; an aether serve receiver takes uploads at https://h/uploads")
+        #expect(BackendDetector.rootHint("http://h/files/").isEmpty)
+        #expect(BackendDetector.rootHint("http://h/uploads").isEmpty)
+        let error = #expect(throws: TransportError.self) {
+            try BackendDetector.checkAnswered(ProtocolOffer(status: 400, headers: HTTPHeaders()), url: "http://h:1/")
+        }
+        #expect(error?.message.hasSuffix("takes uploads at http://h:1/uploads") == true)
+    }
+
     @Test func fieldNamesAreMatchedWithoutRegardToCase() {
         let offer = ProtocolOffer(
             status: 204, headers: HTTPHeaders([("aether-capabilities", "v=1"), ("upload-limit", "max-size=1")]))

@@ -240,7 +240,7 @@ import Testing
         (422, "length-mismatch", .checksumMismatch), (410, "expired", .gone), (404, "not-found", .gone),
         (413, "too-large", .tooLarge), (400, "malformed-request", .remoteRejected),
         (401, "unauthorized", .accessDenied),
-        (503, "unavailable", .throttled), (507, "storage-failed", .serverFailed),
+        (503, "unavailable", .throttled), (507, "storage-failed", .remoteRejected), (500, "internal", .serverFailed),
     ])
     func everyRefusalOfAChunkIsATypedErrorNamingTheProblemNotTheToken(
         status: Int, name: String, code: TransportError.Code

@@ -99,6 +99,11 @@ public struct NativeBackend: UploadBackend {
             resumeQuery: .chunkBitmap, maximumObjectSize: server.maximumObjectSize)
     }
 
+    /// This backend with other options (parity scheme, compression), talking through the same transport.
+    public func with(options: NativeBackendOptions) throws(TransportError) -> NativeBackend {
+        try NativeBackend(creationURL: creationURL, server: server, options: options, transport: transport)
+    }
+
     /// `Idempotency-Key` of one attempt at one chunk (section 3.2): the hex SHA-256 of
     /// `sessionID ":" index ":" sha-256 hex ":" attempt`.
     public static func idempotencyKey(sessionID: String, index: Int, sha256: Digest32, attempt: Int) -> String {
@@ -529,6 +534,12 @@ public struct NativeBackend: UploadBackend {
             return TransportError(.checksumMismatch, "the receiver found the \(what)'s bytes differ (422\(note))")
         case 429, 503: return TransportError(.throttled, "the receiver is busy (\(status) to the \(what)\(note))")
         case 400..<500: return TransportError(.remoteRejected, "the receiver refused the \(what) (\(status)\(note))")
+        case 507:
+            // Not transient: retrying fills nothing. The state is kept, so the same command resumes once there is room.
+            return TransportError(
+                .remoteRejected,
+                "the receiver has no room to store the \(what) (507 Insufficient Storage\(note)); free space on the "
+                    + "receiver, then run the same command again")
         case 500..<600: return TransportError(.serverFailed, "the receiver failed the \(what) (\(status)\(note))")
         default: return TransportError(.protocolViolation, "unexpected status \(status) to the \(what)")
         }

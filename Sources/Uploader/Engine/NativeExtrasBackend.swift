@@ -1,0 +1,29 @@
+public import AetherSecurity
+public import AetherTransport
+
+/// A backend that speaks the native protocol's extras (`docs/PROTOCOL.md` 3.1, 3.3, 3.7): a parity scheme
+/// announced at creation and parity shards, content codings on chunks, and proof-of-possession dedup.
+/// `NativeBackend` is one; tests wrap it to withhold or count requests.
+public protocol NativeExtrasBackend: UploadBackend {
+    /// What the receiver announced in `Aether-Capabilities`.
+    var server: AetherCapabilities { get }
+    /// How this backend talks (its parity scheme and compression).
+    var options: NativeBackendOptions { get }
+    /// This backend with other options, over the same connection.
+    func with(options: NativeBackendOptions) throws(TransportError) -> Self
+    /// Creates the upload and returns the receiver's first status document (with a possession challenge when
+    /// the receiver already holds the content id).
+    func createUpload(_ description: UploadDescription) async throws(TransportError) -> (
+        upload: RemoteUpload, status: NativeStatusDocument
+    )
+    /// The receiver's status document of `upload`.
+    func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument
+    /// Sends one parity shard of the scheme in `options.parity`.
+    func send(_ shard: ParityShard, to upload: RemoteUpload) async throws(TransportError) -> AetherReceiptHeader
+    /// Answers a possession challenge; the receipt when it passed (the upload is then complete), nil when not.
+    func provePossession(
+        _ upload: RemoteUpload, challenge: [UInt8], prover: ProofOfPossessionProver, summary: CompletionSummary
+    ) async throws(TransportError) -> UploadReceipt?
+}
+
+extension NativeBackend: NativeExtrasBackend {}
