@@ -2,7 +2,8 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all deps venv build release test lint format layering unsafe-check readme-examples phases bench demo fuzz clean
+.PHONY: all deps venv build release test torture lint format layering unsafe-check readme-examples phases bench demo \
+	fuzz clean
 
 all: build
 
@@ -42,6 +43,11 @@ phases: deps
 
 test: deps venv build layering unsafe-check readme-examples lint
 	@scripts/run-tests.sh
+
+# The long crash, fault, trace and memory tests (1 GiB crash torture, a whole 10 GiB upload, 384 MiB over the LTE
+# trace); `make test` runs shorter seeded versions of the same tests.
+torture: deps venv build
+	AETHER_TORTURE=1 $(SWIFT) test --filter 'ClientCrashTortureTests|UploadMemoryLiveTests|LTETraceLiveTests'
 
 bench: release
 	$(SWIFT) run -c release aether-bench $(BENCH)

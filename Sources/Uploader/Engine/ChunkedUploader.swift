@@ -315,8 +315,8 @@ public actor ChunkedUploader {
         }
         var checked: [String] = []
         if configuration.flags.byzantineSampling, let native = backend as? NativeBackend {
-            try await Self.sample(
-                native, remote, chunkHashes: run.chunkHashes, count: configuration.byzantineSampleCount)
+            try await sample(
+                native, remote, chunkHashes: run.chunkHashes, count: configuration.byzantineSampleCount, emit: emit)
             checked.append("byzantine-sample")
         }
         let summary = ledger.summary
@@ -518,24 +518,31 @@ public actor ChunkedUploader {
     }
 
     /// Byzantine sampling (native): the destination proves it holds `count` random chunks, each hash and Merkle
-    /// proof checked against the local tree, before the upload is completed.
-    private static func sample(
-        _ backend: NativeBackend, _ remote: RemoteUpload, chunkHashes: [Digest32], count: Int
-    ) async throws(UploaderError) {
+    /// proof checked against the local tree, before the upload is completed. The challenge is retried like every
+    /// other request (a receiver restarting must not fail the upload); a failed proof is never retried.
+    private nonisolated func sample(
+        _ backend: NativeBackend, _ remote: RemoteUpload, chunkHashes: [Digest32], count: Int,
+        emit: @Sendable (UploadEvent) -> Void
+    ) async throws {
         var indices = Set<Int>()
         let wanted = min(count, chunkHashes.count)
         while indices.count < wanted {
             indices.insert(Int(SecureRandom.uniform(UInt32(clamping: chunkHashes.count))))
         }
-        do {
-            _ = try await backend.challenge(
-                remote, indices: indices.sorted(), chunkHashes: chunkHashes, requireProofs: true)
-        } catch {
-            if error.code == .verificationFailed {
-                throw UploaderError(
-                    .verificationFailed, "the destination failed a Byzantine spot check: \(error.message)")
+        let sorted = indices.sorted()
+        let (refused, _) = try await withRetries(index: -1, emit: emit) {
+            () async throws(TransportError) -> TransportError? in
+            do throws(TransportError) {
+                _ = try await backend.challenge(remote, indices: sorted, chunkHashes: chunkHashes, requireProofs: true)
+                return nil
+            } catch {
+                guard error.code == .verificationFailed else { throw error }
+                return error
             }
-            throw UploaderError(.transportFailed, "the Byzantine spot check failed: \(error.message) (\(error.code))")
+        }
+        if let refused {
+            throw UploaderError(
+                .verificationFailed, "the destination failed a Byzantine spot check: \(refused.message)")
         }
     }
 
