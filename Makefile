@@ -2,7 +2,8 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all deps venv build release test lint format layering unsafe-check phases bench demo fuzz clean
+.PHONY: all deps venv build release test torture lint format layering unsafe-check readme-examples phases bench demo \
+	fuzz clean
 
 all: build
 
@@ -24,6 +25,10 @@ layering: deps
 unsafe-check:
 	@scripts/check-unsafe.sh
 
+# Every ```swift block of README.md is verbatim in Tests/ReadmeExamplesTests/Examples.swift (compiled and run by tests).
+readme-examples:
+	@python3 scripts/check-readme-examples.py
+
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
 	@echo "format: swift format lint --strict is clean"
@@ -36,8 +41,13 @@ format:
 phases: deps
 	@scripts/build-phases.sh
 
-test: deps venv build layering unsafe-check lint
+test: deps venv build layering unsafe-check readme-examples lint
 	@scripts/run-tests.sh
+
+# The long crash, fault, trace and memory tests (1 GiB crash torture, a whole 10 GiB upload, 384 MiB over the LTE
+# trace); `make test` runs shorter seeded versions of the same tests.
+torture: deps venv build
+	AETHER_TORTURE=1 $(SWIFT) test --filter 'ClientCrashTortureTests|UploadMemoryLiveTests|LTETraceLiveTests'
 
 bench: release
 	$(SWIFT) run -c release aether-bench $(BENCH)

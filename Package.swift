@@ -104,6 +104,8 @@ let package = Package(
                 "CAetherMicroHTTPD",
             ],
             path: "Sources/Receiver", swiftSettings: swiftSettings),
+        // Tooling for the bench and the interop tests (no layer, never a dependency of one): local nginx.
+        .target(name: "AetherTestServers", path: "Sources/TestServers", swiftSettings: swiftSettings),
 
         // MARK: Executables
         .executableTarget(
@@ -120,6 +122,7 @@ let package = Package(
                 "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
                 "AetherReceiver",
                 "AetherUploader",
+                "AetherTestServers",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 
@@ -160,12 +163,22 @@ let package = Package(
             ],
             path: "Tests/UploaderTests",
             swiftSettings: swiftSettings),
+        // The README's library examples, compiled and run (scripts/check-readme-examples.py keeps them verbatim).
+        .testTarget(
+            name: "AetherReadmeExamplesTests",
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",
+                "AetherUploader", "AetherReceiver",
+            ],
+            path: "Tests/ReadmeExamplesTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherBenchTests", dependencies: ["aether-bench"], path: "Tests/BenchTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherInteropTests",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport"],
+            dependencies: [
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherTestServers",
+            ],
             path: "Tests/Interop", exclude: ["peers", "requirements.txt"], swiftSettings: swiftSettings),
     ]
 )

@@ -298,7 +298,202 @@ def traces():
           b"\x03" + npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", [1.0], "<d"))
 
 
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def sf_bytes(data):
+    return ":" + base64.b64encode(data).decode() + ":"
+
+
+def receiver():
+    """The receiver's targets: native documents and fields, tus/IETF fields, content decoders, request scripts
+    (docs/PROTOCOL.md sections 2-7, docs/RECEIVER.md)."""
+    body = b"hello"
+    h = hashlib.sha256(body).digest()
+    session_id = "s"
+    genesis = hashlib.sha256(b"Aether3D_CC_GENESIS_" + session_id.encode()).digest()
+    link = hashlib.sha256(b"CCv1\x00" + h + genesis).digest()
+    root = iv.root_recursive([iv.leaf(0, h)])
+    root = root[0] if isinstance(root, tuple) else root
+    upload_id = base32(bytes(range(16)))
+    nonce = base64.b64encode(bytes(range(32))).decode()
+    chunk_field = f"length=5, crc32c={sf_bytes(struct.pack('>I', crc32c(body)))}, sha-256={sf_bytes(h)}"
+    capabilities = ("v=1, min-chunk=262144, max-chunk=67108864, max-object=1099511627776, max-chunks=1048576, "
+                    'parallel=16, parity="rs8", encodings="zstd deflate", possession, challenges, expires=86400')
+
+    docs = {
+        "create-minimal": (0, {"chainSessionID": session_id, "chunkSize": 16384, "chunks": 1, "size": 5}),
+        "create-parity-aci": (0, {"chainSessionID": "session-7", "chunkSize": 4194304, "chunks": 256,
+                                  "contentID": "aci:1:sha256:" + h.hex(),
+                                  "parity": {"code": "rs8", "data": 10, "parity": 2}, "size": 1073741824}),
+        "create-empty": (0, {"chainSessionID": session_id, "chunkSize": 16384, "chunks": 1, "size": 0}),
+        "status-open": (1, {"chainVerifiedThrough": -1, "chunkSize": 262144, "chunks": 10,
+                            "expires": "2026-12-01T12:00:00Z", "id": upload_id, "parity": None, "possession": None,
+                            "received": "CQI=", "size": 2621440, "state": "open"}),
+        "status-parity": (1, {"chainVerifiedThrough": 9, "chunkSize": 262144, "chunks": 10,
+                              "expires": "2026-12-01T12:00:00Z", "id": upload_id,
+                              "parity": {"code": "rs8", "data": 10, "parity": 2, "received": "Aw=="},
+                              "possession": {"challenge": "AQID"}, "received": "/wM=", "size": 2621440,
+                              "state": "complete"}),
+        "complete": (2, {"chainHead": link.hex(), "fileSHA256": h.hex(), "merkleRoot": root.hex()}),
+        "challenge": (3, {"indices": [3, 17, 250], "nonce": nonce}),
+        "challenge-answer-null": (4, {"answers": [{"index": 3, "proof": None, "sha256": None}], "nonce": nonce}),
+        "challenge-answer-proof": (4, {"answers": [{"index": 0, "proof": {"leafCount": 1, "leafIndex": 0,
+                                                                          "siblings": []}, "sha256": h.hex()}],
+                                       "nonce": nonce}),
+        "receipt": (5, {"chainHead": link.hex(), "chunks": 1, "cid": cid(h), "completedAt": "2026-11-30T16:00:00Z",
+                        "fileSHA256": h.hex(), "id": upload_id, "merkleRoot": root.hex(), "size": 5}),
+        "problem": (6, {"chunk": 3, "detail": "chunk 3 is stored with other bytes", "status": 409,
+                        "title": "Chunk stored with other bytes", "type": "urn:aether:problem:duplicate-chunk"}),
+        "problem-offset": (6, {"detail": "the offset is 10", "expected": 4, "offset": 10, "status": 409,
+                               "title": "Offset mismatch", "type": "urn:aether:problem:offset-mismatch"}),
+    }
+    for name, (selector, value) in docs.items():
+        write("native-documents", name, bytes([selector]) + compact(value).encode())
+    write("native-documents", "status-bits-past-count", b"\x01" + compact(dict(docs["status-open"][1], received="CQY=")).encode())
+    write("native-documents", "create-chunks-disagree", b"\x00" + compact(dict(docs["create-minimal"][1], chunks=2)).encode())
+    fields = {
+        "chunk": (7, chunk_field), "chunk-link": (7, chunk_field + f", link={sf_bytes(link)}"),
+        "chunk-unknown-member": (7, chunk_field + ", extra=1"), "receipt": (8, f"index=5, sha-256={sf_bytes(h)}"),
+        "receipt-parity": (8, f"index=12, sha-256={sf_bytes(h)}, parity"), "received": (9, "chunks=10, prefix=4"),
+        "received-inconsistent": (9, "chunks=3, prefix=4"), "capabilities": (10, capabilities),
+        "capabilities-false": (10, capabilities.replace("possession, challenges", "possession=?0, challenges=?0")),
+        "capabilities-min-above-max": (10, capabilities.replace("min-chunk=262144", "min-chunk=99999999999")),
+    }
+    for name, (selector, text) in fields.items():
+        write("native-documents", name, bytes([selector]) + text.encode())
+
+    tus_ietf = {
+        "metadata": (0, 0, "filename d29ybGRfZG9taW5hdGlvbl9wbGFuLnBkZg==,is_confidential"),
+        "metadata-empty": (0, 0, ""), "metadata-repeated-key": (0, 0, "a YQ==,a Yg=="),
+        "metadata-traversal": (0, 0, "filename Li4vLi4vZXRjL3Bhc3N3ZA=="),
+        "metadata-long-key": (0, 0, "k" * 300 + " YQ=="),
+        "checksum-sha1": (1, 0, "sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0="),
+        "checksum-sha256": (1, 0, "sha256 " + base64.b64encode(h).decode()),
+        "checksum-crc32": (1, 0, "crc32 NhCmhg=="), "checksum-unknown": (1, 0, "md5 XUFAKrxLKna5cZ2REBfFkg=="),
+        "concat-partial": (2, 0, "partial"), "concat-final": (2, 0, f"final;/uploads/{upload_id} https://h/uploads/{upload_id}"),
+        "concat-traversal": (2, 0, "final;/uploads/../../etc/passwd"),
+        "limit-latest": (3, 0, "max-size=1099511627776, max-age=86400"),
+        "limit-draft05": (3, 1, "max-size=1099511627776, expires=86400, min-append-size=16384"),
+        "limit-negative": (3, 0, "max-size=-1"),
+        "repr-digest": (4, 0, f"sha-256={sf_bytes(h)}, sha-512=:AAAA:"),
+        "content-digest-short": (4, 1, "sha-256=:AAAA:"),
+        "offset": (5, 0, "1024"), "length": (5, 1, "0"), "complete": (5, 2, "?1"), "version": (5, 3, "6"),
+        "version-other": (5, 3, "7"), "offset-params": (5, 0, "5;a=1"),
+        "tus-integer": (6, 0, "000123"), "tus-integer-repeated": (6, 1, "5"),
+    }
+    for name, (selector, variant, text) in tus_ietf.items():
+        write("tus-ietf-fields", name, bytes([selector, variant]) + text.encode())
+
+    plain = b"aether " * 40
+    zstd = subprocess.run(["zstd", "-q", "-c"], input=plain, capture_output=True, check=True).stdout
+    import zlib
+    deflate = zlib.compress(plain)
+    limit = struct.pack(">H", len(plain))
+    write("content-decoders", "zstd", b"\x00" + limit + b"\x10" + zstd)
+    write("content-decoders", "zstd-over-limit", b"\x00" + struct.pack(">H", 100) + b"\xff" + zstd)
+    write("content-decoders", "zstd-truncated", b"\x00" + limit + b"\x03" + zstd[:-3])
+    write("content-decoders", "deflate", b"\x01" + limit + b"\x07" + deflate)
+    write("content-decoders", "deflate-over-limit", b"\x01" + struct.pack(">H", 10) + b"\x40" + deflate)
+    write("content-decoders", "deflate-trailing", b"\x01" + limit + b"\x40" + deflate + b"xx")
+    write("content-decoders", "zstd-skippable-frame", b"\x00" + limit + b"\x40" + b"\x50\x2a\x4d\x18\x02\x00\x00\x00ab" + zstd)
+    write("content-decoders", "roundtrip-zstd", b"\x02" + limit + b"\x05" + plain)
+    write("content-decoders", "roundtrip-deflate-over", b"\x03" + struct.pack(">H", 9) + b"\x05" + plain)
+
+    def script(*requests):
+        return "\n~~~\n".join(requests).encode()
+
+    native_create = ("POST /uploads\nAether-Protocol: 1\nContent-Type: application/aether-upload+json\n"
+                     "Content-Length: {n}\n\n{body}")
+    create_body = compact(docs["create-minimal"][1])
+    chunk = (f"PUT /uploads/$ID/chunks/0\nAether-Protocol: 1\nAether-Chunk: {chunk_field}, link={sf_bytes(link)}\n"
+             f"Content-Digest: sha-256={sf_bytes(h)}\nContent-Length: 5\n\nhello")
+    complete_body = compact(docs["complete"][1])
+    challenge_body = compact({"indices": [0], "nonce": nonce})
+    zstd_hello = subprocess.run(["zstd", "-q", "-c"], input=body, capture_output=True, check=True).stdout
+    scripts = {
+        "native-flow": script(
+            native_create.format(n=len(create_body), body=create_body), chunk, chunk, "HEAD /uploads/$ID\n",
+            "GET /uploads/$ID\n",
+            f"POST /uploads/$ID/complete\nAether-Protocol: 1\nContent-Type: application/aether-complete+json\n"
+            f"Content-Length: {len(complete_body)}\n\n{complete_body}",
+            f"POST /uploads/$ID/challenges\nAether-Protocol: 1\nContent-Type: application/aether-challenge+json\n"
+            f"Content-Length: {len(challenge_body)}\n\n{challenge_body}",
+            "DELETE /uploads/$ID\nAether-Protocol: 1\n"),
+        "native-parity": script(
+            native_create.format(n=0, body=compact(dict(docs["create-minimal"][1],
+                                                        parity={"code": "rs8", "data": 1, "parity": 1}))),
+            f"PUT /uploads/$ID/parity/0/0 split\nAether-Protocol: 1\nAether-Chunk: length=16384, "
+            f"crc32c=:AAAAAA==:, sha-256={sf_bytes(h)}\nContent-Length: 5\n\nhello"),
+        "native-zstd-chunk": script(
+            native_create.format(n=len(create_body), body=create_body),
+            f"PUT /uploads/$ID/chunks/0\nAether-Protocol: 1\nAether-Chunk: {chunk_field}\nContent-Encoding: zstd\n"
+            f"Content-Length: {len(zstd_hello)}\n\nZSTD"),
+        "tus-flow": script(
+            "POST /uploads\nTus-Resumable: 1.0.0\nUpload-Length: 10\n"
+            "Upload-Metadata: filename d29ybGQudHh0,is_confidential\n",
+            "HEAD /uploads/$ID\nTus-Resumable: 1.0.0\n",
+            "PATCH /uploads/$ID split\nTus-Resumable: 1.0.0\nUpload-Offset: 0\n"
+            "Content-Type: application/offset+octet-stream\nUpload-Checksum: sha256 "
+            + base64.b64encode(h).decode() + "\nContent-Length: 5\n\nhello",
+            "PATCH /uploads/$ID\nTus-Resumable: 1.0.0\nUpload-Offset: 5\n"
+            "Content-Type: application/offset+octet-stream\nContent-Length: 5\n\nworld",
+            "POST /uploads/$ID\nX-HTTP-Method-Override: DELETE\nTus-Resumable: 1.0.0\n"),
+        "tus-concat": script(
+            "POST /uploads\nTus-Resumable: 1.0.0\nUpload-Length: 5\nUpload-Concat: partial\n"
+            "Content-Type: application/offset+octet-stream\nContent-Length: 5\n\nhello",
+            "POST /uploads\nTus-Resumable: 1.0.0\nUpload-Length: 5\nUpload-Concat: partial\n"
+            "Content-Type: application/offset+octet-stream\nContent-Length: 5\n\nworld",
+            "POST /uploads\nTus-Resumable: 1.0.0\nUpload-Concat: final;/uploads/$PREV /uploads/$ID\n",
+            "HEAD /uploads/$ID\nTus-Resumable: 1.0.0\n"),
+        "tus-defer-cut": script(
+            "POST /uploads\nTus-Resumable: 1.0.0\nUpload-Defer-Length: 1\n",
+            "PATCH /uploads/$ID cut\nTus-Resumable: 1.0.0\nUpload-Offset: 0\n"
+            "Content-Type: application/offset+octet-stream\nContent-Length: 5\n\nhello",
+            "PATCH /uploads/$ID\nTus-Resumable: 1.0.0\nUpload-Offset: 0\nUpload-Length: 3\n"
+            "Content-Type: application/offset+octet-stream\nContent-Length: 5\n\nhello",
+            "@advance 700", "@expire", "HEAD /uploads/$ID\nTus-Resumable: 1.0.0\n"),
+        "ietf-latest": script(
+            "POST /uploads\nUpload-Draft-Interop-Version: 8\nUpload-Complete: ?0\nUpload-Length: 10\n"
+            f"Repr-Digest: sha-256={sf_bytes(hashlib.sha256(b'helloworld').digest())}\nContent-Length: 5\n\nhello",
+            "HEAD /uploads/$ID\nUpload-Draft-Interop-Version: 8\n",
+            "PATCH /uploads/$ID\nUpload-Draft-Interop-Version: 8\nUpload-Offset: 5\nUpload-Complete: ?1\n"
+            "Content-Type: application/partial-upload\nContent-Length: 5\n\nworld",
+            "OPTIONS /uploads\n"),
+        "ietf-draft05": script(
+            "POST /uploads\nUpload-Draft-Interop-Version: 6\nUpload-Complete: ?1\n"
+            f"Content-Digest: sha-256={sf_bytes(h)}\nContent-Length: 5\n\nhello",
+            "PATCH /uploads/$ID\nUpload-Draft-Interop-Version: 6\nUpload-Offset: 99\nUpload-Complete: ?1\n\n"),
+        "bad-paths": script(
+            "GET /uploads/../../etc/passwd\n", "GET /uploads/%2e%2e/x\n", "PUT /uploads/$ID/chunks/007\n",
+            "PUT /uploads/$ID/chunks/-1\n", "GET uploads\n", "GET /healthz\n", "GET /metrics remote\n",
+            "BREW /uploads\n", "POST /uploads\nX-HTTP-Method-Override: TRACE\n", "POST /uploads remote\n"),
+        "bad-headers": script(
+            "POST /uploads\nAether-Protocol: 2\n", "POST /uploads\n",
+            "POST /uploads\nTus-Resumable: 0.2.2\nUpload-Length: 5\n",
+            "POST /uploads\nTus-Resumable: 1.0.0\nUpload-Length: 99999999999999999999\n",
+            "POST /uploads\nTus-Resumable: 1.0.0\nUpload-Length: 5\nUpload-Length: 6\n",
+            "POST /uploads\nUpload-Complete: maybe\n",
+            "POST /uploads\nUpload-Complete: ?0\nUpload-Offset: -5\nUpload-Length: -1\n",
+            "POST /uploads\nAether-Protocol: 1\nContent-Type: text/plain\nContent-Length: 2\n\n{}"),
+    }
+    for name, data in scripts.items():
+        if name == "native-zstd-chunk":
+            data = data.replace(b"ZSTD", zstd_hello)
+        write("receiver-headers", name, data)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1:  # only the named groups, e.g. `python3 Fuzz/seed-corpora.py receiver`
+        for group in sys.argv[1:]:
+            globals()[group]()
+        sys.exit(0)
     session()
     record_open()
     handshake()
@@ -309,3 +504,4 @@ if __name__ == "__main__":
     transport()
     netlink()
     traces()
+    receiver()

@@ -24,7 +24,10 @@ for target in $phases; do
         echo "phase build: $target does not build on the layers below it" >&2
         exit 1
     fi
-    if [ "$clean" -eq 1 ] && [ "$target" = AetherReceiver ] && [ -e "$bin/AetherUploader.build" ]; then
+    # SwiftPM plans every target (an AetherUploader.build folder with its file map appears at once); compiled
+    # means a module or an object file.
+    if [ "$clean" -eq 1 ] && [ "$target" = AetherReceiver ] &&
+        { [ -e "$bin/Modules/AetherUploader.swiftmodule" ] || compgen -G "$bin/AetherUploader.build/*.o" >/dev/null; }; then
         echo "phase build: building AetherReceiver built AetherUploader; the receiver must use layers 1-6 only" >&2
         exit 1
     fi

@@ -27,6 +27,10 @@ LAYERS = {
     "AetherUploader": 7,
 }
 
+# Tooling for the bench and the tests (a local nginx): no layer; it may depend on C wrappers only, and no
+# layered module may depend on it (that fails above as "neither a lower layer nor a C wrapper").
+TOOLING = {"AetherTestServers"}
+
 # Modules one may never reach from the other, directly or through any chain of dependencies.
 FORBIDDEN_REACH = [("AetherReceiver", "AetherUploader"), ("AetherUploader", "AetherReceiver")]
 
@@ -78,6 +82,10 @@ def failures_of(package):
             for dep in deps:
                 if not dep.startswith("CAether"):
                     failures.append(f"C wrapper {name} depends on Swift module {dep}")
+        elif name in TOOLING:
+            for dep in deps:
+                if not dep.startswith("CAether"):
+                    failures.append(f"tooling module {name} depends on {dep}; it may use C wrappers only")
         elif target.get("type") == "library":
             failures.append(f"library target {name} has no layer; add it to LAYERS in scripts/check-layering.py")
     for start, goal in FORBIDDEN_REACH:

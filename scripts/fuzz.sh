@@ -14,7 +14,7 @@
 # A target is a folder Fuzz/<name>/ with one Swift file defining
 #   func fuzzInput(_ bytes: UnsafeRawBufferPointer)
 # (it may import AetherIO, AetherIntegrity, AetherCoding, AetherScheduling, AetherSecurity,
-# AetherTransport and check properties with FuzzCheck.require)
+# AetherTransport, AetherReceiver and check properties with FuzzCheck.require)
 # and a small checked-in corpus in Fuzz/<name>/corpus/. See Fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +29,7 @@ fi
 scratch=.build-fuzz
 # The modules the targets may import. Each is built by name: no one of them depends on all the others
 # (AetherTransport does not need Coding or Scheduling), so building the highest alone would miss some.
-modules=(AetherIO AetherIntegrity AetherCoding AetherScheduling AetherSecurity AetherTransport)
+modules=(AetherIO AetherIntegrity AetherCoding AetherScheduling AetherSecurity AetherTransport AetherReceiver)
 c_objects=(CAetherURing CAetherKernels)
 
 if [ $# -gt 0 ]; then
@@ -76,10 +76,12 @@ flags=(
     -Xcc -fmodule-map-file=Sources/C/CAetherZlib/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherCurl/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherZstd/module.modulemap
+    -Xcc -fmodule-map-file=Sources/C/CAetherSQLite/module.modulemap
+    -Xcc -fmodule-map-file=Sources/C/CAetherMicroHTTPD/module.modulemap
     -Xcc -fmodule-map-file="$debug/CAetherURing.build/module.modulemap"
     -Xcc -fmodule-map-file="$debug/CAetherKernels.build/module.modulemap"
 )
-libraries=($(pkg-config --libs libsodium openssl zlib liburing libcurl libzstd))
+libraries=($(pkg-config --libs libsodium openssl zlib liburing libcurl libzstd sqlite3 libmicrohttpd))
 
 mkdir -p "$scratch/fuzz"
 failed=()

@@ -13,7 +13,9 @@ cd "$(dirname "$0")/.."
 process_suites='UploadCommandLiveTests|UploadEndToEndLiveTests|DemoLiveTests|UploadProgressBarLiveTests'
 process_suites+='|ReceiverInteropTests|ReceiverCrashTests|SessionLiveTests|SessionKeysLiveTests'
 process_suites+='|SessionPythonHostLiveTests|FileSafetyLiveTests|BenchCommandLineTests|LayeringCheckTests'
-process_suites+='|UploadTortureTests|ReceiverTortureTests|UploadFaultTests|UploadTraceTests|UploadMemoryTests'
+process_suites+='|ClientCrashTortureTests|ReceiverCrashNativeLiveTests|UploadResumeEdgeLiveTests|UploadFaultLiveTests'
+process_suites+='|LTETraceLiveTests|UploadMemoryLiveTests|ReceiverLoadLiveTests|CommandLineLiveTests|FileCommandsLiveTests'
+process_suites+='|SessionStateDirectoryLiveTests|FountainMemoryLiveTests'
 timing_suites='HTTPClientInteropTests'
 timing_log=$(mktemp -t aether-test.XXXXXX)
 first_log=$(mktemp -t aether-test.XXXXXX)

@@ -18,6 +18,7 @@ struct BenchMain {
         SessionBench.self,
         TransportBench.self,
         ReceiverBench.self,
+        ReceiverUploadBench.self,
         VaultBench.self,
         E2EBench.self,
     ]

@@ -19,6 +19,8 @@ enum IOBaseline {
         let seconds: Double
         let status: Int32
         let peakResidentKiB: Int
+        /// The child's user + system CPU seconds (wait4's rusage).
+        var cpuSeconds: Double = 0
     }
 
     /// posix_spawn + wait4: runs `arguments` (first is the executable path) with stdout to /dev/null,
@@ -41,7 +43,10 @@ enum IOBaseline {
         _ = try? Syscall.retryingEINTR("wait4", path: nil) { unsafe wait4(pid, &status, 0, &usage) }
         let seconds = Measure.now() - start
         let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return ChildRun(seconds: seconds, status: exitStatus, peakResidentKiB: Int(usage.ru_maxrss))
+        let cpu =
+            Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+            + Double(usage.ru_stime.tv_usec) / 1e6
+        return ChildRun(seconds: seconds, status: exitStatus, peakResidentKiB: Int(usage.ru_maxrss), cpuSeconds: cpu)
     }
 
     /// getrusage(RUSAGE_SELF).ru_maxrss: this process's peak RSS in KiB.

@@ -1,4 +1,5 @@
 import AetherIO
+import AetherTestServers
 import AetherTransport
 import FoundationEssentials
 
@@ -26,7 +27,7 @@ enum TransportBench: BenchSuite {
             }
             sizeMiB = value
         }
-        guard let nginx = executable("nginx", extra: ["/usr/sbin/nginx"]) else {
+        guard NginxProcess.executable != nil else {
             print("transport: skipped: nginx is not installed (scripts/install-deps.sh installs it)")
             return
         }
@@ -37,7 +38,7 @@ enum TransportBench: BenchSuite {
         let directory = "/tmp/aether-bench-transport-\(getpid())"
         guard unsafe mkdir(directory, 0o700) == 0 else { throw BenchError("cannot create \(directory)") }
         defer { _ = IOBaseline.run(["/bin/rm", "-rf", directory]) }
-        let server = try NginxServer(nginx: nginx, openssl: openssl, directory: directory)
+        let server = try NginxServer(openssl: openssl, directory: directory)
         defer { server.stop() }
         print("transport: libcurl \(HTTPClient.libcurlVersion), load average \(IOBench.loadAverage())")
         try await bulkPut(server: server, curl: curl, directory: directory, sizeMiB: sizeMiB)
@@ -160,18 +161,16 @@ enum TransportBench: BenchSuite {
     }
 }
 
-/// nginx on 127.0.0.1 for the bench: one clear-text HTTP/1.1 port and one TLS port (h2 and http/1.1 by ALPN,
-/// self-signed certificate for localhost made with openssl), `return 204` for every request, bodies of any size.
+/// nginx on 127.0.0.1 for the bench (through the shared `NginxProcess` launcher): one clear-text HTTP/1.1 port and
+/// one TLS port (h2 and http/1.1 by ALPN, self-signed certificate for localhost made with openssl), `return 204` for
+/// every request, bodies of any size.
 struct NginxServer {
     let plainPort: Int
     let tlsPort: Int
     let certificate: String
-    private let nginx: String
-    private let directory: String
+    private let process: NginxProcess
 
-    init(nginx: String, openssl: String, directory: String) throws {
-        self.nginx = nginx
-        self.directory = directory
+    init(openssl: String, directory: String) throws {
         certificate = "\(directory)/cert.pem"
         let made = IOBaseline.run([
             openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
@@ -179,71 +178,42 @@ struct NginxServer {
             "\(directory)/key.pem", "-out", certificate,
         ])
         guard made.status == 0 else { throw BenchError("openssl could not make the bench certificate") }
-        // Ports from a range keyed on the pid; a taken pair makes nginx exit non-zero and the next pair is tried.
-        var ports: (Int, Int)?
-        for attempt in 0..<20 {
-            let base = 20_000 + Int((getpid() &* 7919 &+ Int32(attempt) &* 104_729) % 20_000) * 2
-            try Self.writeConfiguration(directory: directory, plain: base, tls: base + 1)
-            if IOBaseline.run([nginx, "-p", directory, "-e", "\(directory)/error.log", "-c", "\(directory)/nginx.conf"])
-                .status == 0
-            {
-                ports = (base, base + 1)
-                break
-            }
+        process = try NginxProcess(directory: "\(directory)/nginx", portCount: 2, seed: 20_000) { ports in
+            Self.httpBlock(directory: directory, plain: ports[0], tls: ports[1])
         }
-        guard let ports else { throw BenchError("nginx could not start (see \(directory)/error.log)") }
-        (plainPort, tlsPort) = ports
+        (plainPort, tlsPort) = (process.ports[0], process.ports[1])
     }
 
-    static func writeConfiguration(directory: String, plain: Int, tls: Int) throws {
-        let text = """
-            worker_processes 1;
-            daemon on;
-            pid \(directory)/nginx.pid;
-            error_log \(directory)/error.log;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                client_body_temp_path \(directory)/body;
-                proxy_temp_path \(directory)/proxy;
-                fastcgi_temp_path \(directory)/fastcgi;
-                uwsgi_temp_path \(directory)/uwsgi;
-                scgi_temp_path \(directory)/scgi;
-                client_max_body_size 0;
-                keepalive_requests 100000;
-                http2_max_concurrent_streams 128;
-                upstream sink {
-                    server 127.0.0.1:\(plain);
-                    keepalive 64;
-                }
-                server {
-                    listen 127.0.0.1:\(plain);
-                    listen 127.0.0.1:\(tls) ssl http2;
-                    ssl_certificate \(directory)/cert.pem;
-                    ssl_certificate_key \(directory)/key.pem;
-                    # HTTP/1.1: `return` discards (reads) the whole body to keep the connection.
-                    location / { return 204; }
-                    # The small PUTs: read the whole body into memory first (the proxy module always reads it),
-                    # then answer 204 through a bodiless keep-alive hop. Over HTTP/2, a `return` that answers
-                    # before the body is read resets streams libcurl 7.88 is still sending on.
-                    location /small {
-                        client_body_buffer_size 64k;
-                        proxy_pass http://sink/;
-                        proxy_pass_request_body off;
-                        proxy_set_header Content-Length "";
-                        proxy_http_version 1.1;
-                        proxy_set_header Connection "";
-                    }
+    static func httpBlock(directory: String, plain: Int, tls: Int) -> String {
+        """
+            client_max_body_size 0;
+            keepalive_requests 100000;
+            http2_max_concurrent_streams 128;
+            upstream sink {
+                server 127.0.0.1:\(plain);
+                keepalive 64;
+            }
+            server {
+                listen 127.0.0.1:\(plain);
+                listen 127.0.0.1:\(tls) ssl http2;
+                ssl_certificate \(directory)/cert.pem;
+                ssl_certificate_key \(directory)/key.pem;
+                # HTTP/1.1: `return` discards (reads) the whole body to keep the connection.
+                location / { return 204; }
+                # The small PUTs: read the whole body into memory first (the proxy module always reads it),
+                # then answer 204 through a bodiless keep-alive hop. Over HTTP/2, a `return` that answers
+                # before the body is read resets streams libcurl 7.88 is still sending on.
+                location /small {
+                    client_body_buffer_size 64k;
+                    proxy_pass http://sink/;
+                    proxy_pass_request_body off;
+                    proxy_set_header Content-Length "";
+                    proxy_http_version 1.1;
+                    proxy_set_header Connection "";
                 }
             }
-
-            """
-        try Data(text.utf8).write(to: URL(fileURLWithPath: "\(directory)/nginx.conf"))
+        """
     }
 
-    func stop() {
-        _ = IOBaseline.run([
-            nginx, "-p", directory, "-e", "\(directory)/error.log", "-c", "\(directory)/nginx.conf", "-s", "stop",
-        ])
-    }
+    func stop() { process.stop() }
 }

@@ -189,9 +189,11 @@ final class Demo {
         }
         try await Task.sleep(for: .milliseconds(500))
         let input = work + "/records.txt"
-        let descriptor = try Syscall.open(input, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
-        try Syscall.writeFully(descriptor, Array("first sealed record\nsecond sealed record\n".utf8), path: input)
-        Syscall.close(descriptor)
+        do {
+            let descriptor = try Syscall.open(input, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
+            defer { Syscall.close(descriptor) }
+            try Syscall.writeFully(descriptor, Array("first sealed record\nsecond sealed record\n".utf8), path: input)
+        }
         try await expect(
             0, ["session", "connect", "127.0.0.1:\(port)", "--state-dir", state, "--counts"], "the session failed",
             stdin: input)

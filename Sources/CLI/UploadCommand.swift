@@ -91,8 +91,21 @@ enum UploadRun {
         let token = try UploadSetup.token(arguments)
         let client = try UploadSetup.client(arguments)
         defer { client.shutDown() }
-        let detected = try await UploadSetup.backend(
-            destination: destination, forced: forced, endpoint: endpoint, token: token, client: client)
+        let detected: DetectedBackend
+        do {
+            detected = try await UploadSetup.backend(
+                destination: destination, forced: forced, endpoint: endpoint, token: token, client: client)
+        } catch {
+            // The probe failed (the destination is down or never answers): `--json` readers get the `failed`
+            // event too; the line on standard error comes from the caller.
+            if view.mode == .json {
+                view.json(
+                    EventJSON(
+                        event: "failed", id: key, message: FailureAdvice.line(for: error), exit: UploadSetup.Exit.failed
+                    ))
+            }
+            throw error
+        }
         if let reason = detected.fallbackReason { view.note(reason) }
         let recorder = try TelemetryRecorder(
             stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")), uploadKey: key,

@@ -289,7 +289,7 @@ public enum Syscall {
 
     /// mmap(2) read-only, MAP_PRIVATE (copy-on-write: nothing we do reaches the file), then
     /// madvise(MADV_SEQUENTIAL) and MADV_WILLNEED. `offset` must be page aligned.
-    static func mapPrivate(
+    public static func mapPrivate(
         _ descriptor: Int32, offset: Int64, length: Int, path: String
     ) throws(IOError) -> UnsafeRawBufferPointer {
         let address = unsafe Glibc.mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, off_t(offset))
@@ -302,7 +302,7 @@ public enum Syscall {
     }
 
     /// munmap(2).
-    static func unmap(_ region: UnsafeRawBufferPointer) {
+    public static func unmap(_ region: UnsafeRawBufferPointer) {
         guard let base = region.baseAddress else { return }
         _ = unsafe munmap(UnsafeMutableRawPointer(mutating: base), region.count)
     }

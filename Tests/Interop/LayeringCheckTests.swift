@@ -90,6 +90,22 @@ import Testing
         #expect(err.contains("library target AetherExtras has no layer"))
     }
 
+    @Test func theToolingModuleHasNoLayerUsesCWrappersOnlyAndNoLayerMayUseIt() throws {
+        let tooling = Self.with("AetherTestServers", dependencies: [])
+        let clean = try Self.check(tooling)
+        #expect(clean.0 == 0, "\(clean.2)")
+        let phases = try Self.check(tooling, ["--phases"])
+        #expect(!phases.1.contains("AetherTestServers"))
+        let upward = try Self.check(Self.with("AetherTestServers", dependencies: ["AetherIO"]))
+        #expect(upward.0 == 1)
+        #expect(upward.2.contains("tooling module AetherTestServers depends on AetherIO"))
+        var used = tooling.filter { $0.name != "AetherTransport" }
+        used.append(("AetherTransport", "library", ["AetherSecurity", "AetherTestServers"]))
+        let downward = try Self.check(used)
+        #expect(downward.0 == 1)
+        #expect(downward.2.contains("AetherTransport depends on AetherTestServers, which is neither"))
+    }
+
     @Test func theReceiverMayNotReachTheUploaderDirectlyOrThroughAnotherModule() throws {
         let direct = try Self.check(Self.with("AetherReceiver", dependencies: ["AetherTransport", "AetherUploader"]))
         #expect(direct.0 == 1)

@@ -8,12 +8,13 @@ final class UploadChild: @unchecked Sendable {
     let process = Process()
     let directory: String
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// `launcher` runs `aether` through another program (`["/usr/sbin/ip", "netns", "exec", NAME]`).
+    init(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = []) throws {
         directory = try SessionLive.temporaryDirectory()
         _ = FileManager.default.createFile(atPath: directory + "/out", contents: nil)
         _ = FileManager.default.createFile(atPath: directory + "/err", contents: nil)
-        process.executableURL = URL(fileURLWithPath: SessionLive.aetherPath)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? SessionLive.aetherPath)
+        process.arguments = launcher.isEmpty ? arguments : launcher.dropFirst() + [SessionLive.aetherPath] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle(forWritingAtPath: directory + "/out")
         process.standardError = FileHandle(forWritingAtPath: directory + "/err")

@@ -6,29 +6,39 @@ import Foundation
 
 /// A plain TCP connection to 127.0.0.1 for requests no HTTP client would send (a body cut short, raw bytes in
 /// a path, a header block too large).
+///
+/// The descriptor has one owner and is closed exactly once: `init` keeps the socket in a local until it is
+/// connected, so a refused connection closes it there and no `deinit` runs for the half-built object. (Storing
+/// it first let the throwing `init` close it and then `deinit` close the same number again; in the shared test
+/// process that number was by then a libmicrohttpd connection socket of another test, and its daemon aborted
+/// with "Close socket failed".)
 final class RawHTTPConnection {
     private let descriptor: Int32
+    private let closeDescriptor: (Int32) -> Void
     private var closed = false
 
-    init(port: UInt16) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+    /// Connects to 127.0.0.1:`port`; `closing` closes the socket (tests count the calls).
+    init(port: UInt16, closing: @escaping (Int32) -> Void = { _ = Glibc.close($0) }) throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EIO) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let result = unsafe withUnsafePointer(to: &address) { pointer in
             unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                unsafe connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                unsafe connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
         guard result == 0 else {
-            _ = Glibc.close(descriptor)
+            closing(socket)
             throw POSIXError(.ECONNREFUSED)
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         _ = unsafe setsockopt(
-            descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        descriptor = socket
+        closeDescriptor = closing
     }
 
     func send(_ text: String) { send(Array(text.utf8)) }
@@ -71,7 +81,7 @@ final class RawHTTPConnection {
     func close() {
         guard !closed else { return }
         closed = true
-        _ = Glibc.close(descriptor)
+        closeDescriptor(descriptor)
     }
     deinit { close() }
 }

@@ -330,6 +330,43 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(Set(tiers.map(\.chunkSize)) == [Int64(ChunkReadOptions.defaultChunkSize)])
     }
 
+    @Test(arguments: [
+        ("http://127.0.0.1:8080/uploads", true), ("https://localhost/uploads", true), ("HTTP://LOCALHOST:1/x", true),
+        ("http://[::1]:9000/uploads", true), ("http://127.3.2.1/", true), ("http://user@127.0.0.1:80/u", true),
+        ("http://128.0.0.1/uploads", false), ("http://127.0.0/uploads", false), ("http://127.0.0.256/", false),
+        ("http://127.0.0.1.example.org/", false), ("http://localhost.example.org/", false),
+        ("http://[::2]/uploads", false), ("s3://bucket/key", false), ("memory://dest", false), ("http://", false),
+        ("http://example.org/?h=127.0.0.1", false), ("http://[::1/", false),
+    ])
+    func loopbackDestinationsAreRecognisedByTheirHostOnly(destination: String, loopback: Bool) {
+        #expect(LoopbackDestination.contains(destination) == loopback)
+    }
+
+    @Test(arguments: [
+        ("http://127.0.0.1:8080/uploads", 16 << 20, 8), ("http://uploads.example.org/uploads", 2 << 20, 1),
+    ])
+    func onLoopbackTheFirstLayoutUsesUltrafastPartsAndParallelism(
+        destination: String, partSize: Int, firstParallelism: Int
+    ) async throws {
+        let content = UploadFixture.seeded(20 << 20, seed: 21)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        let uploader = ChunkedUploader(
+            target: .init(file: FilePath(fixture.file), destination: destination, protocolName: "native"),
+            backend: backend, snapshots: try fixture.store(),
+            snapshotKey: SnapshotKey.derive(canonicalPath: FilePath(fixture.file), destination: destination))
+        let log = EventLog()
+        let outcome = try await uploader.run { log.record($0) }
+        #expect(outcome.partCount == ((20 << 20) + partSize - 1) / partSize)
+        let first = log.events.withLock { events in
+            events.compactMap { if case .tierChanged(let t) = $0 { t } else { nil } }.first
+        }
+        #expect(first?.chunkSize == Int64(partSize))
+        #expect(first?.parallelism == firstParallelism)
+        #expect(backend.object(outcome.receipt.location) == content)
+    }
+
     @Test func aPartThatReadsDifferentlyThanItsSnapshotDigestRestartsFreshAndStoresNoMix() async throws {
         let content = UploadFixture.seeded(24 * 16_384, seed: 13)
         let fixture = try UploadFixture(bytes: content)

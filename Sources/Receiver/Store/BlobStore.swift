@@ -26,6 +26,11 @@ public protocol BlobStore: Sendable {
     func keys() throws(ReceiverError) -> [BlobKey]
     /// Removes staged blobs that were never committed (a crash left them); returns how many.
     func discardStaging() throws(ReceiverError) -> Int
+    /// Calls `body` with the whole blob `key`, in order, in pieces of at most `pieceSize` bytes (none for an empty
+    /// blob). The default reads into a buffer; a store that can hand out its bytes without a copy does so.
+    func forEachPiece(
+        of key: BlobKey, pieceSize: Int, _ body: (UnsafeRawBufferPointer) throws(ReceiverError) -> Void
+    ) throws(ReceiverError)
 }
 
 /// Writes one blob. Owned by one request at a time (not `Sendable`).
@@ -51,18 +56,11 @@ extension BlobStore {
         observe: (UnsafeRawBufferPointer) throws(ReceiverError) -> Void
     ) throws(ReceiverError) -> any BlobWriter {
         let writer = try stage(target)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
-        defer { unsafe buffer.deallocate() }
         do throws(ReceiverError) {
             for part in parts {
-                var offset: Int64 = 0
-                while true {
-                    let count = try unsafe read(part, at: offset, into: buffer)
-                    if count == 0 { break }
-                    let piece = unsafe UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                try unsafe forEachPiece(of: part, pieceSize: bufferSize) { piece throws(ReceiverError) in
                     try unsafe observe(piece)
                     try unsafe writer.write(piece)
-                    offset += Int64(count)
                 }
             }
             try writer.durable()
@@ -71,6 +69,21 @@ extension BlobStore {
             throw error
         }
         return writer
+    }
+
+    /// `forEachPiece` through `read` into one buffer of `pieceSize` bytes.
+    public func forEachPiece(
+        of key: BlobKey, pieceSize: Int, _ body: (UnsafeRawBufferPointer) throws(ReceiverError) -> Void
+    ) throws(ReceiverError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(pieceSize, 1), alignment: 64)
+        defer { unsafe buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            let count = try unsafe read(key, at: offset, into: buffer)
+            if count == 0 { break }
+            try unsafe body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
     }
 
     /// The whole blob `key` into memory (chunks and shards, bounded by the chunk size limit).

@@ -128,12 +128,19 @@ public actor ChunkedUploader {
         let remote: RemoteUpload
     }
 
-    /// The part size before any measurement: the scheduler's when it has a prediction, else the NORMAL tier's.
-    static func firstChunkSize(_ decision: SchedulingDecision) -> Int {
+    /// The part size before any measurement: the scheduler's when it has a prediction, else the ULTRAFAST tier's
+    /// for a loopback destination and the NORMAL tier's for any other.
+    static func firstChunkSize(_ decision: SchedulingDecision, loopback: Bool = false) -> Int {
         guard decision.predictedBitsPerSecond > 0 else {
-            return NetworkSpeedTier.normal.strategy(availableMemoryBytes: nil).chunkSizeBytes
+            return NetworkSpeedTier(loopback: loopback).strategy(availableMemoryBytes: nil).chunkSizeBytes
         }
         return decision.chunkSizeBytes
+    }
+
+    /// The parallelism before any measurement: the scheduler's, or the ULTRAFAST tier's on loopback.
+    static func firstParallelism(_ decision: SchedulingDecision, loopback: Bool) -> Int {
+        guard decision.predictedBitsPerSecond <= 0, loopback else { return decision.parallelism }
+        return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: nil).parallelChunks
     }
 
     private func initialDecision(size: Int64) -> SchedulingDecision {
@@ -153,6 +160,7 @@ public actor ChunkedUploader {
         let size = fingerprint.size
         let capabilities = backend.capabilities
         let decision = initialDecision(size: size)
+        let loopback = LoopbackDestination.contains(target.destination)
         let canParallel = capabilities.parallelParts && capabilities.outOfOrderParts
         let parallelLimit =
             canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1
@@ -168,7 +176,8 @@ public actor ChunkedUploader {
                     preferred: Int64(
                         configuration.chunkSize
                             ?? (configuration.flags.adaptiveChunking
-                                ? Self.firstChunkSize(decision) : ChunkReadOptions.defaultChunkSize)),
+                                ? Self.firstChunkSize(decision, loopback: loopback) : ChunkReadOptions.defaultChunkSize)
+                    ),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
@@ -225,7 +234,8 @@ public actor ChunkedUploader {
                 1,
                 configuration.parallel
                     ?? (configuration.flags.adaptiveChunking
-                        ? decision.parallelism : UploadConstants.maxParallelChunkUploads)))
+                        ? Self.firstParallelism(decision, loopback: loopback)
+                        : UploadConstants.maxParallelChunkUploads)))
         var tier = decision.strategy.tier
         emit(
             .tierChanged(
@@ -305,8 +315,8 @@ public actor ChunkedUploader {
         }
         var checked: [String] = []
         if configuration.flags.byzantineSampling, let native = backend as? NativeBackend {
-            try await Self.sample(
-                native, remote, chunkHashes: run.chunkHashes, count: configuration.byzantineSampleCount)
+            try await sample(
+                native, remote, chunkHashes: run.chunkHashes, count: configuration.byzantineSampleCount, emit: emit)
             checked.append("byzantine-sample")
         }
         let summary = ledger.summary
@@ -508,24 +518,31 @@ public actor ChunkedUploader {
     }
 
     /// Byzantine sampling (native): the destination proves it holds `count` random chunks, each hash and Merkle
-    /// proof checked against the local tree, before the upload is completed.
-    private static func sample(
-        _ backend: NativeBackend, _ remote: RemoteUpload, chunkHashes: [Digest32], count: Int
-    ) async throws(UploaderError) {
+    /// proof checked against the local tree, before the upload is completed. The challenge is retried like every
+    /// other request (a receiver restarting must not fail the upload); a failed proof is never retried.
+    private nonisolated func sample(
+        _ backend: NativeBackend, _ remote: RemoteUpload, chunkHashes: [Digest32], count: Int,
+        emit: @Sendable (UploadEvent) -> Void
+    ) async throws {
         var indices = Set<Int>()
         let wanted = min(count, chunkHashes.count)
         while indices.count < wanted {
             indices.insert(Int(SecureRandom.uniform(UInt32(clamping: chunkHashes.count))))
         }
-        do {
-            _ = try await backend.challenge(
-                remote, indices: indices.sorted(), chunkHashes: chunkHashes, requireProofs: true)
-        } catch {
-            if error.code == .verificationFailed {
-                throw UploaderError(
-                    .verificationFailed, "the destination failed a Byzantine spot check: \(error.message)")
+        let sorted = indices.sorted()
+        let (refused, _) = try await withRetries(index: -1, emit: emit) {
+            () async throws(TransportError) -> TransportError? in
+            do throws(TransportError) {
+                _ = try await backend.challenge(remote, indices: sorted, chunkHashes: chunkHashes, requireProofs: true)
+                return nil
+            } catch {
+                guard error.code == .verificationFailed else { throw error }
+                return error
             }
-            throw UploaderError(.transportFailed, "the Byzantine spot check failed: \(error.message) (\(error.code))")
+        }
+        if let refused {
+            throw UploaderError(
+                .verificationFailed, "the destination failed a Byzantine spot check: \(refused.message)")
         }
     }
 

@@ -29,8 +29,9 @@ public enum TusMetadata {
             let fields = trimmed.split(separator: " ", omittingEmptySubsequences: false)
             guard fields.count == 1 || fields.count == 2 else { throw malformed("a pair has more than one space") }
             let key = String(fields[0])
-            guard !key.isEmpty, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                throw malformed("a key is empty or not printable ASCII")
+            // The encoder's key rule: a key it would refuse could not be given back (tus HEAD).
+            guard !key.isEmpty, key.utf8.count <= 256, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw malformed("a key is empty, over 256 bytes or not printable ASCII")
             }
             guard metadata[key] == nil else { throw malformed("a key is repeated") }
             guard fields.count == 2 else {
