@@ -172,6 +172,9 @@ let package = Package(
             ],
             path: "Tests/ReadmeExamplesTests", swiftSettings: swiftSettings),
         .testTarget(
+            name: "AetherBenchTests", dependencies: ["aether-bench"], path: "Tests/BenchTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "AetherInteropTests",
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherTestServers",

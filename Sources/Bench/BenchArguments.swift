@@ -17,7 +17,9 @@ enum BenchArguments {
     }
 
     /// Options that take a value (`--traces DIR`, `--size-mib N`).
-    static let valueOptions: Set<String> = ["--traces", "--size-mib", "--runs", "--chunk-size", "--parallel"]
+    static let valueOptions: Set<String> = [
+        "--traces", "--size-mib", "--runs", "--chunk-size", "--parallel", "--link-mib", "--lines",
+    ]
     /// Options that stand alone.
     static let flagOptions: Set<String> = ["--print-sink", "--train"]
 
@@ -54,7 +56,7 @@ enum BenchArguments {
         let width = suites.map(\.name.count).max() ?? 0
         var lines = [
             "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N] [--runs N] [--train]",
-            "       [--chunk-size N] [--parallel N]",
+            "       [--chunk-size N] [--parallel N] [--link-mib N] [--lines LIST]",
             "       swift run -c release aether-bench [SUITE ...]   (release builds only)",
             "",
             "Prints the median of several runs of each benchmark and a ratio against a baseline measured in the same run.",
@@ -70,11 +72,18 @@ enum BenchArguments {
             "options:",
             "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
             "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
-            "  --size-mib N   transport, receiver: the upload's size in MiB (default 1024)",
+            "  --size-mib N   transport, receiver: the upload's size in MiB (default 1024); e2e: the S3 upload's size",
             "  --runs N       receiver: timed runs of each side, alternating (default 3)",
             "  --chunk-size N, --parallel N  receiver: passed to `aether upload` (default: its scheduler decides)",
+            "  --link-mib N   e2e: the bad link's upload size in MiB (default 64); the mobile link's is twice it",
+            "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile (default all)",
             "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",
+            "",
+            "e2e needs root for its badlink and mobile lines (network namespace, veth, tc htb, nftables loss and",
+            "resets, all created and removed by the bench); without root it runs the s3 line and says it skipped",
+            "the others. It runs the release `aether` built beside aether-bench and the Python peers of .venv",
+            "(scripts/setup-venv.sh).",
         ]
         return lines.joined(separator: "\n")
     }

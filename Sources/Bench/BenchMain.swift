@@ -20,6 +20,7 @@ struct BenchMain {
         ReceiverBench.self,
         ReceiverUploadBench.self,
         VaultBench.self,
+        E2EBench.self,
     ]
 
     static func main() async {

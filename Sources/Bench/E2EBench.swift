@@ -1,0 +1,280 @@
+import AetherIO
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `aether-bench e2e`: the release `aether` command end to end against the clients people use today, each line a
+/// ratio of completion times measured in the same run (lower is better for Aether):
+/// 1. `s3`: 1 GiB (`--size-mib N`) to a moto S3 server on 127.0.0.1: `aether upload s3://...` (S3Backend via
+///    ChunkedUploader) against boto3's `upload_file` (default TransferConfig), same server, alternating, median
+///    of 3. Target <= 1.0.
+/// 2. `badlink` (root): 20 Mbit/s with 3% random loss (`LinkLab`): `aether upload` to `aether serve` against a raw
+///    TCP stream of the same bytes on the same link (the limit), median of 3 each; boto3 (moto) and tuspy
+///    (tuspyserver) once. 64 MiB (`--link-mib N`). Target <= 1.05.
+/// 3. `mobile` (root): the rate follows an LTE trace second by second, 1% loss, every connection reset for 1.5 s
+///    every 20 s: Aether against boto3 (moto, standard retries) and tuspy (tuspyserver, 8 MiB chunks, retries,
+///    resume); completion time and re-sent bytes of each; a client still running at 3x the link's limit is
+///    stopped and counted at that time. 128 MiB (twice `--link-mib`), so several reset windows fall in it.
+///    Target <= 0.8.
+/// The Python side runs from the project's `.venv` (`scripts/setup-venv.sh`). Lines 2 and 3 need root (network
+/// namespace, tc, nftables) and are skipped with a line saying so otherwise.
+enum E2EBench: BenchSuite {
+    static let name = "e2e"
+    static let runsByDefault = false
+    static let summary = "aether upload end to end: S3 vs boto3 on moto; bad and LTE links vs TCP/boto3/tuspy (root)"
+
+    static let allLines = ["s3", "badlink", "mobile"]
+    static let trace = "lte_belgium_ghent/report_bus_0003.json"
+
+    static func run(options: [String]) async throws {
+        let lines = try lines(option("--lines", in: options))
+        let sizeMiB = try mebibytes(option("--size-mib", in: options), default: 1024)
+        let linkMiB = try mebibytes(option("--link-mib", in: options), default: 64)
+        let tracesDirectory = try option("--traces", in: options)
+
+        let directory = "/tmp/aether-bench-e2e-\(getpid())"
+        guard unsafe mkdir(directory, 0o700) == 0 else { throw BenchError("cannot create \(directory)") }
+        defer { _ = IOBaseline.run(["/bin/rm", "-rf", directory]) }
+        guard let tools = try E2ETools(directory: directory) else { return }
+        say("e2e: load average \(IOBench.loadAverage()); times are wall seconds, ratios Aether/baseline")
+
+        if lines.contains("s3") { try await s3Line(tools: tools, sizeMiB: sizeMiB) }
+        let linked = lines.filter { $0 != "s3" }
+        guard !linked.isEmpty else { return }
+        if let reason = LinkLab.unavailableReason() {
+            say("e2e: \(linked.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
+            return
+        }
+        if linked.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
+        if linked.contains("mobile") {
+            let path = (tracesDirectory ?? tools.projectRoot + "/Traces") + "/" + trace
+            // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 49 s of trace).
+            try await mobileLine(tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(path: path))
+        }
+    }
+
+    /// The lines `--lines` names (comma-separated), every line without it.
+    static func lines(_ text: String?) throws -> [String] {
+        guard let text else { return allLines }
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard names.allSatisfy(allLines.contains) else {
+            throw BenchError("--lines takes a comma-separated list of \(allLines.joined(separator: ", ")), not \(text)")
+        }
+        return names
+    }
+
+    /// Prints `line` and flushes it, so each line shows as soon as it is measured when stdout is a file.
+    static func say(_ line: String) {
+        print(line)
+        _ = fflush(nil)
+    }
+
+    static func option(_ name: String, in options: [String]) throws -> String? {
+        guard let index = options.firstIndex(of: name) else { return nil }
+        guard index + 1 < options.count else { throw BenchError("\(name) needs a value") }
+        return options[index + 1]
+    }
+
+    static func mebibytes(_ text: String?, default value: Int) throws -> Int {
+        guard let text else { return value }
+        guard let parsed = Int(text), parsed > 0, parsed <= 65536 else {
+            throw BenchError("a size takes a whole number of MiB (1...65536), not \(text)")
+        }
+        return parsed
+    }
+
+    static func label(_ sizeMiB: Int) -> String {
+        sizeMiB % 1024 == 0 ? "\(sizeMiB / 1024)GiB" : "\(sizeMiB)MiB"
+    }
+
+    static func seconds(_ value: Double) -> String { Measure.formatted(value, decimals: 2) + " s" }
+
+    static func ratio(_ value: Double) -> String { Measure.formatted(value, decimals: 2) }
+
+    static func mebibytesText(_ bytes: Int64) -> String {
+        Measure.formatted(Double(bytes) / Double(1 << 20), decimals: 1) + " MiB"
+    }
+
+    // MARK: 1. S3 on loopback
+
+    static func s3Line(tools: E2ETools, sizeMiB: Int) async throws {
+        let file = tools.directory + "/s3.bin"
+        try IOBench.makeRandomFile(file, size: sizeMiB << 20)
+        defer { _ = unsafe unlink(file) }
+        var aether: [Double] = []
+        var boto3: [Double] = []
+        for run in 0..<3 {
+            // A fresh moto per pair keeps its memory bounded (it holds objects in RAM); both clients use it.
+            let moto = try await tools.startMoto(host: "127.0.0.1", port: 0, namespace: nil, name: "s3-moto-\(run)")
+            defer { moto.server.stop() }
+            let ours = {
+                try await tools.aetherToS3(
+                    file: file, endpoint: moto.endpoint, key: "aether-\(run)", name: "s3-aether-\(run)",
+                    deadline: .infinity)
+            }
+            let theirs = {
+                try await tools.boto3(
+                    file: file, endpoint: moto.endpoint, key: "boto3-\(run)", name: "s3-boto3-\(run)",
+                    deadline: .infinity)
+            }
+            if run % 2 == 0 {
+                aether.append(try await ours().seconds)
+                boto3.append(try await theirs().seconds)
+            } else {
+                boto3.append(try await theirs().seconds)
+                aether.append(try await ours().seconds)
+            }
+        }
+        let oursMedian = IOBench.median(aether)
+        let theirsMedian = IOBench.median(boto3)
+        say(
+            Measure.pad("e2e_s3_\(label(sizeMiB))_moto", 28) + Measure.pad(seconds(oursMedian), 12)
+                + "time_ratio_vs_boto3=\(ratio(oursMedian / theirsMedian))  (target <= 1.0)")
+        say(
+            Measure.pad("  boto3 upload_file", 28) + Measure.pad(seconds(theirsMedian), 12)
+                + "(default TransferConfig, same moto on 127.0.0.1, median of 3, alternating)")
+    }
+
+    // MARK: 2. Steady bad link
+
+    static func badLinkLine(tools: E2ETools, sizeMiB: Int) async throws {
+        let lab = try LinkLab(rateMbit: 20, lossPercent: 3)
+        defer { lab.tearDown() }
+        let servers = try await tools.startLinkServers(lab: lab, prefix: "badlink")
+        defer { servers.stop() }
+        let file = tools.directory + "/link.bin"
+        try IOBench.makeRandomFile(file, size: sizeMiB << 20)
+        defer { _ = unsafe unlink(file) }
+
+        var raw: [Double] = []
+        var aether: [Double] = []
+        var aetherResent: [Int64] = []
+        for run in 0..<3 {
+            raw.append(try await tools.rawStream(file: file, lab: lab, port: 9000 + run, name: "badlink-raw-\(run)"))
+            let middle = try lab.payloadBytes()
+            aether.append(
+                try await tools.aetherToReceiver(
+                    file: file, servers: servers, name: "badlink-aether-\(run)", deadline: .infinity
+                ).seconds)
+            let after = try lab.payloadBytes()
+            aetherResent.append(after - middle - Int64(sizeMiB << 20))
+        }
+        let rawMedian = IOBench.median(raw)
+        let oursMedian = IOBench.median(aether)
+        var extra = ""
+        let boto3 = try await tools.boto3(
+            file: file, endpoint: servers.motoEndpoint, key: "badlink", name: "badlink-boto3", deadline: .infinity)
+        extra += "  boto3=\(ratio(boto3.seconds / rawMedian))"
+        let tuspy = try await tools.tuspy(
+            file: file, url: servers.tusURL, name: "badlink-tuspy", deadline: .infinity)
+        extra += "  tuspy=\(ratio(tuspy.seconds / rawMedian))"
+        say(
+            Measure.pad("e2e_badlink_\(label(sizeMiB))", 28) + Measure.pad(seconds(oursMedian), 12)
+                + "time_ratio_vs_raw_tcp=\(ratio(oursMedian / rawMedian))  (target <= 1.05)" + extra)
+        say(
+            Measure.pad("  raw TCP stream", 28) + Measure.pad(seconds(rawMedian), 12)
+                + "(20 Mbit/s htb, 3% random loss, veth into a namespace; median of 3; boto3, tuspy: one run,"
+                + " time / raw)")
+        say(
+            Measure.pad("  aether re-sent", 28)
+                + aetherResent.map { mebibytesText($0) }.joined(separator: ", ")
+                + "  (payload that crossed the link less the file)")
+    }
+
+    // MARK: 3. Mobile link
+
+    static func mobileLine(tools: E2ETools, sizeMiB: Int, trace: LinkTrace) async throws {
+        let lab = try LinkLab(rateMbit: trace.rate(at: 0), lossPercent: 1)
+        defer { lab.tearDown() }
+        let servers = try await tools.startLinkServers(lab: lab, prefix: "mobile")
+        defer { servers.stop() }
+        let file = tools.directory + "/mobile.bin"
+        let size = sizeMiB << 20
+        try IOBench.makeRandomFile(file, size: size)
+        defer { _ = unsafe unlink(file) }
+        let limit = trace.limit(bytes: Int64(size))
+
+        struct Result {
+            let name: String
+            let finish: ClientFinish
+            let payload: Int64
+        }
+        var results: [Result] = []
+        let clients: [(String, (Double) async throws -> ClientFinish)] = [
+            (
+                "aether",
+                { deadline in
+                    try await tools.aetherToReceiver(
+                        file: file, servers: servers, name: "mobile-aether", deadline: deadline)
+                }
+            ),
+            (
+                "boto3",
+                { deadline in
+                    try await tools.boto3(
+                        file: file, endpoint: servers.motoEndpoint, key: "mobile", name: "mobile-boto3",
+                        deadline: deadline)
+                }
+            ),
+            (
+                "tuspy",
+                { deadline in
+                    try await tools.tuspy(file: file, url: servers.tusURL, name: "mobile-tuspy", deadline: deadline)
+                }
+            ),
+        ]
+        for (name, client) in clients {
+            try lab.setResetting(false)
+            try lab.setRate(trace.rate(at: 0))
+            try await Task.sleep(nanoseconds: 1_000_000_000)  // the queue drains between clients
+            let before = try lab.payloadBytes()
+            let start = Measure.now()
+            let replay = Task { try await trace.replay(on: lab, from: start) }
+            let finish: ClientFinish
+            do {
+                finish = try await client(start + 3 * limit)
+            } catch {
+                replay.cancel()
+                _ = try? await replay.value
+                throw error
+            }
+            replay.cancel()
+            _ = try? await replay.value
+            try lab.setResetting(false)
+            results.append(Result(name: name, finish: finish, payload: try lab.payloadBytes() - before))
+        }
+        // A client that gave up did not deliver the file: it counts as stopped at 3x the limit.
+        func counted(_ result: Result) -> Double {
+            result.finish.failedStatus == nil ? result.finish.seconds : 3 * limit
+        }
+        func time(_ result: Result) -> String {
+            if let status = result.finish.failedStatus {
+                return
+                    "gave up (exit \(status)) after \(seconds(result.finish.seconds)), counted as \(seconds(3 * limit))"
+            }
+            return result.finish.stopped
+                ? "stopped at \(seconds(result.finish.seconds))" : seconds(result.finish.seconds)
+        }
+        func resent(_ result: Result) -> String {
+            result.finish.stopped || result.finish.failedStatus != nil
+                ? "sent \(mebibytesText(result.payload)) of \(mebibytesText(Int64(size)))"
+                : "re-sent \(mebibytesText(result.payload - Int64(size)))"
+        }
+        let ours = results[0]
+        let ratios = results.dropFirst().map {
+            "time_ratio_vs_\($0.name)=\(ratio(counted(ours) / counted($0)))"
+        }
+        say(
+            Measure.pad("e2e_mobile_\(label(sizeMiB))", 28) + Measure.pad(seconds(counted(ours)), 12)
+                + ratios.joined(separator: "  ") + "  (target <= 0.8)")
+        say(
+            Measure.pad("  link limit", 28) + Measure.pad(seconds(limit), 12)
+                + "(\(trace.name), mean \(Measure.formatted(trace.meanMbit, decimals: 1)) Mbit/s, 1% loss,"
+                + " resets 1.5 s every 20 s; stopped at 3x)")
+        for result in results {
+            say(Measure.pad("  \(result.name)", 28) + time(result) + "  " + resent(result))
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How one client of `aether-bench e2e` ended.
+struct ClientFinish {
+    /// Wall seconds to completion, or to the deadline when it was stopped.
+    let seconds: Double
+    /// Whether it was stopped at the deadline.
+    let stopped: Bool
+    /// Its exit status when it gave up before the deadline (nil: it finished, or was stopped).
+    var failedStatus: Int32? = nil
+}
+
+/// The servers of one emulated link, inside its namespace: `aether serve` (bearer token), moto and tuspyserver.
+struct LinkServers {
+    let receiverURL: String
+    let tokenFile: String
+    let motoEndpoint: String
+    let tusURL: String
+    let children: [BenchChild]
+
+    func stop() { children.forEach { $0.stop() } }
+}
+
+/// What `aether-bench e2e` runs: the release `aether` beside this executable, the project's `.venv` Python and the
+/// bench's peer script (`E2EPeerScript`), written into the bench's temporary directory.
+struct E2ETools {
+    let directory: String
+    let aether: String
+    let python: String
+    let script: String
+    let projectRoot: String
+
+    /// Nil (after printing why) when `aether` or the venv is missing.
+    init?(directory: String) throws {
+        self.directory = directory
+        let beside = IOBaseline.executableDirectory()
+        aether = beside + "/aether"
+        guard unsafe access(aether, X_OK) == 0 else {
+            E2EBench.say("e2e: skipped: \(aether) is missing; build it with `swift build -c release`")
+            return nil
+        }
+        // The project root: the first parent of the build directory holding `.venv` (scripts/setup-venv.sh).
+        var root = beside
+        while !root.isEmpty, unsafe access(root + "/.venv/bin/python", X_OK) != 0 {
+            root = root.lastIndex(of: "/").map { String(root[..<$0]) } ?? ""
+        }
+        guard !root.isEmpty else {
+            E2EBench.say("e2e: skipped: the Python venv is missing; run scripts/setup-venv.sh (or make venv)")
+            return nil
+        }
+        projectRoot = root
+        python = root + "/.venv/bin/python"
+        script = directory + "/e2e_peer.py"
+        try Data(E2EPeerScript.text.utf8).write(to: URL(fileURLWithPath: script))
+    }
+
+    private func logs(_ name: String) -> String { directory + "/" + name }
+
+    /// A client run to its exit or the deadline. With a finite deadline (the mobile line) giving up is a result
+    /// (`failedStatus`); without one, an exit other than 0 is an error.
+    private func client(
+        _ arguments: [String], namespace: String? = nil, environment: [String: String] = [:],
+        name: String, deadline: Double
+    ) async throws -> ClientFinish {
+        let child = try BenchChild(arguments, namespace: namespace, environment: environment, logs: logs(name))
+        let finish = await child.finish(deadline: deadline)
+        if !finish.stopped, finish.status != 0, deadline.isFinite {
+            return ClientFinish(seconds: finish.seconds, stopped: false, failedStatus: finish.status)
+        }
+        guard finish.stopped || finish.status == 0 else {
+            throw BenchError("\(name) exited \(finish.status): \(child.errorTail)")
+        }
+        return ClientFinish(seconds: finish.seconds, stopped: finish.stopped)
+    }
+
+    /// The Python client's own timing (from the JSON line it prints), or the wall time when it was stopped.
+    private func pythonClient(_ arguments: [String], name: String, deadline: Double) async throws -> ClientFinish {
+        let child = try BenchChild([python, script] + arguments, logs: logs(name))
+        let finish = await child.finish(deadline: deadline)
+        if finish.stopped { return ClientFinish(seconds: finish.seconds, stopped: true) }
+        if finish.status != 0, deadline.isFinite {
+            return ClientFinish(seconds: finish.seconds, stopped: false, failedStatus: finish.status)
+        }
+        guard finish.status == 0,
+            let line = finish.output.split(separator: "\n").last,
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let seconds = object["seconds"] as? Double
+        else { throw BenchError("\(name) exited \(finish.status): \(child.errorTail)") }
+        return ClientFinish(seconds: seconds, stopped: false)
+    }
+
+    // MARK: Servers
+
+    /// moto on `host:port` (0: a free port) with the bucket `aether-bench`.
+    func startMoto(host: String, port: Int, namespace: String?, name: String) async throws -> (
+        server: BenchChild, endpoint: String
+    ) {
+        let child = try BenchChild([python, script, "moto", host, "\(port)"], namespace: namespace, logs: logs(name))
+        let line = try await child.waitForLine(startingWith: "ready", timeout: 60, what: "moto")
+        guard let chosen = line.split(separator: " ").last.flatMap({ Int($0) }) else {
+            child.stop()
+            throw BenchError("moto did not say its port: \(line)")
+        }
+        return (child, "http://\(host):\(chosen)")
+    }
+
+    /// `aether serve`, moto and tuspyserver in the lab's namespace, on its address.
+    func startLinkServers(lab: LinkLab, prefix: String) async throws -> LinkServers {
+        var children: [BenchChild] = []
+        do {
+            let tokenFile = directory + "/\(prefix)-token"
+            let token = (0..<32).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined()
+            try Data("bench:\(token)\n".utf8).write(to: URL(fileURLWithPath: tokenFile))
+            guard unsafe chmod(tokenFile, 0o600) == 0 else { throw BenchError("cannot chmod \(tokenFile)") }
+            let receiver = try BenchChild(
+                [
+                    aether, "serve", "--dir", directory + "/\(prefix)-store", "--port", "8080", "--bind",
+                    lab.peerAddress, "--tokens", tokenFile, "--log-format", "json",
+                ], namespace: lab.namespace, logs: logs("\(prefix)-serve"))
+            children.append(receiver)
+            _ = try await receiver.waitForLine(startingWith: "listening on", timeout: 60, what: "aether serve")
+            let clientToken = directory + "/\(prefix)-client-token"
+            try Data(token.utf8).write(to: URL(fileURLWithPath: clientToken))
+            _ = unsafe chmod(clientToken, 0o600)
+            let moto = try await startMoto(
+                host: lab.peerAddress, port: 8081, namespace: lab.namespace, name: "\(prefix)-moto")
+            children.append(moto.server)
+            let tusDirectory = directory + "/\(prefix)-tus"
+            let tus = try BenchChild(
+                [python, script, "tus", lab.peerAddress, "8082", tusDirectory], namespace: lab.namespace,
+                logs: logs("\(prefix)-tus"))
+            children.append(tus)
+            _ = try await tus.waitForLine(startingWith: "ready", timeout: 60, what: "tuspyserver")
+            return LinkServers(
+                receiverURL: "http://\(lab.peerAddress):8080/uploads", tokenFile: clientToken,
+                motoEndpoint: moto.endpoint, tusURL: "http://\(lab.peerAddress):8082/files/", children: children)
+        } catch {
+            children.forEach { $0.stop() }
+            throw error
+        }
+    }
+
+    // MARK: Clients
+
+    /// `aether upload FILE s3://aether-bench/KEY --endpoint E` (credentials: any, moto does not check them).
+    func aetherToS3(file: String, endpoint: String, key: String, name: String, deadline: Double) async throws
+        -> ClientFinish
+    {
+        try await client(
+            [
+                aether, "upload", file, "s3://aether-bench/\(key)", "--endpoint", endpoint, "--state-dir",
+                directory + "/\(name)-state", "--quiet",
+            ],
+            environment: [
+                "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
+            ], name: name, deadline: deadline)
+    }
+
+    /// `aether upload FILE URL --token-file F` to the link's `aether serve`, dedup off: every run sends the same
+    /// file, and a receiver that already holds it would make the later runs instant uploads, not transfers.
+    func aetherToReceiver(file: String, servers: LinkServers, name: String, deadline: Double) async throws
+        -> ClientFinish
+    {
+        try await client(
+            [
+                aether, "upload", file, servers.receiverURL, "--token-file", servers.tokenFile, "--state-dir",
+                directory + "/\(name)-state", "--json", "--flags", "-dedup",
+            ], name: name, deadline: deadline)
+    }
+
+    /// boto3 `upload_file` with the default TransferConfig and standard retries.
+    func boto3(file: String, endpoint: String, key: String, name: String, deadline: Double) async throws
+        -> ClientFinish
+    {
+        try await pythonClient(["boto3", endpoint, "aether-bench", key, file], name: name, deadline: deadline)
+    }
+
+    /// tuspy with 8 MiB chunks, retries and resume.
+    func tuspy(file: String, url: String, name: String, deadline: Double) async throws -> ClientFinish {
+        try await pythonClient(["tuspy", url, file], name: name, deadline: deadline)
+    }
+
+    /// A raw TCP stream of `file` to a sink in the lab's namespace; the sender's own seconds.
+    func rawStream(file: String, lab: LinkLab, port: Int, name: String) async throws -> Double {
+        let sink = try BenchChild(
+            [python, script, "sink", lab.peerAddress, "\(port)"], namespace: lab.namespace, logs: logs(name + "-sink"))
+        defer { sink.stop() }
+        _ = try await sink.waitForLine(startingWith: "ready", timeout: 30, what: "the TCP sink")
+        let sent = try await pythonClient(
+            ["send", lab.peerAddress, "\(port)", file], name: name, deadline: .infinity)
+        return sent.seconds
+    }
+}
