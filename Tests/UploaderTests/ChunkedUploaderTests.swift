@@ -249,35 +249,6 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(backend.state.withLock { $0.sends.count } == 1)
     }
 
-    @Test func connectionResetsAreRetriedWithoutOpeningTheBreakerButServerFailuresOpenIt() async throws {
-        var strict = CircuitBreakerStateMachine.Configuration()
-        strict.minimumRequests = 2
-        for (code, opens) in [
-            (TransportError.Code.connectionClosed, false), (.connectionRefused, false), (.serverFailed, true),
-        ] {
-            let fixture = try UploadFixture(bytes: UploadFixture.seeded(10_000, seed: 9))
-            defer { fixture.clean() }
-            let backend = InMemoryBackend()
-            backend.state.withLock { $0.failures = Array(repeating: code, count: 4) }
-            var configuration = UploadConfiguration(
-                chunkSize: 64 << 10, parallel: 1, initialBackoff: 0.001, maximumBackoff: 0.004)
-            configuration.circuitWaitLimit = 0.5
-            let uploader = ChunkedUploader(
-                target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
-                backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key,
-                configuration: configuration, breaker: UploadCircuitBreaker(configuration: strict))
-            if opens {
-                await #expect {
-                    _ = try await uploader.run { _ in }
-                } throws: { ($0 as? UploaderError)?.code == .circuitOpen }
-            } else {
-                let outcome = try await uploader.run { _ in }
-                #expect(outcome.partCount == 1)
-                #expect(backend.state.withLock { $0.sends.count } == 5)
-            }
-        }
-    }
-
     @Test func retriesStopAtTheConfiguredAttempts() async throws {
         let fixture = try UploadFixture(bytes: UploadFixture.seeded(10_000, seed: 8))
         defer { fixture.clean() }

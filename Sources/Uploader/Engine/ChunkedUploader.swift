@@ -468,11 +468,6 @@ public actor ChunkedUploader {
         run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
     }
 
-    /// Failures of the connection rather than of the destination's answer.
-    static func isConnectionLevel(_ code: TransportError.Code) -> Bool {
-        code == .connectionClosed || code == .connectionRefused
-    }
-
     /// The seconds of the link that one acknowledged part stands for: the time since the previous
     /// acknowledgement (parts in flight share the link), never more than the part's own send time.
     static func linkShare(partSeconds: Double, now: Double, previousAcknowledgement: Double?) -> Double {
@@ -647,10 +642,7 @@ public actor ChunkedUploader {
                 return (result, attempt)
             } catch {
                 if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
-                // A reset or refused connection is the path's failure (a phone changing network, a NAT
-                // dropping state), not the destination's: it is retried within the part's own budget, and
-                // does not open the breaker for its cool-down while the link is already back.
-                if !Self.isConnectionLevel(error.code) { breaker.recordFailure() }
+                breaker.recordFailure()
                 guard Self.isRetryable(error.code), attempt < configuration.maximumAttempts else {
                     let what = index >= 0 ? "part \(index)" : "the request"
                     throw UploaderError(
