@@ -59,8 +59,12 @@ import Testing
         let status = try child.wait(timeout: 120)
         #expect(status == 0, "\(child.stderr)")
         #expect(try relay.counters.resets == 1)
-        let retry = try #require(child.events.first { $0["event"] as? String == "retry" }, "\(child.stdout)")
-        #expect(retry["index"] as? Int == -1)
+        // The reset request is retried: by the uploader (a retry event for index -1), or, when it went over a
+        // kept-alive connection, by libcurl itself, which sends a request again on a fresh connection when a
+        // reused one dies before any answer. Either way the spot check must end verified.
+        if let retry = child.events.first(where: { $0["event"] as? String == "retry" }) {
+            #expect(retry["index"] as? Int == -1)
+        }
         let done = try UploadCommandLiveTests.completed(child)
         #expect((done["server_verified"] as? [String])?.first == "byzantine-sample")
         let location = try #require(done["location"] as? String)
