@@ -53,7 +53,7 @@ public enum HTTPDate {
     public static func format(_ seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let timeOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.civil(fromDays: days)
         let weekday = Int(((days % 7) + 7 + 3) % 7)  // 1970-01-01 was a Thursday (index 3 from Monday)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(shortDays[weekday]), \(two(day)) \(months[Int(month) - 1]) \(year) "
@@ -69,41 +69,10 @@ public enum HTTPDate {
         let parts = time.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3, parts.allSatisfy({ $0.count == 2 }), let hour = number(parts[0]),
             let minute = number(parts[1]), let second = number(parts[2]), hour < 24, minute < 60, second <= 60,
-            day >= 1, day <= daysInMonth(year: year, month: month)
+            day >= 1, day <= CivilDate.daysInMonth(year: Int64(year), month: Int64(month))
         else { return nil }
-        return days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400 + Int64(hour * 3600)
+        return CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400 + Int64(hour * 3600)
             + Int64(minute * 60) + Int64(second)
-    }
-
-    private static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of `days(year:month:day:)` (H. Hinnant's civil_from_days).
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
