@@ -249,6 +249,65 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(backend.state.withLock { $0.sends.count } == 1)
     }
 
+    @Test func resetsAndRefusalsAreRetriedPastTheAttemptLimitWithoutOpeningTheBreakerButServerFailuresOpenIt()
+        async throws
+    {
+        var strict = CircuitBreakerStateMachine.Configuration()
+        strict.minimumRequests = 2
+        for (code, opens) in [
+            (TransportError.Code.connectionClosed, false), (.connectionRefused, false), (.serverFailed, true),
+        ] {
+            let fixture = try UploadFixture(bytes: UploadFixture.seeded(10_000, seed: 9))
+            defer { fixture.clean() }
+            let backend = InMemoryBackend()
+            // Twelve failures in a row: more than the eight attempts a part has for failures of the destination.
+            backend.state.withLock { $0.failures = Array(repeating: code, count: 12) }
+            var configuration = UploadConfiguration(
+                chunkSize: 64 << 10, parallel: 1, initialBackoff: 0.001, maximumBackoff: 0.004)
+            configuration.circuitWaitLimit = 0.5
+            configuration.connectionBackoffLimit = 0.004
+            let uploader = ChunkedUploader(
+                target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+                backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key,
+                configuration: configuration, breaker: UploadCircuitBreaker(configuration: strict))
+            let log = EventLog()
+            if opens {
+                await #expect {
+                    _ = try await uploader.run { log.record($0) }
+                } throws: { ($0 as? UploaderError)?.code == .circuitOpen }
+            } else {
+                let outcome = try await uploader.run { log.record($0) }
+                #expect(outcome.partCount == 1)
+                #expect(backend.state.withLock { $0.sends.count } == 13)
+                #expect(log.retries.map(\.attempt) == Array(2...13))
+            }
+        }
+    }
+
+    @Test func aConnectionRefusedForLongerThanTheWaitLimitFailsWithATypedErrorNamingTheTime() async throws {
+        let fixture = try UploadFixture(bytes: UploadFixture.seeded(10_000, seed: 9))
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        backend.state.withLock { $0.failures = Array(repeating: .connectionRefused, count: 100_000) }
+        var configuration = UploadConfiguration(chunkSize: 64 << 10, parallel: 1, initialBackoff: 0.01)
+        configuration.connectionWaitLimit = 0.3
+        configuration.connectionBackoffLimit = 0.05
+        let uploader = ChunkedUploader(
+            target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+            backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key, configuration: configuration)
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await uploader.run { _ in }
+        } throws: { error in
+            guard let error = error as? UploaderError, error.code == .transportFailed else { return false }
+            return error.message.contains("could not reach the destination for 0 s")
+        }
+        let sends = backend.state.withLock { $0.sends.count }
+        // About 0.3 s of attempts at most 50 ms apart (more on a busy machine): more than one, far fewer than queued.
+        #expect((2...200).contains(sends))
+        #expect(started.duration(to: .now) < .seconds(30))
+    }
+
     @Test func retriesStopAtTheConfiguredAttempts() async throws {
         let fixture = try UploadFixture(bytes: UploadFixture.seeded(10_000, seed: 8))
         defer { fixture.clean() }

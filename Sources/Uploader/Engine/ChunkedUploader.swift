@@ -616,11 +616,16 @@ public actor ChunkedUploader {
     }
 
     /// Runs `operation` through the circuit breaker, retrying retryable `TransportError`s with backoff.
+    /// Returns the result and how many times the operation was sent. A reset or refused connection is retried
+    /// for up to `connectionWaitLimit` seconds without counting as an attempt or opening the breaker.
     nonisolated func withRetries<T: Sendable>(
         index: Int, emit: @Sendable (UploadEvent) -> Void,
         _ operation: @Sendable () async throws(TransportError) -> T
     ) async throws -> (T, Int) {
         var attempt = 1
+        var sends = 0
+        var pathFailures = 0
+        var pathFailingSince: ContinuousClock.Instant?
         var waitedForBreaker = 0.0
         while true {
             try Task.checkCancellation()
@@ -637,26 +642,50 @@ public actor ChunkedUploader {
                 continue
             }
             do {
+                sends += 1
                 let result = try await operation()
                 breaker.recordSuccess()
-                return (result, attempt)
+                return (result, sends)
             } catch {
                 if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
-                breaker.recordFailure()
-                guard Self.isRetryable(error.code), attempt < configuration.maximumAttempts else {
-                    let what = index >= 0 ? "part \(index)" : "the request"
-                    throw UploaderError(
-                        .transportFailed, "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))"
-                    )
+                let what = index >= 0 ? "part \(index)" : "the request"
+                let base: Double
+                if Self.isPathFailure(error.code) {
+                    // Real time, as the sleeps between attempts are (an injected clock may stand still).
+                    let since = pathFailingSince ?? .now
+                    pathFailingSince = since
+                    let failing = since.duration(to: .now) / .seconds(1)
+                    guard failing <= configuration.connectionWaitLimit else {
+                        throw UploaderError(
+                            .transportFailed,
+                            "\(what) could not reach the destination for \(Int(failing)) s: \(error.message) "
+                                + "(\(error.code))")
+                    }
+                    pathFailures += 1
+                    base = min(
+                        configuration.connectionBackoffLimit,
+                        configuration.initialBackoff * Double(1 << min(pathFailures - 1, 20)))
+                } else {
+                    breaker.recordFailure()
+                    guard Self.isRetryable(error.code), attempt < configuration.maximumAttempts else {
+                        throw UploaderError(
+                            .transportFailed,
+                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))")
+                    }
+                    attempt += 1
+                    base = min(
+                        configuration.maximumBackoff, configuration.initialBackoff * Double(1 << min(attempt - 2, 20)))
                 }
-                let base = min(
-                    configuration.maximumBackoff, configuration.initialBackoff * Double(1 << min(attempt - 1, 20)))
                 let delay = base / 2 + Double(SecureRandom.uniform(1000)) / 1000 * base / 2
-                attempt += 1
-                emit(.retry(RetryReport(index: index, attempt: attempt, cause: error, delay: delay)))
+                emit(.retry(RetryReport(index: index, attempt: sends + 1, cause: error, delay: delay)))
                 try await Self.sleep(seconds: delay)
             }
         }
+    }
+
+    /// Failures of the path rather than of the destination's answer: the connection was reset or refused.
+    static func isPathFailure(_ code: TransportError.Code) -> Bool {
+        code == .connectionClosed || code == .connectionRefused
     }
 
     private static func sleep(seconds: Double) async throws {

@@ -16,6 +16,13 @@ public struct UploadConfiguration: Sendable {
     public var maximumBackoff: Double
     /// How long the upload waits in total for an open circuit breaker before it fails, in seconds.
     public var circuitWaitLimit: Double
+    /// How long one part keeps retrying while its connection is reset or refused, in seconds. Such a failure
+    /// is the path's (a phone changing network, a NAT dropping state, a receiver restarting), not the
+    /// destination's answer: it counts toward neither `maximumAttempts` nor the circuit breaker, and its
+    /// delay grows only to `connectionBackoffLimit`, so the part goes out soon after the path is back.
+    public var connectionWaitLimit: Double = 120
+    /// The longest delay between two attempts after a reset or refused connection, in seconds.
+    public var connectionBackoffLimit: Double = 2
     /// The object's `Content-Type`, where the protocol carries one.
     public var contentType: String?
     /// Metadata as the protocol carries it (tus `Upload-Metadata`, S3 `x-amz-meta-*`).
@@ -68,7 +75,9 @@ public struct UploadConfiguration: Sendable {
             throw UploaderError(.invalidArgument, "maximum attempts \(maximumAttempts) is outside 1...100")
         }
         guard initialBackoff >= 0, maximumBackoff >= initialBackoff, circuitWaitLimit >= 0,
-            initialBackoff.isFinite, maximumBackoff.isFinite, circuitWaitLimit.isFinite
+            initialBackoff.isFinite, maximumBackoff.isFinite, circuitWaitLimit.isFinite,
+            connectionWaitLimit >= 0, connectionWaitLimit.isFinite, connectionBackoffLimit >= 0,
+            connectionBackoffLimit.isFinite
         else { throw UploaderError(.invalidArgument, "backoff and wait limits must be finite and ordered") }
     }
 }
