@@ -80,7 +80,7 @@ public final class FollowedFile {
             throw UploaderError(
                 .fileTruncated,
                 "\(path) shrank from \(highWater) to \(status.size) bytes while it was followed; nothing of it was "
-                    + "completed. Upload the file again once it is written")
+                    + "completed")
         }
         if status.size > highWater {
             highWater = status.size
