@@ -50,7 +50,9 @@ final class BurstWriter: @unchecked Sendable {
         return (path, directory + "/state")
     }
 
-    static func contents(_ path: String) -> [UInt8] { FileManager.default.contents(atPath: path).map { Array($0) } ?? [] }
+    static func contents(_ path: String) -> [UInt8] {
+        FileManager.default.contents(atPath: path).map { Array($0) } ?? []
+    }
 
     static func completed(_ child: UploadChild) throws -> [String: Any] {
         try #require(

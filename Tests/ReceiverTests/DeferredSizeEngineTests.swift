@@ -105,7 +105,9 @@ import Testing
         let content = fixture.native(EngineFixture.chunkSize)
         var withParity = Self.deferred(content)
         withParity.parity = ParityLayout(data: 4, parity: 1)
-        #expect(receiverError { _ = try fixture.engine.create(withParity, owner: fixture.alice) }?.code == .malformedRequest)
+        #expect(
+            receiverError { _ = try fixture.engine.create(withParity, owner: fixture.alice) }?.code == .malformedRequest
+        )
         var withContentID = Self.deferred(content)
         withContentID.contentID = ACI(digest: SHA256.hash(content.bytes)).description
         #expect(
@@ -113,7 +115,8 @@ import Testing
                 == .malformedRequest)
         var oddChunk = Self.deferred(content)
         oddChunk.chunkSize = EngineFixture.chunkSize + 1
-        #expect(receiverError { _ = try fixture.engine.create(oddChunk, owner: fixture.alice) }?.code == .malformedRequest)
+        #expect(
+            receiverError { _ = try fixture.engine.create(oddChunk, owner: fixture.alice) }?.code == .malformedRequest)
     }
 
     @Test func aKnownSizeMustEqualAClaimedOne() throws {

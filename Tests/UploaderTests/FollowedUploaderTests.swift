@@ -21,7 +21,8 @@ import Testing
         -> FollowedUploader
     {
         FollowedUploader(
-            target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "native"),
+            target: .init(
+                file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "native"),
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),
@@ -138,7 +139,9 @@ import Testing
         let end = FollowEnd()
         let uploader = try follower(fixture, backend: backend, options: FollowOptions(idleSeconds: 3600, end: end))
         let acknowledged = Mutex(0)
-        let running = Task { try await uploader.run { if case .chunkAcknowledged = $0 { acknowledged.withLock { $0 += 1 } } } }
+        let running = Task {
+            try await uploader.run { if case .chunkAcknowledged = $0 { acknowledged.withLock { $0 += 1 } } }
+        }
         while acknowledged.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(20)) }
         running.cancel()
         _ = try? await running.value
@@ -163,7 +166,9 @@ import Testing
         let end = FollowEnd()
         let uploader = try follower(fixture, backend: backend, options: FollowOptions(idleSeconds: 3600, end: end))
         let acknowledged = Mutex(0)
-        let running = Task { try await uploader.run { if case .chunkAcknowledged = $0 { acknowledged.withLock { $0 += 1 } } } }
+        let running = Task {
+            try await uploader.run { if case .chunkAcknowledged = $0 { acknowledged.withLock { $0 += 1 } } }
+        }
         while acknowledged.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(20)) }
         running.cancel()
         _ = try? await running.value

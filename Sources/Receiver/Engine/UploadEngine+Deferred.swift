@@ -43,7 +43,8 @@ extension UploadEngine {
         }
         guard Int64(index) * Int64(record.chunkSize) + Int64(length) <= limits.maximumObjectSize else {
             throw ReceiverError(
-                .tooLarge, "chunk \(index) ends past the object limit of \(limits.maximumObjectSize) bytes", chunk: index)
+                .tooLarge, "chunk \(index) ends past the object limit of \(limits.maximumObjectSize) bytes",
+                chunk: index)
         }
     }
 

@@ -44,9 +44,11 @@ enum FollowPosix {
             var offset = 0
             // struct inotify_event: wd (4), mask (4), cookie (4), len (4), name[len].
             while offset + 16 <= count {
-                let mask = UInt32(buffer[offset + 4]) | UInt32(buffer[offset + 5]) << 8
+                let mask =
+                    UInt32(buffer[offset + 4]) | UInt32(buffer[offset + 5]) << 8
                     | UInt32(buffer[offset + 6]) << 16 | UInt32(buffer[offset + 7]) << 24
-                let length = Int(buffer[offset + 12]) | Int(buffer[offset + 13]) << 8
+                let length =
+                    Int(buffer[offset + 12]) | Int(buffer[offset + 13]) << 8
                     | Int(buffer[offset + 14]) << 16 | Int(buffer[offset + 15]) << 24
                 if mask & UInt32(IN_MODIFY) != 0 { events.modified = true }
                 if mask & UInt32(IN_CLOSE_WRITE) != 0 { events.closedForWriting = true }

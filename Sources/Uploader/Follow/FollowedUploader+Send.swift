@@ -18,7 +18,8 @@ extension FollowedUploader {
                 do throws(UploaderError) {
                     (key, _) = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256)
                 } catch {
-                    throw TransportError(.invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
+                    throw TransportError(
+                        .invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
                 }
                 let upload = UploadPart(
                     index: part.index, offset: part.offset, body: .bytes(part.bytes), length: part.length,

@@ -208,11 +208,12 @@ public actor FollowedUploader {
         do throws(TransportError) {
             // Once without retries: a protocol that cannot defer the length says so at once.
             remote = try await backend.create(description)
-        } catch where error.code == .protocolUnsupported {
+        } catch  where error.code == .protocolUnsupported {
             throw UploaderError(.followUnsupported, "--follow is not available here: \(error.message)")
         } catch {
             if !ChunkedUploader.isRetryable(error.code) && !ChunkedUploader.isPathFailure(error.code) {
-                throw UploaderError(.transportFailed, "the upload could not be created: \(error.message) (\(error.code))")
+                throw UploaderError(
+                    .transportFailed, "the upload could not be created: \(error.message) (\(error.code))")
             }
             (remote, _) = try await retrier.withRetries(index: -1, emit: emit) {
                 () async throws(TransportError) -> RemoteUpload in

@@ -65,7 +65,8 @@ import Testing
         #expect(throws: AetherProtocolError.self) {
             try NativeCompleteRequest(
                 json: Array(
-                    "{\"chainHead\":\"\(a.hex)\",\"fileSHA256\":\"\(a.hex)\",\"merkleRoot\":\"\(a.hex)\",\"size\":-1}".utf8))
+                    "{\"chainHead\":\"\(a.hex)\",\"fileSHA256\":\"\(a.hex)\",\"merkleRoot\":\"\(a.hex)\",\"size\":-1}"
+                        .utf8))
         }
     }
 }
