@@ -157,6 +157,8 @@ enum FailureAdvice {
         case .snapshotDamaged, .snapshotUnavailable: "check the state directory (--state-dir)"
         case .verificationFailed: "the stored object is not this file: remove it at the destination and upload again"
         case .invalidArgument: "check the arguments (aether help upload)"
+        case .fileTruncated, .fileReplaced: "upload the file again once it is written (without --follow if it is done)"
+        case .followUnsupported: "upload without --follow once the file is written, or choose native, IETF or S3"
         default: nil
         }
     }

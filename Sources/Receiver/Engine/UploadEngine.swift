@@ -108,6 +108,7 @@ public final class UploadEngine: Sendable {
     private func nativeLayout(_ request: NewUpload) throws(ReceiverError) -> (
         chunkSize: Int, chunks: Int, session: String
     ) {
+        if request.size == nil, request.chunks == nil { return try deferredNativeLayout(request) }
         guard let size = request.size, let chunkSize = request.chunkSize, let chunks = request.chunks else {
             throw ReceiverError(.malformedRequest, "a native upload needs size, chunkSize and chunks")
         }
@@ -155,11 +156,11 @@ public final class UploadEngine: Sendable {
         var prefix = 0
         var offset = record.offset
         if record.uploadProtocol == .native {
-            received = [Bool](repeating: false, count: record.chunks)
+            received = [Bool](repeating: false, count: try receivedExtent(record))
             if record.state == .complete {
                 received = [Bool](repeating: true, count: record.chunks)
             } else {
-                for receipt in try catalog.chunkReceipts(id) where receipt.index < record.chunks {
+                for receipt in try catalog.chunkReceipts(id) where receipt.index < received.count {
                     received[receipt.index] = true
                 }
             }
