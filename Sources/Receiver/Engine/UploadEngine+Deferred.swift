@@ -10,16 +10,7 @@ extension UploadEngine {
     func deferredNativeLayout(_ request: NewUpload) throws(ReceiverError) -> (
         chunkSize: Int, chunks: Int, session: String
     ) {
-        guard let chunkSize = request.chunkSize else {
-            throw ReceiverError(.malformedRequest, "a native upload needs chunkSize")
-        }
-        guard chunkSize >= limits.minimumChunkSize, chunkSize <= limits.maximumChunkSize,
-            chunkSize % ReceiverLimits.chunkGranularity == 0
-        else {
-            throw ReceiverError(
-                .malformedRequest,
-                "chunkSize must be a multiple of 16 KiB from \(limits.minimumChunkSize) to \(limits.maximumChunkSize)")
-        }
+        let chunkSize = try checkedChunkSize(request)
         guard let session = request.chainSessionID, (1...256).contains(session.utf8.count) else {
             throw ReceiverError(.malformedRequest, "chainSessionID must be 1 to 256 UTF-8 bytes")
         }

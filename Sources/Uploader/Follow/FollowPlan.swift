@@ -42,11 +42,7 @@ struct FollowPlan {
                 reason: "the file was replaced since the last run (another inode); starting a fresh upload",
                 abandoned: snapshot.remote)
         }
-        var known: [Int: Digest32] = [:]
-        for (index, part) in snapshot.acknowledged {
-            guard let digest = try? Digest32(hex: part.sha256) else { continue }
-            known[index] = digest
-        }
+        let known = snapshot.acknowledgedDigests
         let progress: RemoteProgress
         do {
             progress = try await backend.progress(of: snapshot.remote)

@@ -105,23 +105,8 @@ extension FollowedUploader {
             () async throws(TransportError) in
             try await backend.complete(finished, summary: completion)
         }
-        guard receipt.size == size else {
-            throw UploaderError(
-                .verificationFailed, "the destination stored \(receipt.size) bytes where \(size) were sent")
-        }
-        var checked: [String] = []
-        for (name, theirs, ours) in [
-            ("sha256", receipt.serverSHA256, fileSHA), ("merkle-root", receipt.serverMerkleRoot, summary.merkleRoot),
-            ("chain-head", receipt.serverChainHead, summary.chainHead),
-        ] {
-            guard let theirs else { continue }
-            guard ConstantTime.equals(theirs.bytes, ours.bytes) else {
-                throw UploaderError(
-                    .verificationFailed,
-                    "the destination's \(name) does not match the local one; the stored object is not this file")
-            }
-            checked.append(name)
-        }
+        let checked = try ChunkedUploader.verify(
+            receipt, size: size, sha256: fileSHA, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead)
         try snapshots.remove(key: snapshotKey)
         snapshots.discardIdempotencyJournal(session: current.snapshot.chainSessionID)
         current.readBytes = size

@@ -68,15 +68,8 @@ public actor FollowedUploader {
                 }
                 try? await backend.abort(mismatch.remote)
                 forceFresh = "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh"
-            } catch let error as UploaderError {
-                retrier.audit(failure: error)
-                throw error
-            } catch is CancellationError {
-                telemetry?.audit(.cancelled)
-                throw UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
             } catch {
-                telemetry?.audit(.cancelled, errorCode: "transport-failed")
-                throw UploaderError(.transportFailed, "\(error)")
+                throw retrier.runFailure(error)
             }
         }
     }
