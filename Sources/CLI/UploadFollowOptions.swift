@@ -3,8 +3,11 @@ import AetherUploader
 extension UploadRun {
     /// `--follow` and `--follow-idle`: the follow options, or nil without `--follow`. `--parity` is refused with
     /// `--follow` (parity groups need the chunk count); dedup is switched off (the content id needs the whole file).
-    static func followOptions(_ parsed: Arguments, configuration: inout UploadConfiguration) throws -> FollowOptions? {
-        guard parsed.flag("follow") else {
+    /// `followed` forces following (`aether resume` of an upload started with `--follow`).
+    static func followOptions(
+        _ parsed: Arguments, configuration: inout UploadConfiguration, followed: Bool = false
+    ) throws -> FollowOptions? {
+        guard followed || parsed.flag("follow") else {
             if parsed.option("follow-idle") != nil {
                 throw Arguments.UsageError(description: "--follow-idle needs --follow")
             }

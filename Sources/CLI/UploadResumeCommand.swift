@@ -8,14 +8,15 @@ enum UploadResumeCommand: CLICommand {
     static let summary = "continue a paused or interrupted upload by its id"
     static let usage = """
         usage: aether resume ID [--parallel N] [--pin SHA256] [--token T | --token-file F] [--state-dir D]
-                                [--flags LIST] [--json] [--quiet]
+                                [--flags LIST] [--follow-idle SECONDS] [--json] [--quiet]
           ID   the upload's id (aether upload and aether status print it); the token is not kept: give it again
+          an upload started with --follow is followed again (--follow-idle as with aether upload)
 
         """ + UploadSetup.exitCodesText
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(
-            arguments, options: ["parallel", "pin", "token", "token-file", "state-dir", "flags"],
+            arguments, options: ["parallel", "pin", "token", "token-file", "state-dir", "flags", "follow-idle"],
             flags: ["json", "quiet"],
             positionals: 0...1)
         let id = try parsed.positionals(exactly: 1, names: "ID")[0].text
@@ -26,10 +27,17 @@ enum UploadResumeCommand: CLICommand {
         if file.lastComponent.isValidUTF8 {
             configuration.metadata["filename"] = String(decoding: file.lastComponent.bytes, as: UTF8.self)
         }
+        // A followed upload (created without its size) is followed again, as the same `aether upload --follow` would.
+        let follow =
+            snapshot.remote.sizeDeferred == true
+            ? try UploadRun.followOptions(parsed, configuration: &configuration, followed: true) : nil
+        if follow == nil, parsed.option("follow-idle") != nil {
+            throw Arguments.UsageError(description: "--follow-idle applies only to an upload started with --follow")
+        }
         return try await UploadRun.run(
             file: file, destination: snapshot.destination,
             forced: try TransportMode(name: snapshot.protocolName), endpoint: snapshot.endpoint, key: id,
-            configuration: configuration, arguments: parsed)
+            configuration: configuration, arguments: parsed, follow: follow)
     }
 }
 

@@ -148,6 +148,31 @@ final class BurstWriter: @unchecked Sendable {
         #expect(Self.storedObject(served, try #require(done["location"] as? String)) == final)
     }
 
+    @Test func aKilledFollowerIsFollowedAgainByAetherResumeWithItsID() throws {
+        let served = try ReceiverInteropTests.Served()
+        defer { served.process.stop() }
+        let (path, state) = try Self.emptyFile()
+        let writer = try BurstWriter(path: path, bursts: 16, size: 120_000, gap: 0.25, seed: 5)
+        let first = try UploadChild([
+            "upload", "--follow", "--follow-idle", "1", path, served.url + "/uploads", "--state-dir", state, "--json",
+            "--chunk-size", "64K",
+        ])
+        try SessionLive.wait("acknowledged parts", timeout: 60) {
+            first.events.filter { $0["event"] as? String == "chunk" }.count >= 4 || !first.process.isRunning
+        }
+        let id = try #require(first.events.compactMap { $0["id"] as? String }.first)
+        first.signal(SIGKILL)
+        _ = try first.wait()
+        let second = try UploadChild(["resume", id, "--follow-idle", "1", "--state-dir", state, "--json"])
+        try writer.wait()
+        #expect(try second.wait() == 0, "\(second.stderr)")
+        let resume = try #require(second.events.first { $0["event"] as? String == "resume" })
+        #expect(resume["level"] as? Int == 2)
+        #expect((resume["reused_parts"] as? Int ?? 0) >= 4)
+        let done = try Self.completed(second)
+        #expect(Self.storedObject(served, try #require(done["location"] as? String)) == Self.contents(path))
+    }
+
     @Test func aFileTruncatedWhileFollowedFailsAndNothingIsCompleted() throws {
         let served = try ReceiverInteropTests.Served()
         defer { served.process.stop() }
