@@ -233,6 +233,11 @@ public struct DirectoryBlobStore: BlobStore {
             if error.errno != EEXIST {
                 throw Self.storageError(error)
             }
+            // Something is there already: it must be a directory (a file or FIFO in its place is named).
+            if let status = try? Syscall.stat(path), !status.isDirectory {
+                throw ReceiverError(
+                    .storageFailed, "the store directory \(path) is \(status.kindName), not a directory")
+            }
         }
     }
 
