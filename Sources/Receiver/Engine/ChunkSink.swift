@@ -15,16 +15,28 @@ public final class ChunkSink: Sendable {
     private let target: Target
     private let descriptor: ChunkDescriptor
     private let state: Mutex<ChunkSinkState>
+    /// The region a chunk is written into in place, held until the writer committed or discarded.
+    private let claim: ChunkClaim?
 
-    init(engine: UploadEngine, id: UploadID, target: Target, descriptor: ChunkDescriptor, writer: (any BlobWriter)?) {
+    init(
+        engine: UploadEngine, id: UploadID, target: Target, descriptor: ChunkDescriptor, writer: (any BlobWriter)?,
+        claim: ChunkClaim? = nil
+    ) {
         self.engine = engine
         self.id = id
         self.target = target
         self.descriptor = descriptor
+        self.claim = claim
         state = Mutex(ChunkSinkState(writer: writer, limit: descriptor.length))
     }
 
-    deinit { state.withLock { $0.end() } }
+    deinit {
+        state.withLock { $0.end() }
+        claim?.release()
+    }
+
+    /// The SHA-256 the decoded bytes must have (`finish()` checks it).
+    var declaredSHA256: Digest32 { descriptor.sha256 }
 
     /// Streams `piece` (decoded bytes). More bytes than the descriptor's length is `.tooLarge` (nothing stored).
     public func write(_ piece: UnsafeRawBufferPointer) throws(ReceiverError) {
@@ -37,7 +49,10 @@ public final class ChunkSink: Sendable {
                 return error
             }
         }
-        if let failure { throw failure }
+        if let failure {
+            claim?.release()
+            throw failure
+        }
     }
 
     /// Streams `piece`.
@@ -51,6 +66,7 @@ public final class ChunkSink: Sendable {
         guard let taken = state.withLock({ $0.take() }) else {
             throw ReceiverError(.malformedRequest, "this chunk request has already ended")
         }
+        defer { claim?.release() }
         let chunk: Int? = if case .chunk(let index) = target { index } else { nil }
         guard taken.written == descriptor.length else {
             taken.writer?.discard()

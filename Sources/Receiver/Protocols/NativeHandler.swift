@@ -158,7 +158,7 @@ enum NativeHandler {
                         throw ReceiverError(.malformedRequest, "the challenge document: \(error.message)")
                     }
                     let answers = try context.engine.challenge(
-                        id, indices: document.indices, nonce: document.nonce, owner: owner)
+                        id, indices: document.indices, nonce: document.nonce, owner: owner, keyedDigests: false)
                     let answer = NativeChallengeAnswer(
                         answers: answers.map { .init(index: $0.index, sha256: $0.sha256, proof: $0.proof) },
                         nonce: document.nonce)

@@ -210,6 +210,7 @@ public actor ChunkedUploader {
             canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1
         var snapshot: ResumeSnapshot
         var createdScheme: ParityScheme?
+        var prePass: DedupDigest?
         if let earlier = plan.snapshot {
             snapshot = earlier
         } else {
@@ -230,6 +231,7 @@ public actor ChunkedUploader {
             createdScheme = paritySchemeAtCreation(decision: decision, size: size, partCount: layout.partCount)
             let creator = try sender(parity: createdScheme, compression: nil)
             let digest = try digestFirstForDedup(layout: layout, sessionID: sessionID)
+            prePass = digest
             let description = UploadDescription(
                 size: size, layout: layout, contentType: configuration.contentType, metadata: configuration.metadata,
                 chainSessionID: sessionID, contentID: digest.map { ACI(digest: $0.sha256).description })
@@ -318,7 +320,8 @@ public actor ChunkedUploader {
         state = RunState(
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
-            tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras)
+            tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras,
+            prePass: prePass.flatMap { $0.identity == reader.identity ? $0 : nil })
         defer { state = nil }
 
         try await withThrowingTaskGroup(of: SentWork.self) { group in
@@ -354,7 +357,7 @@ public actor ChunkedUploader {
         counters = run.counters
         tier = run.tier
         let partsSent = run.partsSent
-        let fileSHA = run.fileHash.finalize()
+        let fileSHA = run.prePass?.sha256 ?? run.fileHash.finalize()
         guard acknowledged.count == snapshot.partCount, ledger.count == snapshot.partCount else {
             throw UploaderError(
                 .fileChanged, "\(target.file) gave \(ledger.count) parts where \(snapshot.partCount) were expected")
@@ -416,11 +419,7 @@ public actor ChunkedUploader {
                     link: run.ledger.chainHead, via: run.extras.plain)
             } else {
                 guard let chunk = try Self.next(run.reader) else { return nil }
-                let hasher = run.hasher
-                let digest = unsafe chunk.withUnsafeBytes { bytes in
-                    unsafe run.fileHash.update(bytes)
-                    return unsafe hasher.digest(index: chunk.index, offset: chunk.offset, bytes: bytes)
-                }
+                let digest = Self.digest(of: chunk, run: &run)
                 _ = try Self.append(run.ledger, digest.sha256)
                 run.chunkHashes.append(digest.sha256)
                 if let known = run.knownHashes[chunk.index], known != digest.sha256 {
@@ -780,6 +779,8 @@ struct RunState {
     let started: Double
     let emit: @Sendable (UploadEvent) -> Void
     let extras: RunExtras
+    /// The dedup pre-pass's digests of this file, when it ran: the send pass then hashes nothing again.
+    var prePass: DedupDigest? = nil
     let hasher = ChunkHasher(probesCompressibility: false)
     var fileHash = SHA256()
     var nextIndex = 0
