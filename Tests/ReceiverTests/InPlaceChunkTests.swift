@@ -44,20 +44,25 @@ import Testing
     }
 
     @Test func aChunkBeingReceivedCannotBeWrittenByAnotherRequestUntilItEnds() throws {
-        let fixture = try EngineFixture()
+        var limits = EngineFixture.smallLimits
+        limits.chunkClaimWaitSeconds = 0.2
+        let fixture = try EngineFixture(limits: limits)
         let content = fixture.native(2 * EngineFixture.chunkSize)
         let other = fixture.native(2 * EngineFixture.chunkSize, seed: 9)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         let first = try fixture.engine.openChunk(
             record.id, index: 0, descriptor: content.descriptor(0), owner: fixture.alice)
         try first.write(Array(content.chunks[0].prefix(100)))
-        // Another request for the same index (other bytes) is told to retry; it writes nothing into the region.
+        // Another request for the same index (other bytes) waits for the claim, then is told to retry; it writes
+        // nothing into the region.
+        let waited = ContinuousClock.now
         let refused = receiverError {
             _ = try fixture.engine.openChunk(
                 record.id, index: 0, descriptor: other.descriptor(0), owner: fixture.alice)
         }
         #expect(refused?.code == .unavailable)
         #expect(refused?.chunk == 0)
+        #expect(waited.duration(to: .now) >= .milliseconds(200))
         try first.write(Array(content.chunks[0].dropFirst(100)))
         #expect(try first.finish() == .stored)
         // Afterwards the index is stored: the same bytes are a retry, other bytes a duplicate.

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A native chunk's region of its upload's stream file, held by the one request that writes it in place
@@ -29,11 +30,20 @@ struct ChunkRegion: Hashable, Sendable {
 
 extension UploadEngine {
     /// Claims chunk `index` of `id` for writing in place, or nil while another request holds it: two requests
-    /// writing one region at once could leave a mix of their bytes under the receipt of one of them.
-    func claimRegion(_ id: UploadID, index: Int) -> ChunkClaim? {
+    /// writing one region at once could leave a mix of their bytes under the receipt of one of them. With
+    /// `waitingUpTo` seconds, a held region is waited for (a client's retry racing its own first attempt then
+    /// finds the chunk stored instead of failing); nil when it is still held after that.
+    func claimRegion(_ id: UploadID, index: Int, waitingUpTo seconds: Double = 0) -> ChunkClaim? {
         let region = ChunkRegion(upload: id, index: index)
-        let claimed = state.withLock { $0.claimedRegions.insert(region).inserted }
-        return claimed ? ChunkClaim(engine: self, region: region) : nil
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
+        while true {
+            if state.withLock({ $0.claimedRegions.insert(region).inserted }) {
+                return ChunkClaim(engine: self, region: region)
+            }
+            guard ContinuousClock.now < deadline else { return nil }
+            // The engine runs on the server's connection threads: a short sleep, not a suspension.
+            Thread.sleep(forTimeInterval: 0.002)
+        }
     }
 
     /// Where chunk `index` starts in its upload's stream file.

@@ -19,6 +19,9 @@ public struct ReceiverLimits: Sendable, Hashable {
     public var expirySeconds: Int64
     /// Largest metadata (keys and values together) in bytes.
     public var maximumMetadataBytes: Int
+    /// How long a request for a native chunk waits while another request writes the same chunk, in seconds, before
+    /// it is answered 503 (retry): a client's retry racing its own first attempt then finds the chunk stored.
+    public var chunkClaimWaitSeconds: Double = 10
 
     /// The defaults of `docs/PROTOCOL.md` section 2.
     public init(

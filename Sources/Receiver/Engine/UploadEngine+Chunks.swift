@@ -26,7 +26,7 @@ extension UploadEngine {
         }
         // The chunk is written in place into the upload's stream file, so one request at a time owns its region;
         // the receipt is read after the claim (a request that held it before committed its receipt first).
-        guard let claim = claimRegion(id, index: index) else {
+        guard let claim = claimRegion(id, index: index, waitingUpTo: limits.chunkClaimWaitSeconds) else {
             throw ReceiverError(
                 .unavailable, "chunk \(index) is being received on another request; retry", chunk: index)
         }
