@@ -19,6 +19,8 @@ public struct ReceiverLimits: Sendable, Hashable {
     public var expirySeconds: Int64
     /// Largest metadata (keys and values together) in bytes.
     public var maximumMetadataBytes: Int
+    /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
+    public var maximumRunChunks = 64
 
     /// The defaults of `docs/PROTOCOL.md` section 2.
     public init(

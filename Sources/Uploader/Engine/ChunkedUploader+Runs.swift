@@ -1,0 +1,197 @@
+import AetherIO
+import AetherSecurity
+import AetherTransport
+import Synchronization
+
+/// What one request acknowledged: its first part, how many parts it carried and its size (the request size that
+/// follows the link, `--json` event `request`).
+public struct RequestReport: Sendable, Hashable {
+    /// The index of the request's first part.
+    public let index: Int
+    /// Parts the request carried.
+    public let parts: Int
+    /// Bytes the request carried.
+    public let bytes: Int64
+    /// Seconds from the first attempt until the last part was acknowledged.
+    public let seconds: Double
+}
+
+/// The parts of one run still to acknowledge, across attempts (the retry closure is `@Sendable`).
+final class RunProgress: Sendable {
+    private struct State {
+        var pending: [PartToSend]
+        var receipts: [PartReceipt] = []
+        var sends: [Int: Int] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    init(_ parts: [PartToSend]) { state = Mutex(State(pending: parts)) }
+
+    /// The parts not yet acknowledged; each is counted as sent once more.
+    func nextAttempt() -> [PartToSend] {
+        state.withLock { state in
+            for part in state.pending { state.sends[part.index, default: 0] += 1 }
+            return state.pending
+        }
+    }
+
+    /// Takes `receipts` (a prefix of the pending parts, in order).
+    func acknowledge(_ receipts: [PartReceipt]) {
+        state.withLock { state in
+            state.receipts += receipts
+            state.pending.removeFirst(min(receipts.count, state.pending.count))
+        }
+    }
+
+    var receipts: [PartReceipt] { state.withLock { $0.receipts } }
+
+    func sends(of index: Int) -> Int { state.withLock { $0.sends[index] ?? 1 } }
+}
+
+extension ChunkedUploader {
+    /// The backend that sends runs of this upload and the most parts one run may hold; nil when runs are off
+    /// (S3, tus concatenation, a backend without runs, adaptive chunking off).
+    func runSender(for remote: RemoteUpload, extras: RunExtras) -> (any RunSendingBackend, Int)? {
+        guard configuration.flags.adaptiveChunking, let sender = extras.plain as? any RunSendingBackend else {
+            return nil
+        }
+        let maximum = sender.maximumRunParts(of: remote)
+        return maximum > 1 ? (sender, maximum) : nil
+    }
+
+    /// The next part, and when runs are on, the consecutive unacknowledged parts after it up to the current run
+    /// length (parity shards waiting go first, as in `nextWork`).
+    func nextWorkOrRun() throws -> Work? {
+        guard let work = try nextWork() else { return nil }
+        guard case .part(let first) = work, let run = state, let (sender, _) = run.runSender, run.runParts > 1
+        else { return work }
+        let planned = RunPlanner.run(
+            from: first.index, length: run.runParts, partCount: run.snapshot.partCount,
+            isAcknowledged: { run.acknowledged[$0] != nil })
+        var parts = [first]
+        while parts.count < planned.count, state?.pendingParityIsEmpty ?? false,
+            let part = try nextPart()
+        {
+            parts.append(part)
+            // nextPart skips acknowledged parts; the plan stops before them, so this holds unless the file changed.
+            guard part.index == first.index + parts.count - 1 else { break }
+        }
+        return parts.count == 1 ? work : .run(parts, sender)
+    }
+
+    /// Sends one run with retries; after a failure part way, only the parts not yet acknowledged are sent again.
+    nonisolated func send(
+        run parts: [PartToSend], via sender: any RunSendingBackend, to remote: RemoteUpload,
+        tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager,
+        emit: @escaping @Sendable (UploadEvent) -> Void
+    ) async throws -> SentWork {
+        let total = parts.reduce(Int64(0)) { $0 + $1.length }
+        if let pacer { try await pacer.admit(total) }
+        let start = clock.monotonicSeconds()
+        let progress = RunProgress(parts)
+        let telemetry = self.telemetry
+        let clock = self.clock
+        _ = try await withRetries(index: parts[0].index, emit: emit) { () async throws(TransportError) in
+            let pending = progress.nextAttempt()
+            let outcome = try await Self.attempt(
+                run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,
+                telemetry: telemetry, clock: clock, emit: emit)
+            progress.acknowledge(outcome.receipts)
+            if let stopped = outcome.stoppedBy { throw stopped }
+        }
+        let receipts = progress.receipts
+        guard receipts.map(\.index) == parts.map(\.index), zip(receipts, parts).allSatisfy({ $0.length == $1.length })
+        else {
+            throw UploaderError(
+                .transportFailed, "the destination acknowledged other parts than the run \(parts[0].index)...")
+        }
+        let seconds = clock.monotonicSeconds() - start
+        emit(
+            .requestAcknowledged(
+                RequestReport(index: parts[0].index, parts: parts.count, bytes: total, seconds: seconds)))
+        return .run(
+            zip(receipts, parts).enumerated().map { position, pair in
+                let sends = Int64(progress.sends(of: pair.1.index))
+                return SentPart(
+                    receipt: pair.0, sha256: pair.1.sha256, crc32c: pair.1.crc32c, seconds: seconds,
+                    bytesOnWire: sends * pair.1.length, attempts: Int(sends), measuredBytes: position == 0 ? total : 0)
+            })
+    }
+
+    /// One request carrying `parts`, with a fresh `Idempotency-Key` per part and the wire layer kept in step; one
+    /// trace line per request, naming its first part and its size.
+    private static func attempt(
+        run parts: [PartToSend], to remote: RemoteUpload, sender: any RunSendingBackend,
+        tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?,
+        clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
+    ) async throws(TransportError) -> RunOutcome {
+        var keys: [IdempotencyKey] = []
+        var uploads: [UploadPart] = []
+        var attemptNumber = 0
+        for part in parts {
+            let key: IdempotencyKey
+            do {
+                (key, attemptNumber) = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256)
+            } catch {
+                for key in keys { idempotency.release(key) }
+                throw TransportError(.invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
+            }
+            keys.append(key)
+            uploads.append(
+                UploadPart(
+                    index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
+                    crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex))
+        }
+        let bytes = parts.reduce(Int64(0)) { $0 + $1.length }
+        for event in tracker.wireSent(UInt64(bytes)) { emit(.safetyValve(event)) }
+        let started = clock.wallMilliseconds()
+        let start = clock.monotonicSeconds()
+        func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
+            telemetry?.trace(
+                ChunkTrace(
+                    uploadID: "", index: parts[0].index, offset: parts[0].offset, length: Int(bytes),
+                    attempt: attemptNumber, startedAtMs: started,
+                    durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
+                    errorCode: error.map { "\($0.code)" }, transportProtocol: nil, connectionReused: nil,
+                    pathChanges: nil, requestParts: parts.count))
+        }
+        let outcome: RunOutcome
+        do {
+            outcome = try await sender.send(run: uploads, to: remote)
+        } catch {
+            for key in keys { idempotency.release(key) }
+            for event in tracker.wireFailed(UInt64(bytes)) { emit(.safetyValve(event)) }
+            trace(error.code == .cancelled ? .cancelled : (isRetryable(error.code) ? .retried : .failed), error)
+            throw error
+        }
+        let acknowledged = min(outcome.receipts.count, parts.count)
+        for key in keys[..<acknowledged] { idempotency.complete(key) }
+        for key in keys[acknowledged...] { idempotency.release(key) }
+        let unacknowledged = parts[acknowledged...].reduce(Int64(0)) { $0 + $1.length }
+        if unacknowledged > 0 {
+            for event in tracker.wireFailed(UInt64(unacknowledged)) { emit(.safetyValve(event)) }
+        }
+        if let stopped = outcome.stoppedBy {
+            trace(isRetryable(stopped.code) ? .retried : .failed, stopped)
+        } else {
+            trace(.acknowledged)
+        }
+        return outcome
+    }
+}
+
+extension ChunkedUploader {
+    /// Whether a fresh upload here is laid out in small parts sent in runs: adaptive chunking on, a backend that
+    /// takes runs, and a destination off this machine (loopback keeps its large parts).
+    func takesRuns(loopback: Bool) -> Bool {
+        guard configuration.flags.adaptiveChunking, !loopback, backend is any RunSendingBackend else { return false }
+        if let native = backend as? NativeBackend { return native.server.maximumRun > 1 }
+        return true
+    }
+}
+
+extension Int64 {
+    /// This preferred part size, or the small run unit when the upload takes runs.
+    func runUnit(takesRuns: Bool) -> Int64 { takesRuns ? Swift.min(self, RunPlanner.unitBytes) : self }
+}
