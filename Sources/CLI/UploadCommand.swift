@@ -17,7 +17,9 @@ enum UploadCommand: CLICommand {
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
           --protocol P    use P instead of the first the server offers (native, ietf, tus, s3)
           --parallel N    parts in flight at once, 1...64 (default: the scheduler decides; IETF and tus take 1)
-          --chunk-size N  part size such as 4M (default: the scheduler decides; the backend's limits apply)
+          --chunk-size N  part size (the unit resumed and verified) such as 4M (default: the scheduler
+                          decides; 1 MiB off loopback where one request carries a run of parts that follows the
+                          link; the backend's limits apply)
           --max-rate N    cap the average rate at N bytes per second, such as 20M (default: no cap)
           --parity        ask for parity chunks on a lossy link (only a backend that takes parity gets any)
           --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
