@@ -19,7 +19,8 @@ import Testing
     static func runHeader(_ content: Content, _ range: Range<Int>, sha256: [Digest32]? = nil) -> AetherRunHeader {
         AetherRunHeader(
             length: Int64(range.reduce(0) { $0 + content.chunks[$1].count }),
-            crc32c: range.map { CRC32C.checksum(content.chunks[$0]) }, sha256: sha256 ?? range.map { content.hashes[$0] },
+            crc32c: range.map { CRC32C.checksum(content.chunks[$0]) },
+            sha256: sha256 ?? range.map { content.hashes[$0] },
             link: content.links[range.upperBound - 1])
     }
 

@@ -22,15 +22,21 @@ final class RunProgress: Sendable {
         var pending: [PartToSend]
         var receipts: [PartReceipt] = []
         var sends: [Int: Int] = [:]
+        /// An attempt is out whose outcome is not known (it threw, or is running).
+        var unknown = false
     }
 
     private let state: Mutex<State>
 
     init(_ parts: [PartToSend]) { state = Mutex(State(pending: parts)) }
 
+    /// Whether the previous attempt ended without an answer (a reset): the destination may hold part of the run.
+    var previousAttemptUnanswered: Bool { state.withLock { $0.unknown } }
+
     /// The parts not yet acknowledged; each is counted as sent once more.
     func nextAttempt() -> [PartToSend] {
         state.withLock { state in
+            state.unknown = true
             for part in state.pending { state.sends[part.index, default: 0] += 1 }
             return state.pending
         }
@@ -39,10 +45,38 @@ final class RunProgress: Sendable {
     /// Takes `receipts` (a prefix of the pending parts, in order).
     func acknowledge(_ receipts: [PartReceipt]) {
         state.withLock { state in
+            state.unknown = false
             state.receipts += receipts
             state.pending.removeFirst(min(receipts.count, state.pending.count))
         }
     }
+
+    /// Takes the pending parts, from the first, that `progress` says the destination holds (the receiver stores a
+    /// run's chunks in order, an IETF or tus server its bytes); returns their bytes.
+    func acknowledgeHeld(_ progress: RemoteProgress) -> Int64 {
+        state.withLock { state in
+            var held = 0
+            var bytes: Int64 = 0
+            for part in state.pending {
+                let holds: Bool
+                switch progress {
+                case .offset(let offset, _): holds = part.offset + part.length <= offset
+                case .chunks(let indices, let complete): holds = complete || indices.contains(part.index)
+                case .parts(let receipts): holds = receipts.contains { $0.index == part.index }
+                case .gone: holds = false
+                }
+                guard holds else { break }
+                state.receipts.append(PartReceipt(index: part.index, length: part.length))
+                held += 1
+                bytes += part.length
+            }
+            state.pending.removeFirst(held)
+            state.unknown = false
+            return bytes
+        }
+    }
+
+    var isDone: Bool { state.withLock { $0.pending.isEmpty } }
 
     var receipts: [PartReceipt] { state.withLock { $0.receipts } }
 
@@ -93,6 +127,13 @@ extension ChunkedUploader {
         let telemetry = self.telemetry
         let clock = self.clock
         _ = try await withRetries(index: parts[0].index, emit: emit) { () async throws(TransportError) in
+            // After a reset the run may be stored in part: ask what the destination holds, send only the rest.
+            if progress.previousAttemptUnanswered {
+                let held = progress.acknowledgeHeld(try await sender.progress(of: remote))
+                // Their bytes reached the destination after all (the failed attempt took them back from the wire).
+                if held > 0 { for event in tracker.wireSent(UInt64(held)) { emit(.safetyValve(event)) } }
+                if progress.isDone { return }
+            }
             let pending = progress.nextAttempt()
             let outcome = try await Self.attempt(
                 run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,

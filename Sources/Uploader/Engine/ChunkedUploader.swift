@@ -238,9 +238,10 @@ public actor ChunkedUploader {
                         : UploadConstants.maxParallelChunkUploads)))
         var tier = decision.strategy.tier
         let runSender = runSender(for: snapshot.remote, extras: extras)
+        // One part per request until the first measurement: the run grows as the link shows what it carries.
         let runParts = RunPlanner.partsPerRequest(
-            chunkSizeBytes: Self.firstChunkSize(decision, loopback: loopback), partSize: snapshot.partSize,
-            maximum: runSender?.1 ?? 1)
+            chunkSizeBytes: decision.predictedBitsPerSecond > 0 ? decision.chunkSizeBytes : 0,
+            partSize: snapshot.partSize, maximum: runSender?.1 ?? 1)
         emit(
             .tierChanged(
                 TierReport(
