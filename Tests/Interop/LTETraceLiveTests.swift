@@ -165,7 +165,8 @@ import Testing
         #expect(Set(sizes).count >= 3, "request sizes: \(sizes)")
         #expect(steps.contains { $1 > $0 }, "the request size never rose: \(sizes)")
         #expect(steps.contains { $1 < $0 }, "the request size never fell: \(sizes)")
-        #expect(requests.compactMap { $0["parts"] as? Int }.reduce(0, +) == size >> 20)
+        // Parts found stored after a reset are acknowledged without a request of their own.
+        #expect(requests.compactMap { $0["parts"] as? Int }.reduce(0, +) <= size >> 20)
         // Bytes sent again after the resets: what went on the wire beyond the file (each attempt of a run counts
         // the parts it carried).
         let sent = try #require(done["bytes_sent"] as? Int)

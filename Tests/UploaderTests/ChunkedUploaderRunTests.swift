@@ -128,7 +128,8 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         #expect(again == Array(cut[2...]))
         #expect(runs.filter { $0.contains(cut[0]) }.count == 1)
         #expect(retries >= 1)
-        #expect(requests.map(\.parts).reduce(0, +) == Self.partCount)
+        // The two parts the cut request stored are acknowledged by the server's offset, not by a request.
+        #expect(requests.map(\.parts).reduce(0, +) == Self.partCount - 2)
         #expect(
             requests.allSatisfy { $0.bytes == Int64($0.parts) * (16 << 10) || $0.index + $0.parts == Self.partCount })
     }

@@ -16,6 +16,17 @@ public struct RequestReport: Sendable, Hashable {
     public let seconds: Double
 }
 
+/// The run length decided now, read by sends in flight (a run cut part way sends its rest in runs of this length).
+final class RunLength: Sendable {
+    private let value: Mutex<Int>
+
+    init(_ parts: Int) { value = Mutex(parts) }
+
+    var current: Int { value.withLock { $0 } }
+
+    func set(_ parts: Int) { value.withLock { $0 = parts } }
+}
+
 /// The parts of one run still to acknowledge, across attempts (the retry closure is `@Sendable`).
 final class RunProgress: Sendable {
     private struct State {
@@ -33,12 +44,15 @@ final class RunProgress: Sendable {
     /// Whether the previous attempt ended without an answer (a reset): the destination may hold part of the run.
     var previousAttemptUnanswered: Bool { state.withLock { $0.unknown } }
 
-    /// The parts not yet acknowledged; each is counted as sent once more.
-    func nextAttempt() -> [PartToSend] {
+    /// The parts for the next request: the whole run on the first attempt, afterwards at most `limit` of the parts
+    /// not yet acknowledged (the run length decided now). Each is counted as sent once more.
+    func nextAttempt(limit: Int) -> [PartToSend] {
         state.withLock { state in
+            let first = state.sends.isEmpty
             state.unknown = true
-            for part in state.pending { state.sends[part.index, default: 0] += 1 }
-            return state.pending
+            let parts = first ? state.pending : Array(state.pending.prefix(max(1, limit)))
+            for part in parts { state.sends[part.index, default: 0] += 1 }
+            return parts
         }
     }
 
@@ -116,7 +130,7 @@ extension ChunkedUploader {
 
     /// Sends one run with retries; after a failure part way, only the parts not yet acknowledged are sent again.
     nonisolated func send(
-        run parts: [PartToSend], via sender: any RunSendingBackend, to remote: RemoteUpload,
+        run parts: [PartToSend], via sender: any RunSendingBackend, to remote: RemoteUpload, length: RunLength,
         tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager,
         emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentWork {
@@ -126,20 +140,33 @@ extension ChunkedUploader {
         let progress = RunProgress(parts)
         let telemetry = self.telemetry
         let clock = self.clock
-        _ = try await withRetries(index: parts[0].index, emit: emit) { () async throws(TransportError) in
-            // After a reset the run may be stored in part: ask what the destination holds, send only the rest.
-            if progress.previousAttemptUnanswered {
-                let held = progress.acknowledgeHeld(try await sender.progress(of: remote))
-                // Their bytes reached the destination after all (the failed attempt took them back from the wire).
-                if held > 0 { for event in tracker.wireSent(UInt64(held)) { emit(.safetyValve(event)) } }
-                if progress.isDone { return }
+        // The planned run goes in one request; what a failure leaves of it is sent in requests of the run length
+        // decided by then (the link may have changed: a reset on a slow link must not resend a long run whole).
+        while !progress.isDone {
+            _ = try await withRetries(index: parts[0].index, emit: emit) { () async throws(TransportError) in
+                // After a reset the run may be stored in part: ask what the destination holds, send only the rest.
+                if progress.previousAttemptUnanswered {
+                    let held = progress.acknowledgeHeld(try await sender.progress(of: remote))
+                    // Their bytes reached the destination after all (the failed attempt took them back from the wire).
+                    if held > 0 { for event in tracker.wireSent(UInt64(held)) { emit(.safetyValve(event)) } }
+                    if progress.isDone { return }
+                }
+                let pending = progress.nextAttempt(limit: length.current)
+                let started = clock.monotonicSeconds()
+                let outcome = try await Self.attempt(
+                    run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,
+                    telemetry: telemetry, clock: clock, emit: emit)
+                progress.acknowledge(outcome.receipts)
+                if !outcome.receipts.isEmpty {
+                    emit(
+                        .requestAcknowledged(
+                            RequestReport(
+                                index: pending[0].index, parts: outcome.receipts.count,
+                                bytes: outcome.receipts.reduce(Int64(0)) { $0 + $1.length },
+                                seconds: clock.monotonicSeconds() - started)))
+                }
+                if let stopped = outcome.stoppedBy { throw stopped }
             }
-            let pending = progress.nextAttempt()
-            let outcome = try await Self.attempt(
-                run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,
-                telemetry: telemetry, clock: clock, emit: emit)
-            progress.acknowledge(outcome.receipts)
-            if let stopped = outcome.stoppedBy { throw stopped }
         }
         let receipts = progress.receipts
         guard receipts.map(\.index) == parts.map(\.index), zip(receipts, parts).allSatisfy({ $0.length == $1.length })
@@ -148,9 +175,6 @@ extension ChunkedUploader {
                 .transportFailed, "the destination acknowledged other parts than the run \(parts[0].index)...")
         }
         let seconds = clock.monotonicSeconds() - start
-        emit(
-            .requestAcknowledged(
-                RequestReport(index: parts[0].index, parts: parts.count, bytes: total, seconds: seconds)))
         return .run(
             zip(receipts, parts).enumerated().map { position, pair in
                 let sends = Int64(progress.sends(of: pair.1.index))

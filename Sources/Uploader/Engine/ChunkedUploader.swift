@@ -279,7 +279,7 @@ public actor ChunkedUploader {
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
             tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras, runSender: runSender,
-            runParts: runParts)
+            runParts: runParts, runLength: RunLength(runParts))
         defer { state = nil }
 
         try await withThrowingTaskGroup(of: SentWork.self) { group in
@@ -301,9 +301,11 @@ public actor ChunkedUploader {
                 case .parity(let shard, let via):
                     group.addTask { try await self.sendParity(shard, via: via, to: remote, emit: emit) }
                 case .run(let parts, let via):
+                    let runLength = self.runLengthNow
                     group.addTask {
                         try await self.send(
-                            run: parts, via: via, to: remote, tracker: tracker, idempotency: idempotency, emit: emit)
+                            run: parts, via: via, to: remote, length: runLength, tracker: tracker,
+                            idempotency: idempotency, emit: emit)
                     }
                 }
             }
@@ -378,6 +380,8 @@ public actor ChunkedUploader {
     }
 
     private var parallelNow: Int { state?.parallel ?? 1 }
+
+    private var runLengthNow: RunLength { state?.runLength ?? RunLength(1) }
 
     /// The next part to send: reads, hashes, commits to the ledger; skips parts the destination holds.
     func nextPart() throws -> PartToSend? {
@@ -480,6 +484,7 @@ public actor ChunkedUploader {
         run.tier = next.strategy.tier
         run.parallel = nextParallel
         run.runParts = nextRunParts
+        run.runLength.set(nextRunParts)
         state = run
         try await resume.save(run.snapshot)
         if changed {
@@ -792,6 +797,8 @@ struct RunState {
     let runSender: (any RunSendingBackend, Int)?
     /// Parts per request now (the scheduler's chunk size / part size).
     var runParts: Int
+    /// The same, for sends in flight.
+    let runLength: RunLength
 
     var pendingParityIsEmpty: Bool { pendingParity.isEmpty }
 }
