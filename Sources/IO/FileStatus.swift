@@ -16,6 +16,8 @@ public struct FileStatus: Sendable, Equatable {
     public let changeNanoseconds: Int64
     /// `st_mode`: file type and permission bits.
     public let mode: UInt32
+    /// `st_uid`: the owner's user id.
+    public let ownerID: UInt32
 
     init(_ status: Glibc.stat) {
         device = UInt64(status.st_dev)
@@ -24,10 +26,17 @@ public struct FileStatus: Sendable, Equatable {
         modificationNanoseconds = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
         changeNanoseconds = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
         mode = UInt32(status.st_mode)
+        ownerID = UInt32(status.st_uid)
     }
 
     /// Whether this is a regular file (not a directory, FIFO, device, socket or link).
     public var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+
+    /// Whether this is a directory.
+    public var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
+
+    /// The permission bits (`st_mode & 07777`).
+    public var permissions: UInt32 { mode & 0o7777 }
 
     /// "a directory", "a FIFO" ... for error messages.
     public var kindName: String {

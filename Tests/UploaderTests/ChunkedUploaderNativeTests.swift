@@ -288,4 +288,34 @@ final class NativeUploadFixture: @unchecked Sendable {
         #expect(!everything.contains("input.bin"))
         #expect(recorder.writeFailures == 0)
     }
+
+    @Test func againstARealReceiverEveryTraceLineNamesTheProtocolAndWhetherTheConnectionWasReused() async throws {
+        let fixture = try NativeUploadFixture(bytes: UploadFixture.seeded(20 * 16_384, seed: 32))
+        let state = try UploadStateDirectory(path: FilePath(fixture.upload.stateDirectory))
+        let key = SnapshotKey.derive(canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination)
+        let recorder = try TelemetryRecorder(stateDirectory: state, uploadKey: key)
+        let uploader = ChunkedUploader(
+            target: .init(
+                file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "native"),
+            backend: try await fixture.backend(), snapshots: try fixture.upload.store(), snapshotKey: key,
+            configuration: UploadConfiguration(
+                chunkSize: 16 << 10, parallel: 2,
+                flags: FeatureFlags(enabled: FeatureFlags.defaults.enabled.subtracting([.dedup]))),
+            telemetry: recorder)
+        let outcome = try await uploader.run { _ in }
+        #expect(outcome.partCount == 20)
+        let directory = fixture.upload.stateDirectory + "/telemetry"
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".trace.jsonl") })
+        let contents = try #require(FileManager.default.contents(atPath: directory + "/" + name))
+        let lines = String(decoding: contents, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 20)
+        // libcurl talks HTTP/1.1 to the clear-text receiver and keeps connections alive between chunks.
+        #expect(lines.allSatisfy { $0.contains("\"transportProtocol\":\"h1\"") })
+        let reused = lines.filter { $0.contains("\"connectionReused\":true") }.count
+        let fresh = lines.filter { $0.contains("\"connectionReused\":false") }.count
+        #expect(reused + fresh == 20)
+        #expect(reused >= 16)
+        #expect(!lines.contains { $0.contains("pathChanges") })
+    }
 }

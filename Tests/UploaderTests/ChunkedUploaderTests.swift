@@ -300,7 +300,8 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
             _ = try await uploader.run { _ in }
         } throws: { error in
             guard let error = error as? UploaderError, error.code == .transportFailed else { return false }
-            return error.message.contains("could not reach the destination for 0 s")
+            return error.message.contains("could not reach the destination for ")
+                && error.message.contains("connectionRefused")
         }
         let sends = backend.state.withLock { $0.sends.count }
         // About 0.3 s of attempts at most 50 ms apart (more on a busy machine): more than one, far fewer than queued.
@@ -424,6 +425,20 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(first?.chunkSize == Int64(partSize))
         #expect(first?.parallelism == firstParallelism)
         #expect(backend.object(outcome.receipt.location) == content)
+    }
+
+    @Test func onLoopbackTheFirstReadsPrefetchUltrafastChunksOnlyWhenMemoryAllows() {
+        let unmeasured = FusionScheduler().decide(SchedulingContext(totalBytes: 1 << 30))
+        #expect(unmeasured.predictedBitsPerSecond == 0)
+        let ample = UploadConstants.ultrafastPrefetchMemoryBytes + 1
+        #expect(
+            ChunkedUploader.firstPrefetch(unmeasured, loopback: true, availableMemoryBytes: ample)
+                == UploadConstants.ultrafastPrefetchChunkCount)
+        #expect(
+            ChunkedUploader.firstPrefetch(
+                unmeasured, loopback: true, availableMemoryBytes: UploadConstants.ultrafastPrefetchMemoryBytes) == 0)
+        #expect(ChunkedUploader.firstPrefetch(unmeasured, loopback: true, availableMemoryBytes: nil) == 0)
+        #expect(ChunkedUploader.firstPrefetch(unmeasured, loopback: false, availableMemoryBytes: ample) == 0)
     }
 
     @Test func aPartThatReadsDifferentlyThanItsSnapshotDigestRestartsFreshAndStoresNoMix() async throws {

@@ -51,7 +51,7 @@ public struct FileKeyStore: KeyStore {
 
     /// The default directory from this process's environment (see `defaultDirectory(environment:)`).
     public static func defaultDirectory() throws(SecurityError) -> String {
-        try defaultDirectory { KeyStorePosix.environment($0) }
+        try defaultDirectory { AnchoredFiles.environment($0) }
     }
 
     /// `$XDG_STATE_HOME/aether/keys` when XDG_STATE_HOME is an absolute path, else `$HOME/.local/state/aether/keys`.
@@ -84,7 +84,7 @@ public struct FileKeyStore: KeyStore {
     /// (writing nothing) when the item on disk is damaged.
     public func save(_ item: KeyStoreItem) throws(SecurityError) {
         let dir = try openDirectory(creating: true)
-        defer { KeyStorePosix.closeDescriptor(dir) }
+        defer { AnchoredFiles.closeDescriptor(dir) }
         if case .damaged(let damage) = try inspect(directory: dir, hostID: item.hostID) {
             throw damage.error(hostID: item.hostID, path: path(for: item.hostID))
         }
@@ -106,15 +106,15 @@ public struct FileKeyStore: KeyStore {
     /// Deletes the host's item; refuses when it is damaged.
     public func delete(hostID: HostID) throws(SecurityError) {
         guard let dir = try openExistingDirectory() else { return }
-        defer { KeyStorePosix.closeDescriptor(dir) }
+        defer { AnchoredFiles.closeDescriptor(dir) }
         switch try inspect(directory: dir, hostID: hostID) {
         case .absent: return
         case .damaged(let damage): throw damage.error(hostID: hostID, path: path(for: hostID))
         case .intact: break
         }
         do {
-            try KeyStorePosix.unlink(directory: dir, FilePath(Self.fileName(for: hostID)))
-            try KeyStorePosix.synchronize(dir)
+            try AnchoredFiles.unlink(directory: dir, FilePath(Self.fileName(for: hostID)))
+            try AnchoredFiles.synchronize(dir)
         } catch {
             throw Self.failure("delete the item", error)
         }
@@ -123,10 +123,10 @@ public struct FileKeyStore: KeyStore {
     /// Host ids with an item file (damaged or not), in order. Other files are ignored.
     public func hostIDs() throws(SecurityError) -> [HostID] {
         guard let dir = try openExistingDirectory() else { return [] }
-        defer { KeyStorePosix.closeDescriptor(dir) }
+        defer { AnchoredFiles.closeDescriptor(dir) }
         let names: [String]
         do {
-            names = try KeyStorePosix.listDirectory(dir)
+            names = try AnchoredFiles.listDirectory(dir)
         } catch {
             throw Self.failure("list the key store directory", error)
         }
@@ -141,7 +141,7 @@ public struct FileKeyStore: KeyStore {
     /// What the store holds for `hostID`, without changing anything on disk.
     public func inspect(hostID: HostID) throws(SecurityError) -> ItemStatus {
         guard let dir = try openExistingDirectory() else { return .absent }
-        defer { KeyStorePosix.closeDescriptor(dir) }
+        defer { AnchoredFiles.closeDescriptor(dir) }
         return try inspect(directory: dir, hostID: hostID)
     }
 
@@ -188,7 +188,7 @@ public struct FileKeyStore: KeyStore {
     /// A damaged file throws `.keyStoreDamaged` naming it: which keys are retired cannot be proven.
     public func retiredKeys() throws(SecurityError) -> TombstoneList {
         guard let dir = try openExistingDirectory() else { return TombstoneList() }
-        defer { KeyStorePosix.closeDescriptor(dir) }
+        defer { AnchoredFiles.closeDescriptor(dir) }
         switch try TombstoneFile.inspect(directory: dir, name: FilePath(Self.retiredFileName), path: retiredPath) {
         case .absent: return TombstoneList()
         case .intact(let list, _): return list
@@ -199,7 +199,7 @@ public struct FileKeyStore: KeyStore {
     /// Adds `id` to the retired markers in one atomic write (nothing is written when it is there already).
     public func markRetired(_ id: KeyID, at instant: KeyTimestamp) throws(SecurityError) {
         let dir = try openDirectory(creating: true)
-        defer { KeyStorePosix.closeDescriptor(dir) }
+        defer { AnchoredFiles.closeDescriptor(dir) }
         _ = try TombstoneFile.record(
             id, retiredAt: instant.millisecondsSinceEpoch, directory: dir, directoryPath: directoryPath,
             name: FilePath(Self.retiredFileName), fault: writeFault)
@@ -210,7 +210,7 @@ public struct FileKeyStore: KeyStore {
     /// The directory, opened; nil when it does not exist.
     private func openExistingDirectory() throws(SecurityError) -> Int32? {
         do {
-            _ = try KeyStorePosix.statNoFollow(directoryPath)
+            _ = try AnchoredFiles.statNoFollow(directoryPath)
         } catch  where error == .noEntry {
             return nil
         } catch {
@@ -224,21 +224,21 @@ public struct FileKeyStore: KeyStore {
         if creating { try createDirectories() }
         let fd: Int32
         do {
-            fd = try KeyStorePosix.openDirectory(directoryPath)
+            fd = try AnchoredFiles.openDirectory(directoryPath)
         } catch {
             throw Self.failure("open the key store directory", error)
         }
-        let status: KeyStorePosix.FileStatus
+        let status: FileStatus
         do {
-            status = try KeyStorePosix.status(fd)
+            status = try AnchoredFiles.status(fd)
         } catch {
-            KeyStorePosix.closeDescriptor(fd)
+            AnchoredFiles.closeDescriptor(fd)
             throw Self.failure("stat the key store directory", error)
         }
-        guard status.isDirectory, status.ownerID == KeyStorePosix.effectiveUserID(),
+        guard status.isDirectory, status.ownerID == AnchoredFiles.effectiveUserID(),
             status.permissions == Self.directoryMode
         else {
-            KeyStorePosix.closeDescriptor(fd)
+            AnchoredFiles.closeDescriptor(fd)
             throw SecurityError(
                 .keyStoreDamaged, "the key store directory must be owned by this user with mode 0700; left unchanged")
         }
@@ -257,7 +257,7 @@ public struct FileKeyStore: KeyStore {
             let path: FilePath
             do { path = try FilePath(bytes: bytes) } catch { throw SecurityError(.systemCall, error.message) }
             do {
-                try KeyStorePosix.makeDirectory(path, mode: Self.directoryMode)
+                try AnchoredFiles.makeDirectory(path, mode: Self.directoryMode)
             } catch  where error == .exists {
                 continue
             } catch {
@@ -265,9 +265,9 @@ public struct FileKeyStore: KeyStore {
             }
             if index == parts.count - 1 {
                 do {
-                    let fd = try KeyStorePosix.openDirectory(path)
-                    defer { KeyStorePosix.closeDescriptor(fd) }
-                    try KeyStorePosix.setPermissions(fd, Self.directoryMode)
+                    let fd = try AnchoredFiles.openDirectory(path)
+                    defer { AnchoredFiles.closeDescriptor(fd) }
+                    try AnchoredFiles.setPermissions(fd, Self.directoryMode)
                 } catch {
                     throw Self.failure("set the key store directory's mode", error)
                 }
@@ -275,7 +275,7 @@ public struct FileKeyStore: KeyStore {
         }
     }
 
-    private static func failure(_ what: String, _ error: KeyStorePosix.Errno) -> SecurityError {
+    private static func failure(_ what: String, _ error: AnchoredFiles.Errno) -> SecurityError {
         SecurityError(.systemCall, "key store: could not \(what): \(error.text)")
     }
 }

@@ -19,9 +19,9 @@ enum ProtectedFile {
     static func read(
         directory: Int32, name: FilePath, path: String, maximumByteCount: Int
     ) throws(SecurityError) -> Contents {
-        let status: KeyStorePosix.FileStatus
+        let status: FileStatus
         do {
-            status = try KeyStorePosix.statNoFollow(directory: directory, name)
+            status = try AnchoredFiles.statNoFollow(directory: directory, name)
         } catch  where error == .noEntry {
             return .absent
         } catch {
@@ -31,7 +31,7 @@ enum ProtectedFile {
 
         let fd: Int32
         do {
-            fd = try KeyStorePosix.openForReading(directory: directory, name)
+            fd = try AnchoredFiles.openForReading(directory: directory, name)
         } catch  where error == .noEntry {
             return .absent
         } catch  where error == .symbolicLink {
@@ -39,10 +39,10 @@ enum ProtectedFile {
         } catch {
             throw failure("open", path, error)
         }
-        defer { KeyStorePosix.closeDescriptor(fd) }
-        let opened: KeyStorePosix.FileStatus
+        defer { AnchoredFiles.closeDescriptor(fd) }
+        let opened: FileStatus
         do {
-            opened = try KeyStorePosix.status(fd)
+            opened = try AnchoredFiles.status(fd)
         } catch {
             throw failure("stat", path, error)
         }
@@ -54,7 +54,7 @@ enum ProtectedFile {
         let contents: SecureBytes
         do {
             contents = try unsafe SecureBytes(count: maximumByteCount + 1) {
-                (buffer) throws(KeyStorePosix.Errno) in length = try unsafe KeyStorePosix.readFully(fd, into: buffer)
+                (buffer) throws(AnchoredFiles.Errno) in length = try unsafe AnchoredFiles.readFully(fd, into: buffer)
             }
         } catch {
             throw failure("read", path, error)
@@ -63,16 +63,16 @@ enum ProtectedFile {
         return .bytes(contents, length: length)
     }
 
-    private static func damage(of status: KeyStorePosix.FileStatus, maximumByteCount: Int) -> KeyStoreDamage? {
+    private static func damage(of status: FileStatus, maximumByteCount: Int) -> KeyStoreDamage? {
         guard status.isRegularFile else { return .notARegularFile }
-        guard status.ownerID == KeyStorePosix.effectiveUserID() else { return .wrongOwner }
+        guard status.ownerID == AnchoredFiles.effectiveUserID() else { return .wrongOwner }
         guard status.permissions == FileKeyStore.fileMode else { return .wrongMode }
         guard status.size <= maximumByteCount else { return .garbage }
         return nil
     }
 
     /// A failed system call on `path`, as the key store reports it.
-    static func failure(_ what: String, _ path: String, _ error: KeyStorePosix.Errno) -> SecurityError {
+    static func failure(_ what: String, _ path: String, _ error: AnchoredFiles.Errno) -> SecurityError {
         SecurityError(.systemCall, "could not \(what) \(path): \(error.text)")
     }
 

@@ -37,13 +37,13 @@ public struct TombstoneFile: Sendable {
     public func inspect() throws(SecurityError) -> Status {
         let fd: Int32
         do {
-            fd = try KeyStorePosix.openDirectory(filePath.directory)
+            fd = try AnchoredFiles.openDirectory(filePath.directory)
         } catch  where error == .noEntry {
             return .absent
         } catch {
             throw ProtectedFile.failure("open the directory of", path, error)
         }
-        defer { KeyStorePosix.closeDescriptor(fd) }
+        defer { AnchoredFiles.closeDescriptor(fd) }
         return try Self.inspect(directory: fd, name: filePath.lastComponent, path: path)
     }
 
@@ -62,11 +62,11 @@ public struct TombstoneFile: Sendable {
     public func record(_ id: KeyID, retiredAt: UInt64) throws(SecurityError) -> Bool {
         let fd: Int32
         do {
-            fd = try KeyStorePosix.openDirectory(filePath.directory)
+            fd = try AnchoredFiles.openDirectory(filePath.directory)
         } catch {
             throw ProtectedFile.failure("open the directory of", path, error)
         }
-        defer { KeyStorePosix.closeDescriptor(fd) }
+        defer { AnchoredFiles.closeDescriptor(fd) }
         return try Self.record(
             id, retiredAt: retiredAt, directory: fd, directoryPath: filePath.directory, name: filePath.lastComponent,
             fault: writeFault)

@@ -58,7 +58,9 @@ public final class HTTPClient: Sendable {
             transfer.cancelRequested.store(true, ordering: .releasing)
             loop.submit(.cancel(transfer.id))
         }
-        return try result.get()
+        let response = try result.get()
+        HTTPTelemetryObserver.current?.record(response.telemetry)
+        return response
     }
 
     /// Stops the thread: requests still running fail with `.cancelled` and cached connections close. Later sends

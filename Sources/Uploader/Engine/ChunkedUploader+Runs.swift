@@ -212,18 +212,28 @@ extension ChunkedUploader {
         for event in tracker.wireSent(UInt64(bytes)) { emit(.safetyValve(event)) }
         let started = clock.wallMilliseconds()
         let start = clock.monotonicSeconds()
+        let observer = HTTPTelemetryObserver()
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
+            let http = observer.last
             telemetry?.trace(
                 ChunkTrace(
                     uploadID: "", index: parts[0].index, offset: parts[0].offset, length: Int(bytes),
                     attempt: attemptNumber, startedAtMs: started,
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
-                    errorCode: error.map { "\($0.code)" }, transportProtocol: nil, connectionReused: nil,
-                    pathChanges: nil, requestParts: parts.count))
+                    errorCode: error.map { "\($0.code)" },
+                    transportProtocol: http.map { TransportProtocol(measured: $0) },
+                    connectionReused: http?.connectionReused, pathChanges: nil, requestParts: parts.count))
         }
         let outcome: RunOutcome
         do {
-            outcome = try await sender.send(run: uploads, to: remote)
+            let sent: Result<RunOutcome, TransportError> = await HTTPTelemetryObserver.$current.withValue(observer) {
+                do throws(TransportError) {
+                    return .success(try await sender.send(run: uploads, to: remote))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            outcome = try sent.get()
         } catch {
             for key in keys { idempotency.release(key) }
             for event in tracker.wireFailed(UInt64(bytes)) { emit(.safetyValve(event)) }

@@ -143,12 +143,19 @@ public actor ChunkedUploader {
         return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: nil).parallelChunks
     }
 
-    private func initialDecision(size: Int64) -> SchedulingDecision {
+    /// The chunks read ahead: the ULTRAFAST tier's prefetch (when memory allows it) on a loopback destination before
+    /// any measurement, else what the scheduler's tier says.
+    static func firstPrefetch(_ decision: SchedulingDecision, loopback: Bool, availableMemoryBytes: Int64?) -> Int {
+        guard decision.predictedBitsPerSecond <= 0, loopback else { return decision.strategy.prefetchChunks }
+        return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: availableMemoryBytes).prefetchChunks
+    }
+
+    private func initialDecision(size: Int64, availableMemoryBytes: Int64?) -> SchedulingDecision {
         let capabilities = backend.capabilities
         let context = SchedulingContext(
             minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
             maximumChunkBytes: Int(clamping: capabilities.maximumPartSize), maximumParts: capabilities.maximumParts,
-            totalBytes: size, parallelismCap: configuration.parallel)
+            totalBytes: size, availableMemoryBytes: availableMemoryBytes, parallelismCap: configuration.parallel)
         return scheduler.decide(context)
     }
 
@@ -159,7 +166,8 @@ public actor ChunkedUploader {
     {
         let size = fingerprint.size
         let capabilities = backend.capabilities
-        let decision = initialDecision(size: size)
+        let availableMemory = DeviceResourceReader().readAvailableMemory()
+        let decision = initialDecision(size: size, availableMemoryBytes: availableMemory)
         let loopback = LoopbackDestination.contains(target.destination)
         let canParallel = capabilities.parallelParts && capabilities.outOfOrderParts
         let parallelLimit =
@@ -255,7 +263,9 @@ public actor ChunkedUploader {
             reader = try FileChunkReader(
                 path: target.file,
                 options: ChunkReadOptions(
-                    chunkSize: Int(snapshot.partSize), prefetchChunks: decision.strategy.prefetchChunks,
+                    chunkSize: Int(snapshot.partSize),
+                    prefetchChunks: Self.firstPrefetch(
+                        decision, loopback: loopback, availableMemoryBytes: availableMemory),
                     heldChunks: min(64, parallelLimit * (runSender?.1 ?? 1))))
         } catch {
             throw Self.readError(error)
@@ -527,17 +537,27 @@ public actor ChunkedUploader {
         emitValves(tracker.wireSent(UInt64(part.length)), emit)
         let started = clock.wallMilliseconds()
         let start = clock.monotonicSeconds()
+        let observer = HTTPTelemetryObserver()
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
+            let http = observer.last
             telemetry?.trace(
                 ChunkTrace(
                     uploadID: "", index: part.index, offset: part.offset, length: Int(part.length),
                     attempt: attemptNumber, startedAtMs: started,
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
-                    errorCode: error.map { "\($0.code)" }, transportProtocol: nil, connectionReused: nil,
-                    pathChanges: nil))
+                    errorCode: error.map { "\($0.code)" },
+                    transportProtocol: http.map { TransportProtocol(measured: $0) },
+                    connectionReused: http?.connectionReused, pathChanges: nil))
         }
         do {
-            let receipt = try await backend.send(upload, to: remote)
+            let sent: Result<PartReceipt, TransportError> = await HTTPTelemetryObserver.$current.withValue(observer) {
+                do throws(TransportError) {
+                    return .success(try await backend.send(upload, to: remote))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            let receipt = try sent.get()
             idempotency.complete(key)
             trace(.acknowledged)
             return receipt
@@ -837,6 +857,18 @@ extension ChunkedUploader {
         case .cancelled: telemetry?.audit(.cancelled)
         case .snapshotDamaged: telemetry?.audit(.snapshotDamaged, errorCode: "\(error.code)")
         default: telemetry?.audit(.cancelled, errorCode: "\(error.code)")
+        }
+    }
+}
+
+extension TransportProtocol {
+    /// The protocol a request went over, as the HTTP client measured it.
+    public init(measured telemetry: HTTPTelemetry) {
+        switch telemetry.protocolVersion {
+        case .http1: self = .http1TCP
+        case .http2: self = .http2TCP
+        case .http3: self = .http3QUIC
+        case .unknown: self = .unknown
         }
     }
 }

@@ -30,7 +30,7 @@ enum MasterKeyFile {
     private static func load(directory: Int32, name: String, shown: String) throws(UploaderError) -> SymmetricKey? {
         let fd: Int32
         do {
-            fd = try StatePosix.openForReading(directory: directory, name)
+            fd = try AnchoredFiles.openForReading(directory: directory, FilePath(name))
         } catch  where error == .noEntry {
             return nil
         } catch  where error == .symbolicLink {
@@ -38,11 +38,13 @@ enum MasterKeyFile {
         } catch {
             throw UploadStateDirectory.failure("open", shown, error)
         }
-        defer { StatePosix.closeDescriptor(fd) }
-        let status: StatePosix.Status
-        do { status = try StatePosix.status(fd) } catch { throw UploadStateDirectory.failure("stat", shown, error) }
+        defer { AnchoredFiles.closeDescriptor(fd) }
+        let status: FileStatus
+        do { status = try AnchoredFiles.status(fd) } catch { throw UploadStateDirectory.failure("stat", shown, error) }
         guard status.isRegularFile else { throw damaged(shown, "is \(status.kindName)") }
-        guard status.ownerID == StatePosix.effectiveUserID() else { throw damaged(shown, "is owned by another user") }
+        guard status.ownerID == AnchoredFiles.effectiveUserID() else {
+            throw damaged(shown, "is owned by another user")
+        }
         guard status.permissions == 0o600 else {
             throw damaged(shown, "has mode \(String(status.permissions, radix: 8)), not 600")
         }
@@ -51,8 +53,8 @@ enum MasterKeyFile {
         let bytes: SecureBytes
         do {
             // One byte more than the key, to see a file that grew after the fstat.
-            let read = try unsafe SecureBytes(count: byteCount + 1) { (buffer) throws(StatePosix.Errno) in
-                length = try unsafe StatePosix.readFully(fd, into: buffer)
+            let read = try unsafe SecureBytes(count: byteCount + 1) { (buffer) throws(AnchoredFiles.Errno) in
+                length = try unsafe AnchoredFiles.readFully(fd, into: buffer)
             }
             guard length == byteCount else { throw damaged(shown, "changed size while it was read") }
             bytes = unsafe read.withUnsafeBytes { raw in
@@ -60,7 +62,7 @@ enum MasterKeyFile {
             }
         } catch let failure as UploaderError {
             throw failure
-        } catch let failure as StatePosix.Errno {
+        } catch let failure as AnchoredFiles.Errno {
             throw UploadStateDirectory.failure("read", shown, failure)
         } catch {
             throw UploaderError(.systemCall, "could not read \(shown)")
@@ -77,29 +79,29 @@ enum MasterKeyFile {
         let temporary = ".\(name).\(Hex.encode(SecureRandom.bytes(8))).tmp"
         let fd: Int32
         do {
-            fd = try StatePosix.createExclusive(directory: directory, temporary, mode: 0o600)
+            fd = try AnchoredFiles.createExclusive(directory: directory, FilePath(temporary), mode: 0o600)
         } catch {
             throw UploadStateDirectory.failure("create a temporary key file beside", shown, error)
         }
         var published = false
         defer {
             // The temporary name goes in every case; after a link the key lives on under `name`.
-            try? StatePosix.unlink(directory: directory, temporary)
-            if published { try? StatePosix.synchronize(directory) }
+            try? AnchoredFiles.unlink(directory: directory, FilePath(temporary))
+            if published { try? AnchoredFiles.synchronize(directory) }
         }
         do {
-            defer { StatePosix.closeDescriptor(fd) }
-            try StatePosix.setPermissions(fd, 0o600)
+            defer { AnchoredFiles.closeDescriptor(fd) }
+            try AnchoredFiles.setPermissions(fd, 0o600)
             let key = SecureBytes(randomCount: byteCount)
-            try unsafe key.withUnsafeBytes { (raw) throws(StatePosix.Errno) in
-                try unsafe StatePosix.writeFully(fd, from: raw)
+            try unsafe key.withUnsafeBytes { (raw) throws(AnchoredFiles.Errno) in
+                try unsafe AnchoredFiles.writeFully(fd, from: raw)
             }
-            try StatePosix.synchronize(fd)
+            try AnchoredFiles.synchronize(fd)
         } catch {
             throw UploadStateDirectory.failure("write a temporary key file beside", shown, error)
         }
         do {
-            try StatePosix.link(directory: directory, temporary, to: name)
+            try AnchoredFiles.link(directory: directory, FilePath(temporary), to: FilePath(name))
         } catch  where error == .exists {
             return false
         } catch {

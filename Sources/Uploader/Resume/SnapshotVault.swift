@@ -68,14 +68,14 @@ public final class SnapshotVault: Sendable {
             throw UploaderError(.invalidArgument, "the largest snapshot must be at least one byte")
         }
         let parent = try stateDirectory.open()
-        defer { StatePosix.closeDescriptor(parent) }
+        defer { AnchoredFiles.closeDescriptor(parent) }
         directory = try stateDirectory.openSubdirectory(Self.directoryName, in: parent)
         directoryPath = stateDirectory.path.appending(Self.directoryName).description
         keys = SessionKeyCache(master: masterKey, capacity: 4096)
         self.maximumSnapshotByteCount = maximumSnapshotByteCount
     }
 
-    deinit { StatePosix.closeDescriptor(directory) }
+    deinit { AnchoredFiles.closeDescriptor(directory) }
 
     /// The file that holds (or would hold) `key`'s snapshot, for messages.
     public func path(for key: String) -> String { directoryPath + "/" + SnapshotFormat.fileName(key: Array(key.utf8)) }
@@ -150,13 +150,13 @@ public final class SnapshotVault: Sendable {
         let name = SnapshotFormat.fileName(key: keyBytes)
         known.withLock { _ = $0.remove(key) }
         do {
-            try StatePosix.unlink(directory: directory, name)
+            try AnchoredFiles.unlink(directory: directory, FilePath(name))
         } catch  where error == .noEntry {
             return false
         } catch {
             throw UploadStateDirectory.failure("remove", directoryPath + "/" + name, error)
         }
-        do { try StatePosix.synchronize(directory) } catch {
+        do { try AnchoredFiles.synchronize(directory) } catch {
             throw UploadStateDirectory.failure("sync", directoryPath, error)
         }
         keys.remove(sessionID: key)
@@ -214,7 +214,7 @@ public final class SnapshotVault: Sendable {
             .count + SnapshotFormat.nonceByteCount + SnapshotFormat.tagByteCount + maximumSnapshotByteCount
         let fd: Int32
         do {
-            fd = try StatePosix.openForReading(directory: directory, name)
+            fd = try AnchoredFiles.openForReading(directory: directory, FilePath(name))
         } catch  where error == .noEntry {
             return .absent
         } catch  where error == .symbolicLink {
@@ -222,19 +222,19 @@ public final class SnapshotVault: Sendable {
         } catch {
             throw UploadStateDirectory.failure("open", shown, error)
         }
-        defer { StatePosix.closeDescriptor(fd) }
-        let status: StatePosix.Status
-        do { status = try StatePosix.status(fd) } catch { throw UploadStateDirectory.failure("stat", shown, error) }
+        defer { AnchoredFiles.closeDescriptor(fd) }
+        let status: FileStatus
+        do { status = try AnchoredFiles.status(fd) } catch { throw UploadStateDirectory.failure("stat", shown, error) }
         guard status.isRegularFile else { return .damaged(.notARegularFile) }
-        guard status.ownerID == StatePosix.effectiveUserID() else { return .damaged(.wrongOwner) }
+        guard status.ownerID == AnchoredFiles.effectiveUserID() else { return .damaged(.wrongOwner) }
         guard status.permissions == 0o600 else { return .damaged(.wrongMode) }
         guard status.size <= largest else { return .damaged(.tooLarge) }
         // One byte more than the file's size, to see a file that grew after the fstat.
-        var bytes = [UInt8](repeating: 0, count: status.size + 1)
+        var bytes = [UInt8](repeating: 0, count: Int(status.size) + 1)
         let count: Int
         do {
-            count = try unsafe bytes.withUnsafeMutableBytes { (raw) throws(StatePosix.Errno) in
-                try unsafe StatePosix.readFully(fd, into: raw)
+            count = try unsafe bytes.withUnsafeMutableBytes { (raw) throws(AnchoredFiles.Errno) in
+                try unsafe AnchoredFiles.readFully(fd, into: raw)
             }
         } catch {
             throw UploadStateDirectory.failure("read", shown, error)

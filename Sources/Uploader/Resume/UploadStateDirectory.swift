@@ -29,13 +29,13 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
         self.path = path
         try createIfMissing()
         let fd = try open()
-        StatePosix.closeDescriptor(fd)
+        AnchoredFiles.closeDescriptor(fd)
     }
 
     /// The directory from `--state-dir` when given, else the default from this process's environment.
     public static func resolve(override: FilePath?) throws(UploaderError) -> UploadStateDirectory {
         if let override { return try UploadStateDirectory(path: override) }
-        return try UploadStateDirectory(path: defaultPath { StatePosix.environment($0) })
+        return try UploadStateDirectory(path: defaultPath { AnchoredFiles.environment($0) })
     }
 
     /// `$XDG_STATE_HOME/aether` when XDG_STATE_HOME is an absolute path (the XDG rule: a relative one is
@@ -53,7 +53,7 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
     /// created on first use. A damaged key file throws `.masterKeyDamaged` and is never replaced.
     public func masterKey() throws(UploaderError) -> SymmetricKey {
         let fd = try open()
-        defer { StatePosix.closeDescriptor(fd) }
+        defer { AnchoredFiles.closeDescriptor(fd) }
         return try MasterKeyFile.loadOrCreate(directory: fd, directoryPath: path)
     }
 
@@ -64,20 +64,20 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
     func open() throws(UploaderError) -> Int32 {
         let fd: Int32
         do {
-            fd = try StatePosix.openDirectory(path)
+            fd = try AnchoredFiles.openDirectory(path)
         } catch  where error == .symbolicLink || error == .notADirectory {
-            let kind = (try? StatePosix.statNoFollow(path).kindName) ?? "not a directory"
+            let kind = (try? AnchoredFiles.statNoFollow(path).kindName) ?? "not a directory"
             throw Self.refused(path.description, "is \(kind)")
         } catch {
             throw Self.failure("open", path.description, error)
         }
         do {
-            try Self.judge(try StatePosix.status(fd), path.description)
+            try Self.judge(try AnchoredFiles.status(fd), path.description)
         } catch let failure as UploaderError {
-            StatePosix.closeDescriptor(fd)
+            AnchoredFiles.closeDescriptor(fd)
             throw failure
         } catch {
-            StatePosix.closeDescriptor(fd)
+            AnchoredFiles.closeDescriptor(fd)
             throw Self.failure("stat", path.description, error)
         }
         return fd
@@ -88,7 +88,7 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
     func openSubdirectory(_ name: String, in parent: Int32) throws(UploaderError) -> Int32 {
         let shown = path.appending(name).description
         do {
-            try StatePosix.makeDirectory(directory: parent, name, mode: Self.directoryMode)
+            try AnchoredFiles.makeDirectory(directory: parent, FilePath(name), mode: Self.directoryMode)
         } catch  where error == .exists {
             // Judged below.
         } catch {
@@ -96,27 +96,28 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
         }
         let fd: Int32
         do {
-            fd = try StatePosix.openDirectory(directory: parent, name)
+            fd = try AnchoredFiles.openDirectory(directory: parent, FilePath(name))
         } catch  where error == .symbolicLink || error == .notADirectory {
-            let kind = (try? StatePosix.statNoFollow(directory: parent, name).kindName) ?? "not a directory"
+            let kind =
+                (try? AnchoredFiles.statNoFollow(directory: parent, FilePath(name)).kindName) ?? "not a directory"
             throw Self.refused(shown, "is \(kind)")
         } catch {
             throw Self.failure("open", shown, error)
         }
         do {
-            let status = try StatePosix.status(fd)
-            if status.ownerID == StatePosix.effectiveUserID(), status.permissions != Self.directoryMode,
+            let status = try AnchoredFiles.status(fd)
+            if status.ownerID == AnchoredFiles.effectiveUserID(), status.permissions != Self.directoryMode,
                 status.permissions & 0o077 == 0
             {
                 // Our own new directory that the umask narrowed: widen it to exactly 0700 (never looser).
-                try StatePosix.setPermissions(fd, Self.directoryMode)
+                try AnchoredFiles.setPermissions(fd, Self.directoryMode)
             }
-            try Self.judge(try StatePosix.status(fd), shown)
+            try Self.judge(try AnchoredFiles.status(fd), shown)
         } catch let failure as UploaderError {
-            StatePosix.closeDescriptor(fd)
+            AnchoredFiles.closeDescriptor(fd)
             throw failure
         } catch {
-            StatePosix.closeDescriptor(fd)
+            AnchoredFiles.closeDescriptor(fd)
             throw Self.failure("stat", shown, error)
         }
         return fd
@@ -125,7 +126,7 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
     /// mkdir -p with mode 0700 for each directory it creates; the last one is set to exactly 0700.
     private func createIfMissing() throws(UploaderError) {
         do {
-            _ = try StatePosix.statNoFollow(path)
+            _ = try AnchoredFiles.statNoFollow(path)
             return
         } catch  where error == .noEntry {
             // Created below.
@@ -142,7 +143,7 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
                 throw UploaderError(.invalidArgument, "the state directory path holds a NUL byte")
             }
             do {
-                try StatePosix.makeDirectory(prefix, mode: Self.directoryMode)
+                try AnchoredFiles.makeDirectory(prefix, mode: Self.directoryMode)
             } catch  where error == .exists {
                 continue
             } catch {
@@ -150,9 +151,9 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
             }
             if index == parts.count - 1 {
                 do {
-                    let fd = try StatePosix.openDirectory(prefix)
-                    defer { StatePosix.closeDescriptor(fd) }
-                    try StatePosix.setPermissions(fd, Self.directoryMode)
+                    let fd = try AnchoredFiles.openDirectory(prefix)
+                    defer { AnchoredFiles.closeDescriptor(fd) }
+                    try AnchoredFiles.setPermissions(fd, Self.directoryMode)
                 } catch {
                     throw Self.failure("set the mode of", prefix.description, error)
                 }
@@ -160,9 +161,9 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
         }
     }
 
-    private static func judge(_ status: StatePosix.Status, _ shown: String) throws(UploaderError) {
+    private static func judge(_ status: FileStatus, _ shown: String) throws(UploaderError) {
         guard status.isDirectory else { throw refused(shown, "is \(status.kindName)") }
-        guard status.ownerID == StatePosix.effectiveUserID() else {
+        guard status.ownerID == AnchoredFiles.effectiveUserID() else {
             throw refused(shown, "is owned by another user (uid \(status.ownerID))")
         }
         guard status.permissions & 0o077 == 0 else {
@@ -176,14 +177,14 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
             .stateDirectoryRefused, "state directory \(shown) \(why); it was left as it is (or pass --state-dir DIR)")
     }
 
-    static func failure(_ what: String, _ shown: String, _ error: StatePosix.Errno) -> UploaderError {
+    static func failure(_ what: String, _ shown: String, _ error: AnchoredFiles.Errno) -> UploaderError {
         UploaderError(.systemCall, "could not \(what) \(shown): \(error.text)")
     }
 
     /// `failure` for an error whose type the compiler no longer knows (a closure that rethrows untyped).
     static func failure(_ what: String, _ shown: String, _ error: any Error) -> UploaderError {
         if let failure = error as? UploaderError { return failure }
-        if let errno = error as? StatePosix.Errno { return failure(what, shown, errno) }
+        if let errno = error as? AnchoredFiles.Errno { return failure(what, shown, errno) }
         return UploaderError(.systemCall, "could not \(what) \(shown)")
     }
 }

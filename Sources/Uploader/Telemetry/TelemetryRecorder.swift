@@ -32,39 +32,39 @@ public final class TelemetryRecorder: Sendable {
         telemetry = UploadTelemetry(uploadID: String(name.prefix(16)), auditKey: key, clock: clock)
         directory = stateDirectory.path.appending("telemetry")
         let root = try stateDirectory.open()
-        defer { StatePosix.closeDescriptor(root) }
+        defer { AnchoredFiles.closeDescriptor(root) }
         let fd = try stateDirectory.openSubdirectory("telemetry", in: root)
-        defer { StatePosix.closeDescriptor(fd) }
+        defer { AnchoredFiles.closeDescriptor(fd) }
         let run = "\(name)-\(clock.wallMilliseconds())-\(Hex.encode(SecureRandom.bytes(4)))"
         let shown = directory.description
         let trace: Int32
         let audit: Int32
         do {
-            trace = try StatePosix.createExclusive(directory: fd, run + ".trace.jsonl", mode: 0o600)
+            trace = try AnchoredFiles.createExclusive(directory: fd, FilePath(run + ".trace.jsonl"), mode: 0o600)
         } catch {
             throw UploadStateDirectory.failure("create", shown + "/" + run + ".trace.jsonl", error)
         }
         do {
-            audit = try StatePosix.createExclusive(directory: fd, run + ".audit.jsonl", mode: 0o600)
+            audit = try AnchoredFiles.createExclusive(directory: fd, FilePath(run + ".audit.jsonl"), mode: 0o600)
         } catch {
-            StatePosix.closeDescriptor(trace)
+            AnchoredFiles.closeDescriptor(trace)
             throw UploadStateDirectory.failure("create", shown + "/" + run + ".audit.jsonl", error)
         }
         var extra: Int32?
         if let traceFile {
             guard traceFile.lastComponent.isValidUTF8 else {
-                StatePosix.closeDescriptor(trace)
-                StatePosix.closeDescriptor(audit)
+                AnchoredFiles.closeDescriptor(trace)
+                AnchoredFiles.closeDescriptor(audit)
                 throw UploaderError(.invalidArgument, "the trace file's name must be UTF-8")
             }
             do {
-                let parent = try StatePosix.openDirectory(traceFile.directory)
-                defer { StatePosix.closeDescriptor(parent) }
-                extra = try StatePosix.createExclusive(
-                    directory: parent, String(decoding: traceFile.lastComponent.bytes, as: UTF8.self), mode: 0o600)
+                let parent = try AnchoredFiles.openDirectory(traceFile.directory)
+                defer { AnchoredFiles.closeDescriptor(parent) }
+                extra = try AnchoredFiles.createExclusive(
+                    directory: parent, traceFile.lastComponent, mode: 0o600)
             } catch {
-                StatePosix.closeDescriptor(trace)
-                StatePosix.closeDescriptor(audit)
+                AnchoredFiles.closeDescriptor(trace)
+                AnchoredFiles.closeDescriptor(audit)
                 throw UploaderError(
                     .invalidArgument, "the trace file \(traceFile) cannot be created (it must not exist yet)")
             }
@@ -74,9 +74,9 @@ public final class TelemetryRecorder: Sendable {
 
     deinit {
         let files = descriptors.withLock { $0 }
-        StatePosix.closeDescriptor(files.trace)
-        StatePosix.closeDescriptor(files.audit)
-        if let extra = files.extra { StatePosix.closeDescriptor(extra) }
+        AnchoredFiles.closeDescriptor(files.trace)
+        AnchoredFiles.closeDescriptor(files.audit)
+        if let extra = files.extra { AnchoredFiles.closeDescriptor(extra) }
     }
 
     /// Writes that failed so far.
@@ -139,7 +139,7 @@ public final class TelemetryRecorder: Sendable {
 
     private func write(_ bytes: [UInt8], _ fd: Int32) {
         let result = unsafe bytes.withUnsafeBytes { raw in
-            Result { () throws(StatePosix.Errno) in try unsafe StatePosix.writeFully(fd, from: raw) }
+            Result { () throws(AnchoredFiles.Errno) in try unsafe AnchoredFiles.writeFully(fd, from: raw) }
         }
         if case .failure = result { failures.withLock { $0 += 1 } }
     }
