@@ -77,14 +77,15 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
     static func uploader<B: RunSendingBackend>(_ fixture: NativeUploadFixture, _ backend: B, protocolName: String)
         throws -> ChunkedUploader
     {
-        ChunkedUploader(
+        var configuration = UploadConfiguration(parallel: 2, initialBackoff: 0.001, maximumBackoff: 0.004)
+        configuration.partSize = 16 << 10
+        return ChunkedUploader(
             target: .init(
                 file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: protocolName),
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),
-            configuration: UploadConfiguration(
-                chunkSize: 16 << 10, parallel: 2, initialBackoff: 0.001, maximumBackoff: 0.004),
+            configuration: configuration,
             breaker: UploadCircuitBreaker(configuration: UploadFixture.lenientBreaker))
     }
 
@@ -184,6 +185,23 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         #expect(requests.contains { $0.parts > 1 })
     }
 
+    @Test func aFixedChunkSizeSendsOnePartPerRequest() async throws {
+        let content = UploadFixture.seeded(Self.size, seed: 76)
+        let fixture = try NativeUploadFixture(bytes: content)
+        let ietf = try await IETFResumableBackend.discover(creationURL: fixture.destination, client: fixture.client)
+        let backend = FaultyRunBackend(inner: ietf, maximum: 4, fault: .throwing, prefix: 100)
+        let uploader = ChunkedUploader(
+            target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "ietf"),
+            backend: backend, snapshots: try fixture.upload.store(),
+            snapshotKey: SnapshotKey.derive(
+                canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),
+            configuration: UploadConfiguration(chunkSize: 16 << 10, parallel: 1))
+        let (outcome, requests, _) = try await Self.run(uploader)
+        #expect(try fixture.object(at: outcome.receipt.location) == content)
+        #expect(backend.runs.withLock { $0 }.allSatisfy { $0.count == 1 })
+        #expect(requests.count == Self.partCount)
+    }
+
     @Test func withAdaptiveChunkingOffEveryRequestCarriesOnePart() async throws {
         let content = UploadFixture.seeded(Self.size, seed: 74)
         let fixture = try NativeUploadFixture(bytes: content)
@@ -196,10 +214,18 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),
-            configuration: UploadConfiguration(chunkSize: 16 << 10, parallel: 1, flags: flags))
+            configuration: UploadConfiguration(parallel: 1, flags: flags).withPartSize(16 << 10))
         let (outcome, requests, _) = try await Self.run(uploader)
         #expect(try fixture.object(at: outcome.receipt.location) == content)
         #expect(backend.runs.withLock { $0 }.allSatisfy { $0.count == 1 })
         #expect(requests.count == Self.partCount)
+    }
+}
+
+extension UploadConfiguration {
+    func withPartSize(_ bytes: Int) -> UploadConfiguration {
+        var copy = self
+        copy.partSize = bytes
+        return copy
     }
 }

@@ -99,11 +99,11 @@ final class RunProgress: Sendable {
 
 extension ChunkedUploader {
     /// The backend that sends runs of this upload and the most parts one run may hold; nil when runs are off
-    /// (S3, tus concatenation, a backend without runs, adaptive chunking off).
+    /// (S3, tus concatenation, a backend without runs, adaptive chunking off, `chunkSize` fixing every request).
     func runSender(for remote: RemoteUpload, extras: RunExtras) -> (any RunSendingBackend, Int)? {
-        guard configuration.flags.adaptiveChunking, let sender = extras.plain as? any RunSendingBackend else {
-            return nil
-        }
+        guard configuration.flags.adaptiveChunking, configuration.chunkSize == nil,
+            let sender = extras.plain as? any RunSendingBackend
+        else { return nil }
         let maximum = sender.maximumRunParts(of: remote)
         return maximum > 1 ? (sender, maximum) : nil
     }

@@ -182,10 +182,12 @@ public actor ChunkedUploader {
                 layout = try PartLayout(
                     objectSize: size,
                     preferred: Int64(
-                        configuration.chunkSize
+                        configuration.chunkSize ?? configuration.partSize
                             ?? (configuration.flags.adaptiveChunking
                                 ? Self.firstChunkSize(decision, loopback: loopback) : ChunkReadOptions.defaultChunkSize)
-                    ).runUnit(takesRuns: configuration.chunkSize == nil && takesRuns(loopback: loopback)),
+                    ).runUnit(
+                        takesRuns: configuration.chunkSize == nil && configuration.partSize == nil
+                            && takesRuns(loopback: loopback)),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
