@@ -145,7 +145,11 @@ enum FailureAdvice {
     }
 
     static func uploadStep(_ error: UploaderError) -> String? {
-        switch error.code {
+        let tooManyFiles = [EMFILE, ENFILE].map { unsafe String(cString: strerror($0)) }
+        if [.systemCall, .readFailed].contains(error.code), tooManyFiles.contains(where: error.message.contains) {
+            return "raise the open-file limit (ulimit -n) or lower --parallel, then run the same command again"
+        }
+        return switch error.code {
         case .transportFailed, .circuitOpen:
             "check the destination and the network, then run the same command again to resume"
         case .fileChanged: "run again once nothing writes the file (the upload starts over)"
@@ -153,6 +157,8 @@ enum FailureAdvice {
         case .snapshotDamaged, .snapshotUnavailable: "check the state directory (--state-dir)"
         case .verificationFailed: "the stored object is not this file: remove it at the destination and upload again"
         case .invalidArgument: "check the arguments (aether help upload)"
+        case .fileTruncated, .fileReplaced: "upload the file again once it is written (without --follow if it is done)"
+        case .followUnsupported: "upload without --follow once the file is written, or choose native, IETF or S3"
         default: nil
         }
     }
@@ -161,7 +167,7 @@ enum FailureAdvice {
         switch error.code {
         case .accessDenied, .credentialsUnavailable: "check the token or credentials"
         case .protocolUnsupported: "choose another --protocol or destination"
-        case .invalidArgument: "check the destination (s3://bucket/key or an http(s):// URL)"
+        case .invalidArgument: "check the destination and the arguments (aether help upload)"
         case .connectionRefused, .hostNotFound, .timedOut: "check the destination is up and reachable"
         case .pinMismatch, .certificateRejected, .tlsHandshakeFailed: "check the server certificate and --pin"
         default: nil

@@ -13,6 +13,7 @@ enum UploadCommand: CLICommand {
                                        [--max-rate N]
                                        [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
+                                       [--follow [--follow-idle SECONDS]]
           FILE            the file to upload (a regular file; read under the change guard)
           DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
@@ -32,6 +33,12 @@ enum UploadCommand: CLICommand {
                           -byzantine-sampling, -parity, -dedup, -compression (later entries win)
           --trace FILE    also write the per-attempt trace (JSON lines) to FILE, which must not exist; the trace
                           and the signed audit log are always kept under the state directory's telemetry/
+          --follow        FILE is still being written: send its parts as they become whole, and finish when no
+                          process holds it open for writing and it has not grown for --follow-idle seconds
+                          (default 5). Over native, IETF and S3 (and tus servers offering creation-defer-length);
+                          parity and dedup need the whole file and are off. A file that shrinks or is replaced
+                          while followed fails (exit 1); nothing is completed from a mix
+          --follow-idle S how long a closed file must stay the same size before it counts as finished (seconds)
           --json          one JSON event per line
           --quiet         print nothing but errors
         Running the same command again after an interruption or a crash resumes the earlier attempt and says so.
@@ -41,10 +48,9 @@ enum UploadCommand: CLICommand {
 
     static let options: Set<String> = [
         "protocol", "parallel", "chunk-size", "part-size", "max-rate", "pin", "token", "token-file", "endpoint",
-        "state-dir",
-        "flags", "trace",
+        "state-dir", "flags", "trace", "follow-idle",
     ]
-    static let flags: Set<String> = ["parity", "json", "quiet"]
+    static let flags: Set<String> = ["parity", "json", "quiet", "follow"]
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(arguments, options: options, flags: flags, positionals: 0...2)
@@ -62,9 +68,10 @@ enum UploadCommand: CLICommand {
         }
         let canonical = try UploadSetup.canonical(file)
         let key = SnapshotKey.derive(canonicalPath: canonical, destination: destination)
+        let follow = try UploadRun.followOptions(parsed, configuration: &configuration)
         return try await UploadRun.run(
             file: file, destination: destination, forced: forced, endpoint: parsed.option("endpoint"), key: key,
-            configuration: configuration, arguments: parsed)
+            configuration: configuration, arguments: parsed, follow: follow)
     }
 }
 
@@ -90,7 +97,7 @@ enum UploadRun {
 
     static func run(
         file: FilePath, destination: String, forced: TransportMode?, endpoint: String?, key: String,
-        configuration: UploadConfiguration, arguments: Arguments
+        configuration: UploadConfiguration, arguments: Arguments, follow: FollowOptions? = nil
     ) async throws -> Int32 {
         let view = UploadProgressView(id: key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let store = try UploadSetup.store(arguments)
@@ -118,12 +125,23 @@ enum UploadRun {
         let recorder = try TelemetryRecorder(
             stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")), uploadKey: key,
             traceFile: arguments.path("trace"))
-        let uploader = ChunkedUploader(
-            target: .init(
-                file: file, destination: destination, protocolName: detected.mode.description, endpoint: endpoint),
-            backend: detected.backend, snapshots: store, snapshotKey: key, configuration: configuration,
-            telemetry: recorder)
-        let task = Task { try await uploader.run { view.handle($0) } }
+        let target = ChunkedUploader.Target(
+            file: file, destination: destination, protocolName: detected.mode.description, endpoint: endpoint)
+        let task: Task<UploadOutcome, any Error>
+        if let follow {
+            let follower = FollowedUploader(
+                target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
+                configuration: configuration, options: follow, telemetry: recorder)
+            view.note(
+                "following \(file) until it is closed and idle for \(UploadProgressView.oneDecimal(follow.idleSeconds)) s "
+                    + "(parity and dedup are off: they need the whole file)")
+            task = Task { try await follower.run { view.handle($0) } }
+        } else {
+            let uploader = ChunkedUploader(
+                target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
+                configuration: configuration, telemetry: recorder)
+            task = Task { try await uploader.run { view.handle($0) } }
+        }
         let signals = UploadSignals { task.cancel() }
         defer { signals.stop() }
         do {

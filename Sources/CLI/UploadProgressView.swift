@@ -129,7 +129,7 @@ final class UploadProgressView: Sendable {
 
     private func show(_ progress: UploadProgress) {
         let now = clock.monotonicSeconds()
-        let done = progress.acknowledgedBytes == progress.totalBytes
+        let done = progress.acknowledgedBytes == progress.totalBytes && !progress.following
         let tier: String? = state.withLock { state in
             switch mode {
             case .terminal:
@@ -154,7 +154,8 @@ final class UploadProgressView: Sendable {
                 EventJSON(
                     event: "progress", id: id, tier: tier, total: progress.totalBytes, sent: progress.sentBytes,
                     acknowledged: progress.acknowledgedBytes, verified: progress.verifiedBytes,
-                    rate: progress.bytesPerSecond, displayed: progress.displayedFraction))
+                    rate: progress.bytesPerSecond, displayed: progress.displayedFraction,
+                    following: progress.following ? true : nil))
         case .quiet: break
         }
     }
@@ -170,6 +171,7 @@ final class UploadProgressView: Sendable {
     }
 
     static func bar(_ progress: UploadProgress, tier: String) -> String {
+        if progress.following { return "[following] " + summary(progress, tier: tier) }
         let width = 24
         let filled = min(width, Int(progress.displayedFraction * Double(width)))
         return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
@@ -177,6 +179,11 @@ final class UploadProgressView: Sendable {
     }
 
     static func summary(_ progress: UploadProgress, tier: String) -> String {
+        if progress.following {
+            // The total is unknown until the writer is done: bytes and rate only.
+            return "following: \(bytes(progress.acknowledgedBytes)) acknowledged of \(bytes(progress.totalBytes)) "
+                + "read, \(bytes(Int64(progress.bytesPerSecond)))/s tier \(tier)"
+        }
         let percent = Int((progress.displayedFraction * 100).rounded(.down))
         let verified =
             progress.totalBytes == 0 ? 100 : Int(Double(progress.verifiedBytes) * 100 / Double(progress.totalBytes))
@@ -251,6 +258,7 @@ struct EventJSON: Encodable {
     var exit: Int32? = nil
     var parts: Int? = nil
     var requestSize: Int64? = nil
+    var following: Bool? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
@@ -258,6 +266,6 @@ struct EventJSON: Encodable {
             attempt
         case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
         case serverVerified = "server_verified", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
-        case requestSize = "request_size"
+        case requestSize = "request_size", following
     }
 }

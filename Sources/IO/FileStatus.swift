@@ -41,13 +41,14 @@ public struct FileStatus: Sendable, Equatable {
     /// "a directory", "a FIFO" ... for error messages.
     public var kindName: String {
         switch mode & UInt32(S_IFMT) {
+        case UInt32(S_IFREG): "a regular file"
         case UInt32(S_IFDIR): "a directory"
         case UInt32(S_IFIFO): "a FIFO"
         case UInt32(S_IFCHR): "a character device"
         case UInt32(S_IFBLK): "a block device"
         case UInt32(S_IFSOCK): "a socket"
         case UInt32(S_IFLNK): "a symbolic link"
-        default: "not a regular file"
+        default: "an unknown kind of file"
         }
     }
 }

@@ -10,6 +10,7 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
             case queueFull, integrityFailed
             case stateDirectoryRefused, masterKeyDamaged, systemCall, unknownFeatureFlag
             case alreadyRunning
+            case fileTruncated, fileReplaced, followUnsupported
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -25,6 +26,13 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
         public static let readFailed = Code(.readFailed)
         /// The file changed while it was uploaded, or between runs in a way that cannot be resumed.
         public static let fileChanged = Code(.fileChanged)
+        /// A followed file (`--follow`) got shorter than what was already read.
+        public static let fileTruncated = Code(.fileTruncated)
+        /// A followed file's path names another file now (renamed over, or deleted and created again).
+        public static let fileReplaced = Code(.fileReplaced)
+        /// The destination's protocol cannot take an upload whose length is unknown (`--follow` over a tus server
+        /// without creation-defer-length), or a feature that needs the whole file was asked for with it.
+        public static let followUnsupported = Code(.followUnsupported)
         /// The resume snapshot could not be written or read (file system).
         public static let snapshotUnavailable = Code(.snapshotUnavailable)
         /// The circuit breaker stayed open for longer than the upload may wait.

@@ -23,6 +23,7 @@ import Testing
         let status = try AnchoredFiles.status(fd)
         AnchoredFiles.closeDescriptor(fd)
         #expect(status.isRegularFile && !status.isDirectory)
+        #expect(status.kindName == "a regular file")
         #expect(status.permissions == 0o640)
         #expect(status.ownerID == AnchoredFiles.effectiveUserID())
         #expect(status.size == 6)

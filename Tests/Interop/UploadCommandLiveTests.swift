@@ -190,4 +190,18 @@ final class UploadChild: @unchecked Sendable {
         #expect(missing == 1)
         #expect(failed.stderr.contains("check the path"))
     }
+
+    @Test func tooFewOpenFilesIsATypedErrorThatSaysToRaiseTheLimit() throws {
+        let (path, state, _) = try Self.file(100_000, seed: 41)
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let receiver = try ReceiverChild()
+        defer { try? FileManager.default.removeItem(atPath: receiver.store) }
+        let child = try UploadChild(
+            ["upload", path, receiver.url + "/uploads", "--state-dir", state, "--quiet"],
+            launcher: ["/bin/sh", "-c", "ulimit -n 12 && exec \"$0\" \"$@\""])
+        #expect(try child.wait(timeout: 60) == 1)
+        #expect(child.stderr.contains("Too many open files"), "\(child.stderr)")
+        #expect(child.stderr.contains("raise the open-file limit (ulimit -n) or lower --parallel"))
+        #expect(!child.stderr.contains("Fatal error"))
+    }
 }

@@ -10,11 +10,15 @@ extension UploadEngine {
         throws(ReceiverError) -> ChunkSink
     {
         let record = try loadNative(id, owner: owner)
-        guard index >= 0, index < record.chunks else {
-            throw ReceiverError(
-                .malformedRequest, "chunk index \(index) is outside 0..<\(record.chunks)", chunk: index)
+        if record.size == nil {
+            try checkDeferredChunk(record, index: index, length: descriptor.length)
+        } else {
+            guard index >= 0, index < record.chunks else {
+                throw ReceiverError(
+                    .malformedRequest, "chunk index \(index) is outside 0..<\(record.chunks)", chunk: index)
+            }
         }
-        let expected = Self.chunkLength(index: index, record: record)
+        let expected = record.size == nil ? descriptor.length : Self.chunkLength(index: index, record: record)
         guard descriptor.length == expected else {
             throw ReceiverError(
                 .lengthMismatch, "chunk \(index) is \(expected) bytes, \(descriptor.length) were declared",
@@ -162,7 +166,7 @@ extension UploadEngine {
         guard record.state == .open, var link = record.chainLink else { return nil }
         let added = Dictionary(adding.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         var next = record.chainVerifiedThrough + 1
-        while next < record.chunks {
+        while next < chainBound(record) {
             let receipt: ChunkReceipt
             if let known = added[next] {
                 receipt = known

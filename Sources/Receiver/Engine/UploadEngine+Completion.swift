@@ -13,7 +13,7 @@ extension UploadEngine {
     {
         _ = try load(id, owner: owner, allowing: [.open, .complete])
         return try withGate(id) { () throws(ReceiverError) -> UploadReceiptRecord in
-            let record = try load(id, owner: owner, allowing: [.open, .complete])
+            var record = try load(id, owner: owner, allowing: [.open, .complete])
             if record.state == .complete {
                 guard let receipt = try catalog.receipt(id) else {
                     throw ReceiverError(.storageFailed, "a complete upload has no receipt")
@@ -24,6 +24,7 @@ extension UploadEngine {
                 throw ReceiverError(.malformedRequest, "a byte-stream upload completes with its last append")
             }
             let receipts = try catalog.chunkReceipts(id)
+            record = try settledSize(record, claimed: claim.size, receipts: receipts)
             var hashes = [Digest32?](repeating: nil, count: record.chunks)
             for receipt in receipts where receipt.index < record.chunks { hashes[receipt.index] = receipt.sha256 }
             if let missing = hashes.firstIndex(where: { $0 == nil }) {

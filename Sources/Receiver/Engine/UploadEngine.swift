@@ -105,10 +105,9 @@ public final class UploadEngine: Sendable {
         }
     }
 
-    private func nativeLayout(_ request: NewUpload) throws(ReceiverError) -> (
-        chunkSize: Int, chunks: Int, session: String
-    ) {
-        guard let size = request.size, let chunkSize = request.chunkSize, let chunks = request.chunks else {
+    /// The native creation's chunk size: given, a multiple of 16 KiB, within the limits.
+    func checkedChunkSize(_ request: NewUpload) throws(ReceiverError) -> Int {
+        guard let chunkSize = request.chunkSize else {
             throw ReceiverError(.malformedRequest, "a native upload needs size, chunkSize and chunks")
         }
         guard chunkSize >= limits.minimumChunkSize, chunkSize <= limits.maximumChunkSize,
@@ -118,6 +117,17 @@ public final class UploadEngine: Sendable {
                 .malformedRequest,
                 "chunkSize must be a multiple of 16 KiB from \(limits.minimumChunkSize) to \(limits.maximumChunkSize)")
         }
+        return chunkSize
+    }
+
+    private func nativeLayout(_ request: NewUpload) throws(ReceiverError) -> (
+        chunkSize: Int, chunks: Int, session: String
+    ) {
+        if request.size == nil, request.chunks == nil { return try deferredNativeLayout(request) }
+        guard let size = request.size, let chunks = request.chunks else {
+            throw ReceiverError(.malformedRequest, "a native upload needs size, chunkSize and chunks")
+        }
+        let chunkSize = try checkedChunkSize(request)
         let expected = size == 0 ? 1 : Int((size + Int64(chunkSize) - 1) / Int64(chunkSize))
         guard chunks == expected else {
             throw ReceiverError(.malformedRequest, "chunks is \(chunks), the size and chunk size give \(expected)")
@@ -155,11 +165,11 @@ public final class UploadEngine: Sendable {
         var prefix = 0
         var offset = record.offset
         if record.uploadProtocol == .native {
-            received = [Bool](repeating: false, count: record.chunks)
+            received = [Bool](repeating: false, count: try receivedExtent(record))
             if record.state == .complete {
                 received = [Bool](repeating: true, count: record.chunks)
             } else {
-                for receipt in try catalog.chunkReceipts(id) where receipt.index < record.chunks {
+                for receipt in try catalog.chunkReceipts(id) where receipt.index < received.count {
                     received[receipt.index] = true
                 }
             }

@@ -37,8 +37,10 @@ enum NativeHandler {
                     }
                     let record = try context.engine.create(
                         NewUpload(
-                            uploadProtocol: .native, size: document.size, chunkSize: Int(document.chunkSize),
-                            chunks: document.chunks, chainSessionID: document.chainSessionID,
+                            uploadProtocol: .native, size: document.sizeDeferred ? nil : document.size,
+                            chunkSize: Int(document.chunkSize),
+                            chunks: document.sizeDeferred ? nil : document.chunks,
+                            chainSessionID: document.chainSessionID,
                             contentID: document.contentID,
                             parity: document.parity.map { ParityLayout(data: $0.data, parity: $0.parity) }),
                         owner: owner)
@@ -213,7 +215,7 @@ enum NativeHandler {
                         id, owner: owner,
                         claim: CompletionClaim(
                             chainHead: document.chainHead, fileSHA256: document.fileSHA256,
-                            merkleRoot: document.merkleRoot))
+                            merkleRoot: document.merkleRoot, size: document.size))
                     context.metrics.uploadCompleted("native")
                     return json(200, receiptDocument(receipt).jsonBytes, type: AetherWire.receiptMediaType)
                 } catch {
@@ -245,13 +247,15 @@ enum NativeHandler {
                     count: status.parityReceived.count,
                     set: status.parityReceived.indices.filter { status.parityReceived[$0] }))
         }
-        let document = NativeStatusDocument(
-            id: record.id.rawValue, size: record.size ?? 0, chunkSize: Int64(record.chunkSize), chunks: record.chunks,
+        var document = NativeStatusDocument(
+            id: record.id.rawValue, size: record.size ?? 0, chunkSize: Int64(record.chunkSize),
+            chunks: record.size == nil ? status.received.count : record.chunks,
             received: ChunkBitmap(
                 count: status.received.count, set: status.received.indices.filter { status.received[$0] }),
             chainVerifiedThrough: record.chainVerifiedThrough,
             expires: status.expiresAt ?? status.receipt?.completedAt ?? record.updatedAt, parity: parity,
             possessionChallenge: status.possessionChallenge, state: state)
+        document.sizeDeferred = record.size == nil
         var response = json(code, document.jsonBytes, type: AetherWire.statusMediaType)
         response.add("Cache-Control", "no-store")
         return response

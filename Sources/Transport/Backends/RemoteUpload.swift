@@ -18,6 +18,9 @@ public struct RemoteUpload: Sendable, Hashable, Codable {
     /// Metadata still to be sent with the object's bytes (S3's single `PutObject`) or that the completion must
     /// repeat (tus: the final upload of a concatenation), else nil.
     public var metadata: [String: String]?
+    /// True when the upload was created without its length (`UploadDescription.sizeDeferred`): `size` is then the
+    /// extent the client has sent so far, and the completion tells the destination the final size.
+    public var sizeDeferred: Bool?
 
     /// A remote upload.
     public init(

@@ -16,6 +16,10 @@ public struct UploadDescription: Sendable, Hashable {
     public var contentID: String?
     /// SHA-256 of the whole object when known before the upload starts (IETF `Repr-Digest` on creation).
     public var sha256: Digest32?
+    /// Whether the size is unknown until completion (a file followed while it grows, `aether upload --follow`):
+    /// `size` and `layout.objectSize` are then 0 and only `layout.partSize` counts. Backends that cannot create an
+    /// upload without its length throw `.protocolUnsupported`.
+    public var sizeDeferred = false
 
     /// A description.
     public init(

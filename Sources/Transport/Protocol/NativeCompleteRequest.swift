@@ -9,29 +9,37 @@ public struct NativeCompleteRequest: Sendable, Hashable {
     public var fileSHA256: Digest32
     /// The Merkle root over the chunk hashes.
     public var merkleRoot: Digest32
+    /// The final object size, sent only for an upload created without one (`NativeCreateRequest.sizeDeferred`).
+    public var size: Int64?
 
     /// A request.
-    public init(chainHead: Digest32, fileSHA256: Digest32, merkleRoot: Digest32) {
+    public init(chainHead: Digest32, fileSHA256: Digest32, merkleRoot: Digest32, size: Int64? = nil) {
         self.chainHead = chainHead
         self.fileSHA256 = fileSHA256
         self.merkleRoot = merkleRoot
+        self.size = size
     }
 
     /// Parses a body.
     public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
-            allowed: ["chainHead", "fileSHA256", "merkleRoot"])
+            allowed: ["chainHead", "fileSHA256", "merkleRoot", "size"])
         chainHead = try reader.digest("chainHead")
         fileSHA256 = try reader.digest("fileSHA256")
         merkleRoot = try reader.digest("merkleRoot")
+        size = try reader.optional("size").map { (value) throws(AetherProtocolError) in
+            try JSONObjectReader.integer(value, 0...AetherWire.maximumInteger, name: "size")
+        }
     }
 
     /// The canonical body.
     public var jsonBytes: [UInt8] {
-        JSONValue.object([
+        var members: [String: JSONValue] = [
             "chainHead": .string(chainHead.hex), "fileSHA256": .string(fileSHA256.hex),
             "merkleRoot": .string(merkleRoot.hex),
-        ]).canonicalBytes
+        ]
+        if let size { members["size"] = .integer(size) }
+        return JSONValue.object(members).canonicalBytes
     }
 }

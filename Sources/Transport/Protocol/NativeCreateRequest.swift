@@ -14,6 +14,9 @@ public struct NativeCreateRequest: Sendable, Hashable {
     public var contentID: String?
     /// The parity scheme, if parity shards will be sent.
     public var parity: ParityScheme?
+    /// The size-unknown form (a file followed while it grows): `"size":null` on the wire, no `chunks`; `size` and
+    /// `chunks` are then 0 here and the completion gives the final size (`NativeCompleteRequest.size`).
+    public var sizeDeferred = false
 
     /// A request; `validate()` (called by `jsonBytes` users and by parsing) checks it.
     public init(
@@ -35,6 +38,10 @@ public struct NativeCreateRequest: Sendable, Hashable {
 
     /// Checks every rule of section 3.1 that does not depend on the receiver's limits.
     public func validate() throws(AetherProtocolError) {
+        if sizeDeferred {
+            try validateDeferred()
+            return
+        }
         guard (0...AetherWire.maximumInteger).contains(size) else {
             throw AetherProtocolError(.outOfRange, member: "size", "size is outside 0...\(AetherWire.maximumInteger)")
         }
@@ -65,9 +72,18 @@ public struct NativeCreateRequest: Sendable, Hashable {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
             allowed: ["chainSessionID", "chunkSize", "chunks", "contentID", "parity", "size"])
-        size = try reader.integer("size", 0...AetherWire.maximumInteger)
+        sizeDeferred = reader.members["size"] == .null
         chunkSize = try reader.integer("chunkSize", 1...AetherWire.maximumInteger)
-        chunks = try reader.int("chunks", 1...AetherWire.maximumChunks)
+        if sizeDeferred {
+            guard reader.members["chunks"] == nil || reader.members["chunks"] == .null else {
+                throw AetherProtocolError(.inconsistent, member: "chunks", "chunks is given while size is null")
+            }
+            size = 0
+            chunks = 0
+        } else {
+            size = try reader.integer("size", 0...AetherWire.maximumInteger)
+            chunks = try reader.int("chunks", 1...AetherWire.maximumChunks)
+        }
         chainSessionID = try reader.string("chainSessionID", maximumBytes: 256)
         contentID = try reader.optionalString("contentID", maximumBytes: 256)
         if let value = reader.optional("parity") {
@@ -87,6 +103,10 @@ public struct NativeCreateRequest: Sendable, Hashable {
         ]
         if let contentID { members["contentID"] = .string(contentID) }
         if let parity { members["parity"] = .object(parity.jsonMembers) }
+        if sizeDeferred {
+            members["size"] = .null
+            members["chunks"] = nil
+        }
         return JSONValue.object(members).canonicalBytes
     }
 }

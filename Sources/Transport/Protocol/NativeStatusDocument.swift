@@ -40,6 +40,9 @@ public struct NativeStatusDocument: Sendable, Hashable {
     public var possessionChallenge: [UInt8]?
     /// The state.
     public var state: State
+    /// True while the upload's size is unknown (created with `"size":null`): `size` is then 0 and `chunks` the
+    /// extent of the bitmap (the highest stored index + 1); on the wire `"size":null`.
+    public var sizeDeferred = false
 
     /// The longest possession challenge accepted.
     public static let maximumChallengeBytes = 16 << 10
@@ -79,10 +82,11 @@ public struct NativeStatusDocument: Sendable, Hashable {
         guard Self.isUploadID(id) else {
             throw AetherProtocolError(.malformed, member: "id", "id is not 26 characters of lowercase base32")
         }
-        size = try reader.integer("size", 0...AetherWire.maximumInteger)
+        sizeDeferred = reader.members["size"] == .null
+        size = try sizeDeferred ? 0 : reader.integer("size", 0...AetherWire.maximumInteger)
         chunkSize = try reader.integer("chunkSize", 1...AetherWire.maximumInteger)
-        chunks = try reader.int("chunks", 1...AetherWire.maximumChunks)
-        guard chunks == NativeCreateRequest.chunkCount(size: size, chunkSize: chunkSize) else {
+        chunks = try reader.int("chunks", (sizeDeferred ? 0 : 1)...AetherWire.maximumChunks)
+        guard sizeDeferred || chunks == NativeCreateRequest.chunkCount(size: size, chunkSize: chunkSize) else {
             throw AetherProtocolError(.inconsistent, member: "chunks", "chunks is not ceil(size / chunkSize)")
         }
         let bitmap = try reader.string("received", maximumBytes: (AetherWire.maximumChunks / 8 + 2) / 3 * 4)
@@ -99,6 +103,9 @@ public struct NativeStatusDocument: Sendable, Hashable {
         }
         self.state = state
         if let value = reader.optional("parity") {
+            guard !sizeDeferred else {
+                throw AetherProtocolError(.inconsistent, member: "parity", "parity needs a known size")
+            }
             let parityReader = try JSONObjectReader(
                 value, path: "parity", allowed: ["code", "data", "parity", "received"])
             let scheme = try ParityScheme.read(parityReader)
@@ -133,7 +140,7 @@ public struct NativeStatusDocument: Sendable, Hashable {
             "chainVerifiedThrough": .integer(chainVerifiedThrough), "chunkSize": .integer(chunkSize),
             "chunks": .integer(chunks), "expires": .string(RFC3339Time.format(expires)), "id": .string(id),
             "parity": parityValue, "possession": possessionValue, "received": .string(received.base64),
-            "size": .integer(size), "state": .string(state.rawValue),
+            "size": sizeDeferred ? .null : .integer(size), "state": .string(state.rawValue),
         ]).canonicalBytes
     }
 }

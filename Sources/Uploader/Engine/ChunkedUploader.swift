@@ -110,17 +110,53 @@ public actor ChunkedUploader {
                 plan = .fresh(
                     reason: "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh",
                     abandoned: mismatch.remote)
-            } catch let error as UploaderError {
-                audit(failure: error)
-                throw error
-            } catch is CancellationError {
-                telemetry?.audit(.cancelled)
-                throw UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
             } catch {
-                telemetry?.audit(.cancelled, errorCode: "transport-failed")
-                throw UploaderError(.transportFailed, "\(error)")
+                throw runFailure(error)
             }
         }
+    }
+
+    /// The typed error a run ends with, audited: an UploaderError as it is, a cancellation as a pause (the state is
+    /// kept), anything else as a transport failure.
+    nonisolated func runFailure(_ error: any Error) -> UploaderError {
+        if let error = error as? UploaderError {
+            audit(failure: error)
+            return error
+        }
+        if error is CancellationError {
+            telemetry?.audit(.cancelled)
+            return UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
+        }
+        telemetry?.audit(.cancelled, errorCode: "transport-failed")
+        return UploaderError(.transportFailed, "\(error)")
+    }
+
+    /// Checks the destination's receipt against what was sent: the size, then every digest the destination reports
+    /// (SHA-256, Merkle root, chain head), compared in constant time; returns the names of the digests checked.
+    static func verify(
+        _ receipt: UploadReceipt, size: Int64, sha256: Digest32, merkleRoot: Digest32, chainHead: Digest32
+    ) throws(UploaderError)
+        -> [String]
+    {
+        guard receipt.size == size else {
+            throw UploaderError(
+                .verificationFailed, "the destination stored \(receipt.size) bytes where \(size) were sent")
+        }
+        var checked: [String] = []
+        for (name, theirs, ours) in [
+            ("sha256", receipt.serverSHA256, sha256),
+            ("merkle-root", receipt.serverMerkleRoot, merkleRoot),
+            ("chain-head", receipt.serverChainHead, chainHead),
+        ] {
+            guard let theirs else { continue }
+            guard ConstantTime.equals(theirs.bytes, ours.bytes) else {
+                throw UploaderError(
+                    .verificationFailed,
+                    "the destination's \(name) does not match the local one; the stored object is not this file")
+            }
+            checked.append(name)
+        }
+        return checked
     }
 
     struct PartMismatch: Error {
@@ -354,22 +390,8 @@ public actor ChunkedUploader {
         let (receipt, _) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
             try await backend.complete(remote, summary: completion)
         }
-        guard receipt.size == size else {
-            throw UploaderError(
-                .verificationFailed, "the destination stored \(receipt.size) bytes where \(size) were sent")
-        }
-        for (name, theirs, ours) in [
-            ("sha256", receipt.serverSHA256, sha256), ("merkle-root", receipt.serverMerkleRoot, summary.merkleRoot),
-            ("chain-head", receipt.serverChainHead, summary.chainHead),
-        ] {
-            guard let theirs else { continue }
-            guard ConstantTime.equals(theirs.bytes, ours.bytes) else {
-                throw UploaderError(
-                    .verificationFailed,
-                    "the destination's \(name) does not match the local one; the stored object is not this file")
-            }
-            checked.append(name)
-        }
+        checked += try Self.verify(
+            receipt, size: size, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead)
         try await resume.remove()
         snapshots.discardIdempotencyJournal(session: snapshot.chainSessionID)
         if !checked.isEmpty {

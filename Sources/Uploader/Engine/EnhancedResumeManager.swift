@@ -42,11 +42,7 @@ public actor EnhancedResumeManager {
         guard snapshot.remote.size == fingerprint.size, snapshot.partCount == partCount(snapshot) else {
             return .fresh(reason: "the snapshot's layout does not fit the file; starting a fresh upload")
         }
-        var known: [Int: Digest32] = [:]
-        for (index, part) in snapshot.acknowledged {
-            guard let digest = try? Digest32(hex: part.sha256) else { continue }
-            known[index] = digest
-        }
+        let known = snapshot.acknowledgedDigests
         let progress: RemoteProgress
         do {
             progress = try await backend.progress(of: snapshot.remote)

@@ -66,6 +66,11 @@ public struct ResumeSnapshot: Sendable, Hashable {
     public var chainSessionID: String
     /// The parts acknowledged so far, by index.
     public var acknowledged: [Int: AcknowledgedPart]
+
+    /// The SHA-256 of each acknowledged part whose recorded digest parses.
+    var acknowledgedDigests: [Int: Digest32] {
+        acknowledged.compactMapValues { try? Digest32(hex: $0.sha256) }
+    }
     /// When the upload was created, seconds since 1970.
     public var createdAt: Int64
 

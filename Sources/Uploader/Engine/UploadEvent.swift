@@ -89,6 +89,9 @@ public struct UploadProgress: Sendable, Hashable {
     public let displayedFraction: Double
     /// Seconds until every byte is acknowledged at the current rate; nil while unknown.
     public let secondsRemaining: Double?
+    /// True while a growing file is followed (`--follow`): `totalBytes` is then what the file held when last
+    /// looked at, not the final size, and there is no share or ETA to show.
+    public var following = false
 
     /// Acknowledged share in 0...1 (1 for an empty object).
     public var fraction: Double { totalBytes == 0 ? 1 : Double(acknowledgedBytes) / Double(totalBytes) }

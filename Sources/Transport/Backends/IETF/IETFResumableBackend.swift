@@ -126,10 +126,11 @@ public struct IETFResumableBackend: UploadBackend {
                 .conflict, "the server holds \(state.offset) of \(upload.size) bytes: the upload is not complete")
         }
         if state.complete { return UploadReceipt(location: upload.location, size: upload.size) }
-        let headers = HTTPHeaders([
+        var headers = HTTPHeaders([
             ("Upload-Offset", "\(upload.size)"), ("Upload-Complete", StructuredField.serialize(true)),
             ("Content-Type", Self.partialUploadMediaType), ("Repr-Digest", Self.digestField(summary.fileSHA256)),
         ])
+        if upload.sizeDeferred == true { headers.add("Upload-Length", "\(upload.size)") }
         let response = try await exchange("PATCH", upload.location, headers)
         guard (200..<300).contains(response.status) else { throw error(for: response, "completing PATCH") }
         if version == .latest, Self.boolean(response.headers, "Upload-Complete") == false {
@@ -172,9 +173,9 @@ public struct IETFResumableBackend: UploadBackend {
     private func creation(_ description: UploadDescription, sending part: UploadPart?) async throws(TransportError)
         -> (upload: RemoteUpload, offset: Int64)
     {
-        var headers = HTTPHeaders([
-            ("Upload-Complete", StructuredField.serialize(false)), ("Upload-Length", "\(description.size)"),
-        ])
+        var headers = HTTPHeaders([("Upload-Complete", StructuredField.serialize(false))])
+        // A growing file's length is given by the completing PATCH (`Upload-Length` there).
+        if !description.sizeDeferred { headers.add("Upload-Length", "\(description.size)") }
         if let contentType = description.contentType { headers.add("Content-Type", contentType) }
         if let sha256 = description.sha256 { headers.add("Repr-Digest", Self.digestField(sha256)) }
         if let part { headers.add("Content-Digest", Self.digestField(part.sha256)) }
@@ -200,9 +201,10 @@ public struct IETFResumableBackend: UploadBackend {
                 throw TransportError(.protocolViolation, "the creation answer has no Location")
             }
             let limits = limits(in: response.headers) ?? announced?.limits
-            let upload = RemoteUpload(
+            var upload = RemoteUpload(
                 location: location, uploadID: nil, size: description.size, partSize: description.layout.partSize,
                 expires: limits?.lifetime.map { options.clock.wallWholeSeconds() + $0 })
+            if description.sizeDeferred { upload.sizeDeferred = true }
             try await enforce(limits, description, upload)
             let offset = Self.integer(response.headers, "Upload-Offset")
             if let offset, offset != sent {
@@ -216,10 +218,11 @@ public struct IETFResumableBackend: UploadBackend {
         case 500..<600 where announced != nil:
             // The 104 named the resource: resume from what it holds (latest draft section 4.2.1).
             guard let announced else { throw error(for: response, "creation") }
-            let upload = RemoteUpload(
+            var upload = RemoteUpload(
                 location: announced.location, uploadID: nil, size: description.size,
                 partSize: description.layout.partSize,
                 expires: announced.limits?.lifetime.map { options.clock.wallWholeSeconds() + $0 })
+            if description.sizeDeferred { upload.sizeDeferred = true }
             try await enforce(announced.limits, description, upload)
             let state = try await head(upload)
             guard state.offset <= sent else {
@@ -291,11 +294,13 @@ public struct IETFResumableBackend: UploadBackend {
         guard let offset = Self.integer(response.headers, "Upload-Offset") else {
             throw TransportError(.protocolViolation, "the HEAD answer has no valid Upload-Offset")
         }
-        guard offset <= upload.size else {
+        // A growing upload's `size` is what the client has sent so far: the server may hold more, and no length.
+        let deferred = upload.sizeDeferred == true
+        guard deferred || offset <= upload.size else {
             throw TransportError(
                 .protocolViolation, "the server reports \(offset) bytes of an upload of \(upload.size)")
         }
-        if let length = Self.integer(response.headers, "Upload-Length"), length != upload.size {
+        if !deferred, let length = Self.integer(response.headers, "Upload-Length"), length != upload.size {
             throw TransportError(.protocolViolation, "the server reports a length of \(length), not \(upload.size)")
         }
         return (offset, Self.boolean(response.headers, "Upload-Complete") ?? false)

@@ -132,13 +132,15 @@ public struct NativeBackend: UploadBackend {
         }
         let location = try resolve(text)
         let status = try statusDocument(response.body, "creation answer")
-        guard status.size == request.size, status.chunkSize == request.chunkSize, status.chunks == request.chunks
+        guard status.sizeDeferred == request.sizeDeferred, status.size == request.size,
+            status.chunkSize == request.chunkSize, request.sizeDeferred || status.chunks == request.chunks
         else {
             throw TransportError(.protocolViolation, "the creation answer describes another size or chunk layout")
         }
-        let upload = RemoteUpload(
+        var upload = RemoteUpload(
             location: location, uploadID: status.id, size: request.size, partSize: request.chunkSize,
             expires: status.expires)
+        if request.sizeDeferred { upload.sizeDeferred = true }
         return (upload, status)
     }
 
@@ -148,6 +150,7 @@ public struct NativeBackend: UploadBackend {
         guard description.size == layout.objectSize else {
             throw TransportError(.invalidArgument, "the description's size and layout disagree")
         }
+        if description.sizeDeferred { return try deferredCreateRequest(description) }
         let request = NativeCreateRequest(
             size: description.size, chunkSize: layout.partSize, chunks: layout.partCount,
             chainSessionID: description.chainSessionID, contentID: description.contentID, parity: options.parity)
@@ -297,7 +300,8 @@ public struct NativeBackend: UploadBackend {
         let response = try await exchange("GET", upload.location)
         guard response.status == 200 else { throw error(for: response, "status request") }
         let status = try statusDocument(response.body, "status answer")
-        guard status.size == upload.size, status.chunkSize == upload.partSize,
+        guard status.sizeDeferred ? upload.sizeDeferred == true : status.size == upload.size,
+            status.chunkSize == upload.partSize,
             upload.uploadID == nil || upload.uploadID == status.id
         else { throw TransportError(.protocolViolation, "the status document describes another upload") }
         return status
@@ -424,7 +428,8 @@ public struct NativeBackend: UploadBackend {
             throw TransportError(.invalidArgument, "a native completion needs the Merkle root and the chain head")
         }
         let request = NativeCompleteRequest(
-            chainHead: chainHead, fileSHA256: summary.fileSHA256, merkleRoot: merkleRoot)
+            chainHead: chainHead, fileSHA256: summary.fileSHA256, merkleRoot: merkleRoot,
+            size: upload.sizeDeferred == true ? upload.size : nil)
         let response = try await exchange(
             "POST", url(upload, "/complete"), HTTPHeaders([("Content-Type", AetherWire.completeMediaType)]),
             body: .bytes(request.jsonBytes))

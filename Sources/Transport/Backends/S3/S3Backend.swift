@@ -138,7 +138,8 @@ public final class S3Backend: UploadBackend {
                 .invalidArgument,
                 "a layout of \(layout.partCount) parts of \(layout.partSize) bytes is outside S3's part limits")
         }
-        if layout.partCount == 1 {
+        // A growing file (`sizeDeferred`) always goes multipart: its size, and so its part count, is unknown.
+        if layout.partCount == 1, !description.sizeDeferred {
             return RemoteUpload(
                 location: objectURL, uploadID: nil, size: description.size, partSize: layout.partSize,
                 contentType: description.contentType,
@@ -154,7 +155,10 @@ public final class S3Backend: UploadBackend {
         else {
             throw TransportError(.protocolViolation, "S3 CreateMultipartUpload answered without a usable UploadId")
         }
-        return RemoteUpload(location: objectURL, uploadID: uploadID, size: description.size, partSize: layout.partSize)
+        var upload = RemoteUpload(
+            location: objectURL, uploadID: uploadID, size: description.size, partSize: layout.partSize)
+        if description.sizeDeferred { upload.sizeDeferred = true }
+        return upload
     }
 
     public func progress(of upload: RemoteUpload) async throws(TransportError) -> RemoteProgress {

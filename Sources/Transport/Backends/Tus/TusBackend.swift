@@ -65,6 +65,7 @@ public struct TusBackend: UploadBackend {
 
     public func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload {
         let metadata = try checkedMetadata(description)
+        if description.sizeDeferred { return try await createDeferred(description, metadata: metadata) }
         if usesConcatenation(description.layout) {
             let locations = try await createPartials(description.layout, firstBody: nil)
             return RemoteUpload(
@@ -133,6 +134,7 @@ public struct TusBackend: UploadBackend {
                 return .parts(receipts)
             }
             let state = try await head(upload.location)
+            if upload.sizeDeferred == true, state.length == nil { return .offset(state.offset, complete: false) }
             guard state.offset <= upload.size, state.length == nil || state.length == upload.size else {
                 throw TransportError(
                     .protocolViolation, "the server reports \(state.offset) bytes of an upload of \(upload.size)")
@@ -168,6 +170,7 @@ public struct TusBackend: UploadBackend {
                 throw TransportError(
                     .conflict, "the server holds \(state.offset) of \(upload.size) bytes: the upload is not complete")
             }
+            if upload.sizeDeferred == true, state.length == nil { try await declareLength(upload) }
             return UploadReceipt(location: upload.location, size: upload.size)
         }
         try checkNotExpired(upload)
@@ -342,6 +345,41 @@ public struct TusBackend: UploadBackend {
                 offset = held
             default: throw Self.error(for: response, "PATCH")
             }
+        }
+    }
+
+    // MARK: Deferred length (creation-defer-length)
+
+    /// Creates an upload whose length is given later (`Upload-Defer-Length: 1`), when the server offers
+    /// `creation-defer-length`; otherwise `.protocolUnsupported`. Parts then go in order on the one resource.
+    private func createDeferred(_ description: UploadDescription, metadata: [String: String])
+        async throws(TransportError) -> RemoteUpload
+    {
+        guard server.offers("creation-defer-length") else {
+            throw TransportError(
+                .protocolUnsupported,
+                "the tus server does not offer creation-defer-length: a file of unknown size (--follow) cannot be "
+                    + "uploaded to it")
+        }
+        var headers = HTTPHeaders([("Upload-Defer-Length", "1")])
+        if !metadata.isEmpty { headers.add("Upload-Metadata", try TusMetadata.encode(metadata)) }
+        let created = try await post(headers, body: .empty)
+        var upload = RemoteUpload(
+            location: created.location, uploadID: nil, size: 0, partSize: description.layout.partSize,
+            expires: created.expires, metadata: metadata)
+        upload.sizeDeferred = true
+        return upload
+    }
+
+    /// Tells the server the final length: an empty `PATCH` at the end with `Upload-Length`.
+    private func declareLength(_ upload: RemoteUpload) async throws(TransportError) {
+        let headers = HTTPHeaders([
+            ("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "\(upload.size)"),
+            ("Upload-Length", "\(upload.size)"),
+        ])
+        let response = try await exchange("PATCH", upload.location, headers, body: .empty)
+        guard response.status == 200 || response.status == 204 else {
+            throw Self.error(for: response, "PATCH with Upload-Length")
         }
     }
 
