@@ -22,6 +22,8 @@ public struct ReceiverLimits: Sendable, Hashable {
     /// How long a request for a native chunk waits while another request writes the same chunk, in seconds, before
     /// it is answered 503 (retry): a client's retry racing its own first attempt then finds the chunk stored.
     public var chunkClaimWaitSeconds: Double = 10
+    /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
+    public var maximumRunChunks = 64
 
     /// The defaults of `docs/PROTOCOL.md` section 2.
     public init(

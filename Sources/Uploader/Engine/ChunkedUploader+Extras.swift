@@ -22,12 +22,15 @@ struct RunExtras: Sendable {
 enum Work: Sendable {
     case part(PartToSend)
     case parity(ParityShard, any NativeExtrasBackend)
+    /// Consecutive parts in one request.
+    case run([PartToSend], any RunSendingBackend)
 }
 
 /// What a finished send reports.
 enum SentWork: Sendable {
     case part(SentPart)
     case parity(bytesOnWire: Int64)
+    case run([SentPart])
 }
 
 /// The whole file digested before creation (dedup): what the possession proof and the completion need.

@@ -219,10 +219,12 @@ public actor ChunkedUploader {
                 layout = try PartLayout(
                     objectSize: size,
                     preferred: Int64(
-                        configuration.chunkSize
+                        configuration.chunkSize ?? configuration.partSize
                             ?? (configuration.flags.adaptiveChunking
                                 ? Self.firstChunkSize(decision, loopback: loopback) : ChunkReadOptions.defaultChunkSize)
-                    ),
+                    ).runUnit(
+                        takesRuns: configuration.chunkSize == nil && configuration.partSize == nil
+                            && takesRuns(loopback: loopback)),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
@@ -283,11 +285,17 @@ public actor ChunkedUploader {
                         ? Self.firstParallelism(decision, loopback: loopback)
                         : UploadConstants.maxParallelChunkUploads)))
         var tier = decision.strategy.tier
+        let runSender = runSender(for: snapshot.remote, extras: extras)
+        // One part per request until the first measurement: the run grows as the link shows what it carries.
+        let runParts = RunPlanner.partsPerRequest(
+            chunkSizeBytes: decision.predictedBitsPerSecond > 0 ? decision.chunkSizeBytes : 0,
+            partSize: snapshot.partSize, maximum: runSender?.1 ?? 1)
         emit(
             .tierChanged(
                 TierReport(
                     tier: tier, chunkSize: snapshot.partSize, parallelism: parallel,
-                    predictedBitsPerSecond: decision.predictedBitsPerSecond)))
+                    predictedBitsPerSecond: decision.predictedBitsPerSecond,
+                    requestSize: Int64(runParts) * snapshot.partSize)))
 
         let ledger = try Self.ledger(sessionID: snapshot.chainSessionID, count: snapshot.partCount)
         let reader: FileChunkReader
@@ -298,7 +306,7 @@ public actor ChunkedUploader {
                     chunkSize: Int(snapshot.partSize),
                     prefetchChunks: Self.firstPrefetch(
                         decision, loopback: loopback, availableMemoryBytes: availableMemory),
-                    heldChunks: parallelLimit))
+                    heldChunks: min(64, parallelLimit * (runSender?.1 ?? 1))))
         } catch {
             throw Self.readError(error)
         }
@@ -321,12 +329,13 @@ public actor ChunkedUploader {
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
             tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras,
-            prePass: prePass.flatMap { $0.identity == reader.identity ? $0 : nil })
+            prePass: prePass.flatMap { $0.identity == reader.identity ? $0 : nil }, runSender: runSender,
+            runParts: runParts, runLength: RunLength(runParts))
         defer { state = nil }
 
         try await withThrowingTaskGroup(of: SentWork.self) { group in
             var inFlight = 0
-            while let work = try self.nextWork() {
+            while let work = try self.nextWorkOrRun() {
                 while inFlight >= self.parallelNow, let sent = try await group.next() {
                     inFlight -= 1
                     try await self.settle(sent, inFlight: inFlight)
@@ -342,6 +351,13 @@ public actor ChunkedUploader {
                     }
                 case .parity(let shard, let via):
                     group.addTask { try await self.sendParity(shard, via: via, to: remote, emit: emit) }
+                case .run(let parts, let via):
+                    let runLength = self.runLengthNow
+                    group.addTask {
+                        try await self.send(
+                            run: parts, via: via, to: remote, length: runLength, tracker: tracker,
+                            idempotency: idempotency, emit: emit)
+                    }
                 }
             }
             while let sent = try await group.next() {
@@ -402,6 +418,8 @@ public actor ChunkedUploader {
 
     private var parallelNow: Int { state?.parallel ?? 1 }
 
+    private var runLengthNow: RunLength { state?.runLength ?? RunLength(1) }
+
     /// The next part to send: reads, hashes, commits to the ledger; skips parts the destination holds.
     func nextPart() throws -> PartToSend? {
         guard var run = state else { return nil }
@@ -441,16 +459,20 @@ public actor ChunkedUploader {
 
     /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
     private func settle(_ work: SentWork, inFlight: Int) async throws {
-        guard var run = state else { return }
-        let sent: SentPart
         switch work {
         case .parity(let bytes):
+            guard var run = state else { return }
             run.counters.runBytes += bytes
             run.parityShardsSent += 1
             state = run
-            return
-        case .part(let part): sent = part
+        case .part(let part): try await settle(part: part, inFlight: inFlight)
+        case .run(let parts):
+            for part in parts { try await settle(part: part, inFlight: inFlight) }
         }
+    }
+
+    private func settle(part sent: SentPart, inFlight: Int) async throws {
+        guard var run = state else { return }
         run.attempts += sent.attempts
         run.failures += sent.attempts - 1
         let capabilities = backend.capabilities
@@ -466,15 +488,19 @@ public actor ChunkedUploader {
         // The link's rate, not one stream's: with several parts in flight, acknowledgements arrive about
         // (part time / parts in flight) apart, so the time since the previous one is this part's share of the
         // link. An idle gap before it (reading, a pause) is capped by the part's own send time.
-        let share = Self.linkShare(partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
-        run.lastAcknowledgedAt = now
-        if share > 0 {
-            scheduler.record(
-                BandwidthMeasurement(bytes: Int(sent.receipt.length), duration: share, timestamp: now))
+        // A run's parts are measured once, as one request of the run's bytes (its first part carries them).
+        let measured = sent.measuredBytes ?? sent.receipt.length
+        if measured > 0 {
+            let share = Self.linkShare(
+                partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
+            run.lastAcknowledgedAt = now
+            if share > 0 {
+                scheduler.record(BandwidthMeasurement(bytes: Int(measured), duration: share, timestamp: now))
+            }
         }
         let next = scheduler.decide(
             SchedulingContext(
-                inFlightBytes: inFlight * Int(run.snapshot.partSize),
+                inFlightBytes: inFlight * run.runParts * Int(run.snapshot.partSize),
                 minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
                 maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
                 maximumParts: capabilities.maximumParts, totalBytes: run.snapshot.remote.size,
@@ -482,9 +508,16 @@ public actor ChunkedUploader {
         let nextParallel =
             configuration.flags.adaptiveChunking
             ? min(run.parallelLimit, max(1, configuration.parallel ?? next.parallelism)) : run.parallel
-        let changed = next.strategy.tier != run.tier || nextParallel != run.parallel
+        let nextRunParts =
+            configuration.flags.adaptiveChunking
+            ? RunPlanner.partsPerRequest(
+                chunkSizeBytes: next.chunkSizeBytes, partSize: run.snapshot.partSize, maximum: run.runSender?.1 ?? 1)
+            : run.runParts
+        let changed = next.strategy.tier != run.tier || nextParallel != run.parallel || nextRunParts != run.runParts
         run.tier = next.strategy.tier
         run.parallel = nextParallel
+        run.runParts = nextRunParts
+        run.runLength.set(nextRunParts)
         state = run
         try await resume.save(run.snapshot)
         if changed {
@@ -492,7 +525,8 @@ public actor ChunkedUploader {
                 .tierChanged(
                     TierReport(
                         tier: run.tier, chunkSize: run.snapshot.partSize, parallelism: run.parallel,
-                        predictedBitsPerSecond: next.predictedBitsPerSecond)))
+                        predictedBitsPerSecond: next.predictedBitsPerSecond,
+                        requestSize: Int64(run.runParts) * run.snapshot.partSize)))
         }
         telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
         run.emit(.chunkAcknowledged(sent.receipt))
@@ -651,6 +685,10 @@ public actor ChunkedUploader {
                 .transportFailed,
                 "the destination acknowledged part \(receipt.index) of \(receipt.length) bytes for part \(part.index)")
         }
+        emit(
+            .requestAcknowledged(
+                RequestReport(
+                    index: part.index, parts: 1, bytes: part.length, seconds: clock.monotonicSeconds() - start)))
         return SentPart(
             receipt: receipt, sha256: part.sha256, crc32c: part.crc32c, seconds: clock.monotonicSeconds() - start,
             bytesOnWire: onWire, attempts: attempts)
@@ -762,6 +800,9 @@ struct SentPart: Sendable {
     let seconds: Double
     let bytesOnWire: Int64
     var attempts = 1
+    /// The bytes the scheduler measures at this acknowledgement (a run's total on its first part, 0 on the rest);
+    /// nil: the part's own length.
+    var measuredBytes: Int64?
 }
 
 /// The mutable state of one transfer, owned by the uploader actor.
@@ -797,6 +838,14 @@ struct RunState {
     var groupHasNew = false
     var pendingParity: [ParityShard] = []
     var parityShardsSent = 0
+    /// The backend that sends runs and the most parts per run; nil when every request carries one part.
+    let runSender: (any RunSendingBackend, Int)?
+    /// Parts per request now (the scheduler's chunk size / part size).
+    var runParts: Int
+    /// The same, for sends in flight.
+    let runLength: RunLength
+
+    var pendingParityIsEmpty: Bool { pendingParity.isEmpty }
 }
 
 /// The byte counters behind `UploadProgress`.
