@@ -179,11 +179,20 @@ public actor ChunkedUploader {
         return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: nil).parallelChunks
     }
 
+    /// The most bytes read ahead: prefetched chunks are buffers beyond the ones in flight, and the upload keeps its
+    /// memory within parallel x chunk size + 64 MiB (issue 17), so read-ahead takes at most 4 MiB of that slack.
+    static let prefetchByteBudget = 4 << 20
+
     /// The chunks read ahead: the ULTRAFAST tier's prefetch (when memory allows it) on a loopback destination before
-    /// any measurement, else what the scheduler's tier says.
-    static func firstPrefetch(_ decision: SchedulingDecision, loopback: Bool, availableMemoryBytes: Int64?) -> Int {
-        guard decision.predictedBitsPerSecond <= 0, loopback else { return decision.strategy.prefetchChunks }
-        return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: availableMemoryBytes).prefetchChunks
+    /// any measurement, else what the scheduler's tier says; never more than `prefetchByteBudget` bytes of chunks.
+    static func firstPrefetch(
+        _ decision: SchedulingDecision, loopback: Bool, availableMemoryBytes: Int64?, chunkSize: Int
+    ) -> Int {
+        let wanted =
+            decision.predictedBitsPerSecond <= 0 && loopback
+            ? NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: availableMemoryBytes).prefetchChunks
+            : decision.strategy.prefetchChunks
+        return min(wanted, prefetchByteBudget / max(1, chunkSize))
     }
 
     private func initialDecision(size: Int64, availableMemoryBytes: Int64?) -> SchedulingDecision {
@@ -305,7 +314,8 @@ public actor ChunkedUploader {
                 options: ChunkReadOptions(
                     chunkSize: Int(snapshot.partSize),
                     prefetchChunks: Self.firstPrefetch(
-                        decision, loopback: loopback, availableMemoryBytes: availableMemory),
+                        decision, loopback: loopback, availableMemoryBytes: availableMemory,
+                        chunkSize: Int(snapshot.partSize)),
                     heldChunks: min(64, parallelLimit * (runSender?.1 ?? 1))))
         } catch {
             throw Self.readError(error)
