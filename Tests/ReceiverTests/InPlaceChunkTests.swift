@@ -43,29 +43,32 @@ import Testing
         #expect(try fixture.objectBytes(record.id) == content.bytes)
     }
 
-    @Test func aChunkBeingReceivedCannotBeWrittenByAnotherRequestUntilItEnds() throws {
+    @Test func aChunkBeingReceivedIsWaitedForThenTakenOverAndTheOlderRequestChangesNothingMore() throws {
         var limits = EngineFixture.smallLimits
         limits.chunkClaimWaitSeconds = 0.2
         let fixture = try EngineFixture(limits: limits)
         let content = fixture.native(2 * EngineFixture.chunkSize)
-        let other = fixture.native(2 * EngineFixture.chunkSize, seed: 9)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
-        let first = try fixture.engine.openChunk(
+        // The first request stalls part way (its client's connection was reset; the receiver never saw it).
+        let stalled = try fixture.engine.openChunk(
             record.id, index: 0, descriptor: content.descriptor(0), owner: fixture.alice)
-        try first.write(Array(content.chunks[0].prefix(100)))
-        // Another request for the same index (other bytes) waits for the claim, then is told to retry; it writes
-        // nothing into the region.
+        try stalled.write(Array(content.chunks[0].prefix(100)))
+        // The client's retry waits for the region, then takes it over and writes the chunk whole.
         let waited = ContinuousClock.now
-        let refused = receiverError {
-            _ = try fixture.engine.openChunk(
-                record.id, index: 0, descriptor: other.descriptor(0), owner: fixture.alice)
-        }
-        #expect(refused?.code == .unavailable)
-        #expect(refused?.chunk == 0)
+        let retry = try fixture.engine.openChunk(
+            record.id, index: 0, descriptor: content.descriptor(0), owner: fixture.alice)
         #expect(waited.duration(to: .now) >= .milliseconds(200))
-        try first.write(Array(content.chunks[0].dropFirst(100)))
-        #expect(try first.finish() == .stored)
-        // Afterwards the index is stored: the same bytes are a retry, other bytes a duplicate.
+        try retry.write(Array(content.chunks[0].prefix(50)))
+        // The stalled request can neither write, nor zero the region, nor commit.
+        let late = receiverError { try stalled.write(Array(content.chunks[0].dropFirst(100))) }
+        #expect(late?.code == .unavailable)
+        #expect(late?.chunk == 0)
+        #expect(receiverError { _ = try stalled.finish() } != nil)
+        try retry.write(Array(content.chunks[0].dropFirst(50)))
+        #expect(try retry.finish() == .stored)
+        #expect(try fixture.engine.catalog.chunkReceipts(record.id).count == 1)
+        // Other bytes for the stored index are a duplicate; the same bytes a retry.
+        let other = fixture.native(2 * EngineFixture.chunkSize, seed: 9)
         #expect(
             receiverError {
                 _ = try fixture.engine.openChunk(
@@ -73,6 +76,25 @@ import Testing
             }?.code == .duplicateChunk)
         #expect(try fixture.send(content, 0, to: record.id) == .alreadyStored)
         try fixture.send(content, 1, to: record.id)
+        _ = try fixture.engine.complete(record.id, owner: fixture.alice, claim: content.claim)
+        #expect(try fixture.objectBytes(record.id) == content.bytes)
+    }
+
+    @Test func aTakenOverRequestThatIsDroppedDoesNotZeroTheNewerRequestsBytes() throws {
+        var limits = EngineFixture.smallLimits
+        limits.chunkClaimWaitSeconds = 0
+        let fixture = try EngineFixture(limits: limits)
+        let content = fixture.native(EngineFixture.chunkSize)
+        let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
+        var stalled: ChunkSink? = try fixture.engine.openChunk(
+            record.id, index: 0, descriptor: content.descriptor(0), owner: fixture.alice)
+        try stalled?.write(Array(content.chunks[0].prefix(4096)))
+        let retry = try fixture.engine.openChunk(
+            record.id, index: 0, descriptor: content.descriptor(0), owner: fixture.alice)
+        try retry.write(content.chunks[0])
+        // The stalled request ends now (its connection timed out): a discard would zero the region the retry wrote.
+        stalled = nil
+        #expect(try retry.finish() == .stored)
         _ = try fixture.engine.complete(record.id, owner: fixture.alice, claim: content.claim)
         #expect(try fixture.objectBytes(record.id) == content.bytes)
     }

@@ -31,8 +31,24 @@ public final class ChunkSink: Sendable {
     }
 
     deinit {
-        state.withLock { $0.end() }
+        _ = underClaim {
+            state.withLock { $0.end() }
+            return nil
+        }
         claim?.release()
+    }
+
+    /// Runs `body` while this request owns its chunk's region (or without a claim: a parity shard, a retry of a stored
+    /// chunk). Once a newer request took the region over, the writer is abandoned (closed, nothing undone: the region
+    /// is the newer request's) and the answer is `.unavailable`.
+    private func underClaim(_ body: () -> ReceiverError?) -> ReceiverError? {
+        guard let claim else { return body() }
+        do throws(ReceiverError) {
+            return try claim.whileCurrent { body() }
+        } catch {
+            state.withLock { $0.abandon() }
+            return error
+        }
     }
 
     /// The SHA-256 the decoded bytes must have (`finish()` checks it).
@@ -40,13 +56,15 @@ public final class ChunkSink: Sendable {
 
     /// Streams `piece` (decoded bytes). More bytes than the descriptor's length is `.tooLarge` (nothing stored).
     public func write(_ piece: UnsafeRawBufferPointer) throws(ReceiverError) {
-        let failure: ReceiverError? = state.withLock { state in
-            do throws(ReceiverError) {
-                try unsafe state.write(piece)
-                return nil
-            } catch {
-                state.end()
-                return error
+        let failure: ReceiverError? = underClaim {
+            state.withLock { state in
+                do throws(ReceiverError) {
+                    try unsafe state.write(piece)
+                    return nil
+                } catch {
+                    state.end()
+                    return error
+                }
             }
         }
         if let failure {
@@ -67,6 +85,18 @@ public final class ChunkSink: Sendable {
             throw ReceiverError(.malformedRequest, "this chunk request has already ended")
         }
         defer { claim?.release() }
+        guard let claim else { return try settle(taken) }
+        do throws(ReceiverError) {
+            return try claim.whileCurrent { () throws(ReceiverError) in try settle(taken) }
+        } catch {
+            // Taken over before this request could settle: the region is the newer request's.
+            if !claim.token.isCurrent { taken.writer?.abandon() }
+            throw error
+        }
+    }
+
+    /// Checks the bytes, makes them durable and commits the receipt (under the claim, for a chunk written in place).
+    private func settle(_ taken: TakenChunk) throws(ReceiverError) -> ChunkOutcome {
         let chunk: Int? = if case .chunk(let index) = target { index } else { nil }
         guard taken.written == descriptor.length else {
             taken.writer?.discard()
@@ -144,6 +174,13 @@ struct ChunkSinkState: @unchecked Sendable {
         guard active else { return }
         active = false
         writer?.discard()
+        writer = nil
+    }
+
+    /// Ends without undoing what was written (another request owns the region now).
+    mutating func abandon() {
+        active = false
+        writer?.abandon()
         writer = nil
     }
 }

@@ -20,8 +20,10 @@ public struct ReceiverLimits: Sendable, Hashable {
     /// Largest metadata (keys and values together) in bytes.
     public var maximumMetadataBytes: Int
     /// How long a request for a native chunk waits while another request writes the same chunk, in seconds, before
-    /// it is answered 503 (retry): a client's retry racing its own first attempt then finds the chunk stored.
-    public var chunkClaimWaitSeconds: Double = 10
+    /// it takes the chunk over (the older request, usually one whose connection was reset without the receiver
+    /// seeing it, can then write, zero or commit nothing more): a retry racing its own first attempt that ends soon
+    /// finds the chunk stored.
+    public var chunkClaimWaitSeconds: Double = 2
     /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
     public var maximumRunChunks = 64
 

@@ -26,7 +26,7 @@ extension UploadEngine {
         }
         // The chunk is written in place into the upload's stream file, so one request at a time owns its region;
         // the receipt is read after the claim (a request that held it before committed its receipt first).
-        guard let claim = claimRegion(id, index: index, waitingUpTo: limits.chunkClaimWaitSeconds) else {
+        guard let claim = claimRegion(id, index: index, takeOverAfter: limits.chunkClaimWaitSeconds) else {
             throw ReceiverError(
                 .unavailable, "chunk \(index) is being received on another request; retry", chunk: index)
         }
@@ -244,12 +244,16 @@ extension UploadEngine {
                 let chunk = Array(bytes.prefix(length))
                 let writer = try blobs.place(
                     into: .stream(record.id), at: Self.chunkOffset(index: index, record: record))
-                do throws(ReceiverError) {
-                    try unsafe ByteBuffers.withRaw(chunk) { raw throws(ReceiverError) in try unsafe writer.write(raw) }
-                    try writer.commit()
-                } catch {
-                    writer.discard()
-                    throw error
+                try claim.whileCurrent { () throws(ReceiverError) in
+                    do throws(ReceiverError) {
+                        try unsafe ByteBuffers.withRaw(chunk) { raw throws(ReceiverError) in
+                            try unsafe writer.write(raw)
+                        }
+                        try writer.commit()
+                    } catch {
+                        writer.discard()
+                        throw error
+                    }
                 }
                 receipts.append(
                     ChunkReceipt(

@@ -239,7 +239,7 @@ struct EngineState {
     var gates: [UploadID: UploadGate] = [:]
     var possession: [UploadID: PossessionEntry] = [:]
     /// Native chunk regions being written in place, one request each (`claimRegion`).
-    var claimedRegions: Set<ChunkRegion> = []
+    var claimedRegions: [ChunkRegion: ClaimToken] = [:]
     /// Native uploads' whole-object hashes, fed as their stored prefix grows (`advanceWholeHash`).
     var wholeHashes: [UploadID: WholeHash] = [:]
 

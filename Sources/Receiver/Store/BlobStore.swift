@@ -53,6 +53,13 @@ public protocol BlobWriter: AnyObject {
     func commit() throws(ReceiverError)
     /// Drops a staged blob (nothing becomes visible); an append writer leaves the stored prefix as it was.
     func discard()
+    /// Lets go of the blob without undoing anything: another writer now owns the region this one wrote into (a
+    /// newer request took a chunk over). The default discards.
+    func abandon()
+}
+
+extension BlobWriter {
+    public func abandon() { discard() }
 }
 
 extension BlobStore {

@@ -52,6 +52,13 @@ final class PlacedBlobWriter: BlobWriter {
         try DirectoryBlobStore.storage { () throws(IOError) in try Syscall.syncDirectory(directory) }
     }
 
+    /// Closes the file and leaves the region as it is: a newer request owns it now and is writing it whole.
+    func abandon() {
+        guard descriptor >= 0 else { return }
+        Syscall.close(descriptor)
+        descriptor = -1
+    }
+
     /// Zeroes what was written (an unrecorded region holds zeros, as the reserved file did, so a refused chunk
     /// leaves the stored bytes as they were), then closes the file. The zeroing is best effort: what a failure
     /// leaves is in a region no receipt covers, never read.
