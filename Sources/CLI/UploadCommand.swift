@@ -9,7 +9,8 @@ enum UploadCommand: CLICommand {
     static let name = "upload"
     static let summary = "upload a file (resumable, verified): aether upload FILE DEST"
     static let usage = """
-        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--max-rate N]
+        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--part-size N]
+                                       [--max-rate N]
                                        [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
                                        [--follow [--follow-idle SECONDS]]
@@ -18,7 +19,10 @@ enum UploadCommand: CLICommand {
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
           --protocol P    use P instead of the first the server offers (native, ietf, tus, s3)
           --parallel N    parts in flight at once, 1...64 (default: the scheduler decides; IETF and tus take 1)
-          --chunk-size N  part size such as 4M (default: the scheduler decides; the backend's limits apply)
+          --chunk-size N  part size such as 4M, one part per request (default: the scheduler decides; the
+                          backend's limits apply)
+          --part-size N   part size when each request carries a run of parts sized by the scheduler, such as 1M
+                          (default off loopback where the backend takes runs: 1 MiB); --chunk-size wins
           --max-rate N    cap the average rate at N bytes per second, such as 20M (default: no cap)
           --parity        ask for parity chunks on a lossy link (only a backend that takes parity gets any)
           --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
@@ -43,8 +47,8 @@ enum UploadCommand: CLICommand {
         """ + UploadSetup.exitCodesText
 
     static let options: Set<String> = [
-        "protocol", "parallel", "chunk-size", "max-rate", "pin", "token", "token-file", "endpoint", "state-dir",
-        "flags", "trace", "follow-idle",
+        "protocol", "parallel", "chunk-size", "part-size", "max-rate", "pin", "token", "token-file", "endpoint",
+        "state-dir", "flags", "trace", "follow-idle",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet", "follow"]
 
@@ -84,6 +88,9 @@ enum UploadRun {
         }
         if parsed.option("chunk-size") != nil {
             configuration.chunkSize = try parsed.integer("chunk-size", default: 1, in: 1...(256 << 20))
+        }
+        if parsed.option("part-size") != nil {
+            configuration.partSize = try parsed.integer("part-size", default: 1, in: 1...(256 << 20))
         }
         return configuration
     }

@@ -67,13 +67,20 @@ final class UploadProgressView: Sendable {
                 json(
                     EventJSON(
                         event: "tier", id: id, tier: tier.tier.rawValue, chunkSize: tier.chunkSize,
-                        parallelism: tier.parallelism))
+                        parallelism: tier.parallelism, requestSize: tier.requestSize))
             }
         case .progress(let progress): show(progress)
         case .safetyValve(let valve):
             if mode == .json { json(EventJSON(event: "valve", id: id, message: Self.describe(valve))) }
         case .chunkAcknowledged(let receipt):
             if mode == .json { json(EventJSON(event: "chunk", id: id, index: receipt.index, length: receipt.length)) }
+        case .requestAcknowledged(let request):
+            if mode == .json {
+                json(
+                    EventJSON(
+                        event: "request", id: id, index: request.index, length: request.bytes, parts: request.parts,
+                        requestSize: request.bytes))
+            }
         case .retry(let retry):
             switch mode {
             case .json:
@@ -249,6 +256,8 @@ struct EventJSON: Encodable {
     var partsSent: Int? = nil
     var bytesSent: Int64? = nil
     var exit: Int32? = nil
+    var parts: Int? = nil
+    var requestSize: Int64? = nil
     var following: Bool? = nil
 
     enum CodingKeys: String, CodingKey {
@@ -256,6 +265,7 @@ struct EventJSON: Encodable {
         case chunkSize = "chunk_size", parallelism, total, sent, acknowledged, verified, rate, displayed, index, length,
             attempt
         case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
-        case serverVerified = "server_verified", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, following
+        case serverVerified = "server_verified", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
+        case requestSize = "request_size", following
     }
 }

@@ -5,7 +5,9 @@ import Testing
 /// periodically as when a phone changes network (issue 17). Root only: receiver and client run in a network
 /// namespace of the test's own, whose loopback is shaped with `tc` (htb; the segment size capped by nftables so
 /// the shaper sees ordinary packets) on the receiver's port, and reset by an nftables `reject with tcp reset`
-/// rule for 1.5 s. `make test` uploads 64 MiB with resets every 8 s; `AETHER_TORTURE=1` 384 MiB every 20 s.
+/// rule for 1.5 s every 20 s. `make test` uploads 64 MiB; `AETHER_TORTURE=1` 384 MiB. The upload is laid out in
+/// 1 MiB parts (`--part-size 1M`: the namespace's address is loopback, which would otherwise keep 16 MiB parts) and
+/// each request carries a run of parts sized by the scheduler, so the request size follows the link.
 @Suite struct LTETraceLiveTests {
     /// A network namespace with its loopback up, deleted on `delete`.
     struct Namespace {
@@ -43,18 +45,21 @@ import Testing
         return slots.compactMap { $0["bandwidth_kbps"] as? Int }
     }
 
+    // A reset or refused connection is retried for up to 120 s without opening the circuit breaker, so the bursts of
+    // resets no longer stall the upload behind the breaker's cool-down (they did before: circuitOpen).
+    /// The trace second the link starts at: ~30 Mbit/s for 8 s, then down to 0-3 Mbit/s, then up to ~45 again within
+    /// the first half minute, so the decided request size rises and falls while the 64 MiB upload runs (past a reset).
+    static let traceStart = 18
+
     @Test(
         .enabled(
-            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/tc"),
-            "skipped: shaping with tc and nftables in a network namespace needs root"),
-        // Fails today: each 1.5 s burst of resets opens the circuit breaker for its 30 s cool-down, and with
-        // resets every 8 s the probes keep failing until the 120 s breaker wait limit fails the upload
-        // (circuitOpen). Run by `make torture` until the breaker tolerates a network change.
-        .enabled(if: ProcessInfo.processInfo.environment["AETHER_TORTURE"] == "1", "runs in make torture"))
-    func anUploadOverAnLTETraceWithPeriodicResetsCompletesAndTheChunkSizeFollowsTheLink() throws {
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/tc")
+                && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft"),
+            "skipped: shaping with tc and nftables in a network namespace needs root"))
+    func anUploadOverAnLTETraceWithPeriodicResetsCompletesAndTheRequestSizeFollowsTheLink() throws {
         let torture = ProcessInfo.processInfo.environment["AETHER_TORTURE"] == "1"
         let megabytes = torture ? 384 : 64
-        let resetPeriod = torture ? 20 : 8
+        let resetPeriod = 20
         let trace = try Self.trace()
         #expect(trace.count == 758)
         let namespace = try Namespace()
@@ -102,8 +107,13 @@ import Testing
         let path = directory + "/input.bin"
         try ClientCrashTortureTests.writeFile(path, megabytes: megabytes, seed: 4242)
         let child = try UploadChild(
-            ["upload", path, base + "/uploads", "--state-dir", directory + "/state", "--json", "--protocol", "native"],
+            [
+                "upload", path, base + "/uploads", "--state-dir", directory + "/state", "--json", "--protocol",
+                "native",
+                "--part-size", "1M",
+            ],
             launcher: namespace.launcher)
+        let started = Date()
 
         // The link, driven from this thread while the upload runs (Process.waitUntilExit on a thread of our own
         // hung): one trace second a second (at least 100 kbit/s, htb takes no zero rate); every `resetPeriod`
@@ -112,7 +122,7 @@ import Testing
         var second = 0
         var resets = 0
         while child.process.isRunning, Date() < deadline {
-            let rate = max(trace[second % trace.count], 100)
+            let rate = max(trace[(Self.traceStart + second) % trace.count], 100)
             try namespace.run(
                 tc + ["class", "change", "dev", "lo", "parent", "1:", "classid", "1:20", "htb", "rate", "\(rate)kbit"])
             if second > 0, second % resetPeriod == 0 {
@@ -132,6 +142,7 @@ import Testing
             second += 1
         }
         let status = try child.wait(timeout: 5)
+        let seconds = Date().timeIntervalSince(started)
         #expect(status == 0, "\(child.stderr)")
         let done = try UploadCommandLiveTests.completed(child)
         let events = child.events
@@ -140,27 +151,34 @@ import Testing
         #expect(try ClientCrashTortureTests.sameBytes(store + "/objects/" + id, path))
         #expect(resets >= 1)
 
-        // The scheduler follows the link: tiers and parallelism are re-decided as the rate moves. The part size is
-        // fixed when the native upload is created (its layout), so within one upload it does not follow the link
-        // yet: a known gap (issue 17), recorded here so the test notices when it closes.
+        // The scheduler follows the link, and so does the request: each request carries a run of 1 MiB parts sized
+        // by the scheduler's current chunk size, so its size rises and falls as the rate moves.
         let tiers = events.filter { $0["event"] as? String == "tier" }
-        let sizes = tiers.compactMap { $0["chunk_size"] as? Int }
-        let parallelism = tiers.compactMap { $0["parallelism"] as? Int }
         #expect(Set(tiers.compactMap { $0["tier"] as? String }).count >= 2, "tiers: \(tiers)")
-        #expect(Set(parallelism).count >= 2, "parallelism: \(parallelism)")
-        withKnownIssue("the part size is fixed at creation; only parallelism follows the link") {
-            #expect(Set(sizes).count >= 2, "chunk sizes: \(Set(sizes).sorted())")
-        }
-        // Bytes sent again after the resets: each retried part goes out whole once more.
-        var lengths: [Int: Int] = [:]
-        for event in events where event["event"] as? String == "chunk" {
-            if let index = event["index"] as? Int, let length = event["length"] as? Int { lengths[index] = length }
-        }
-        let retried = events.filter { $0["event"] as? String == "retry" }.compactMap { $0["index"] as? Int }
-        let resent = retried.reduce(0) { $0 + (lengths[$1] ?? 0) }
+        #expect(tiers.allSatisfy { $0["chunk_size"] as? Int == 1 << 20 }, "the part size is the 1 MiB unit")
+        let requests = events.filter { $0["event"] as? String == "request" }
+        let size = megabytes << 20
+        // The last run of the file is short whatever the link did; it says nothing about the link.
+        let sizes = requests.filter { ($0["index"] as? Int ?? 0) + ($0["parts"] as? Int ?? 0) < size >> 20 }
+            .compactMap { $0["request_size"] as? Int }
+        #expect(Set(sizes).count >= 2, "request sizes: \(sizes)")
+        // The request size decided as the measurements arrive (a `tier` event at every change) rises and falls with
+        // the link; requests sent after a change carry it.
+        let decided = tiers.compactMap { $0["request_size"] as? Int }
+        let steps = zip(decided, decided.dropFirst())
+        #expect(steps.contains { $1 > $0 }, "the decided request size never rose: \(decided)")
+        #expect(steps.contains { $1 < $0 }, "the decided request size never fell: \(decided)")
+        // Parts found stored after a reset are acknowledged without a request of their own.
+        #expect(requests.compactMap { $0["parts"] as? Int }.reduce(0, +) <= size >> 20)
+        // Bytes sent again after the resets: what went on the wire beyond the file (each attempt of a run counts
+        // the parts it carried).
+        let sent = try #require(done["bytes_sent"] as? Int)
+        let retried = events.filter { $0["event"] as? String == "retry" }.count
+        let histogram = Dictionary(grouping: sizes.map { $0 >> 20 }, by: { $0 }).mapValues(\.count)
         print(
-            "LTE trace: \(megabytes) MiB, \(resets) resets, \(retried.count) retried parts, "
-                + "\(resent) bytes re-sent, parts sent \(done["parts_sent"] ?? "?"), chunk sizes \(Set(sizes).sorted()), parallelism \(Set(parallelism).sorted())"
-        )
+            "LTE trace: \(megabytes) MiB in \(Int(seconds)) s, \(resets) resets, \(retried) retries, "
+                + "\(sent - size) bytes re-sent, \(requests.count) requests, request sizes (MiB: count) "
+                + "\(histogram.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")), "
+                + "decided sizes (MiB) \(decided.map { $0 >> 20 })")
     }
 }

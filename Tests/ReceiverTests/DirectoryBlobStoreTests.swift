@@ -3,6 +3,10 @@ import AetherReceiver
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `DirectoryBlobStore.forEachPiece` (mapped, no buffer copy) and the object assembly that completion runs over it.
 @Suite struct DirectoryBlobStoreTests {
     let root: FilePath
@@ -40,6 +44,21 @@ import Testing
         let limit = pieceSize == 1 ? 7 : pieceSize
         #expect(seen.dropLast().allSatisfy { $0.count == limit })
         #expect(seen.last.map { $0.count <= limit && !$0.isEmpty } == true)
+    }
+
+    @Test func aFileOrFIFOWhereTheStoreOrOneOfItsDirectoriesBelongsIsNamedAndLeftAlone() throws {
+        let file = root.appending("plain")
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: file.description))
+        let refused = receiverError { _ = try DirectoryBlobStore(root: file) }
+        #expect(refused?.code == .storageFailed)
+        #expect(refused?.message.contains("plain is a regular file, not a directory") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file.description)) == Data([1, 2, 3]))
+
+        let partial = root.appending("partial")
+        try FileManager.default.createDirectory(atPath: partial.description, withIntermediateDirectories: true)
+        #expect(unsafe mkfifo(partial.appending("objects").description, 0o600) == 0)
+        #expect(
+            receiverError { _ = try DirectoryBlobStore(root: partial) }?.message.contains("objects is a FIFO") == true)
     }
 
     @Test func anEmptyBlobGivesNoPieceAndAMissingOneIsAStorageError() throws {

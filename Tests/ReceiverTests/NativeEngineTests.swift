@@ -275,11 +275,13 @@ import Testing
             let proof = try #require(answer.proof)
             #expect(proof.verify(chunkHash: content.hashes[answer.index], root: root, leafCount: 5))
         }
-        // A stored chunk damaged on disk is caught: the answer is re-hashed from the bytes.
-        let path = try fixture.blobStore.path(of: .chunk(record.id, index: 2))
+        // A stored chunk damaged on disk is caught: the answer is re-hashed from the bytes (chunks are written in
+        // place into the upload's stream file).
         var damaged = content.chunks[2]
         damaged[0] ^= 0xff
-        try AtomicFile.write(damaged, to: path)
+        let writer = try fixture.blobStore.place(into: .stream(record.id), at: Int64(2 * EngineFixture.chunkSize))
+        try writer.write(damaged)
+        try writer.commit()
         let bad = try fixture.engine.challenge(record.id, indices: [2], nonce: nonce, owner: fixture.alice)
         #expect(bad[0].sha256 != content.hashes[2])
         #expect(

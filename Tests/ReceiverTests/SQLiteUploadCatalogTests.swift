@@ -28,6 +28,20 @@ import Testing
         #expect(try reopened.integrityCheck())
     }
 
+    @Test func aCatalogueWhoseNameIsNotUTF8OpensUnderThatExactName() throws {
+        let fixture = try EngineFixture()
+        let name = try FilePath(bytes: Array("catalog-".utf8) + [0xff, 0xfe] + Array(".sqlite3".utf8))
+        let path = fixture.directory.appending(name)
+        let id = try UploadID("ccccccccccccccccccccccccca")
+        try SQLiteUploadCatalog(path: path).insert(record(id))
+        #expect(try SQLiteUploadCatalog(path: path).record(id) == record(id))
+        // The file exists under the raw bytes, not under a name with U+FFFD in their place.
+        #expect(try Syscall.stat(path).isRegularFile)
+        #expect(
+            !FileManager.default.fileExists(atPath: fixture.directory.description + "/catalog-\u{fffd}\u{fffd}.sqlite3")
+        )
+    }
+
     @Test func aCatalogueFromANewerSchemaOrNotSQLiteIsRefused() throws {
         let fixture = try EngineFixture()
         let newer = fixture.directory.appending("newer.sqlite3")

@@ -29,20 +29,26 @@ struct WatchedNativeBackend: NativeExtrasBackend {
     let inner: NativeBackend
     let wire: NativeWire
     let withhold: Set<Int>
+    /// Runs when the upload is created (after the dedup pre-pass read the file).
+    var onCreate: (@Sendable () -> Void)? = nil
 
     var capabilities: BackendCapabilities { inner.capabilities }
     var server: AetherCapabilities { inner.server }
     var options: NativeBackendOptions { inner.options }
 
     func with(options: NativeBackendOptions) throws(TransportError) -> WatchedNativeBackend {
-        WatchedNativeBackend(inner: try inner.with(options: options), wire: wire, withhold: withhold)
+        WatchedNativeBackend(
+            inner: try inner.with(options: options), wire: wire, withhold: withhold, onCreate: onCreate)
     }
     func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload {
         try await inner.create(description)
     }
     func createUpload(_ description: UploadDescription) async throws(TransportError) -> (
         upload: RemoteUpload, status: NativeStatusDocument
-    ) { try await inner.createUpload(description) }
+    ) {
+        onCreate?()
+        return try await inner.createUpload(description)
+    }
     func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument {
         try await inner.status(of: upload)
     }
@@ -233,6 +239,26 @@ final class NativeUploadFixture: @unchecked Sendable {
         let third = try await fixture.uploader(try await fixture.backend(wire: thirdWire), flags: flags).run { _ in }
         #expect(thirdWire.snapshot.chunks.count == 10)
         #expect(third.partsSent == 10)
+    }
+
+    @Test func aFileRewrittenAfterTheDedupPrePassIsSentWithTheDigestsOfTheBytesReadThen() async throws {
+        let content = UploadFixture.seeded(Self.size, seed: 27)
+        let replacement = UploadFixture.seeded(Self.size, seed: 28)
+        let fixture = try NativeUploadFixture(bytes: content)
+        var backend = try await fixture.backend()
+        let path = fixture.upload.file
+        // Same size, same inode, a later modification time: the pre-pass's digests are not this file's.
+        backend.onCreate = { try? Data(replacement).write(to: URL(fileURLWithPath: path)) }
+        let retries = Mutex<[RetryReport]>([])
+        await #expect(throws: UploaderError.self) {
+            _ = try await fixture.uploader(backend).run { event in
+                if case .retry(let report) = event { retries.withLock { $0.append(report) } }
+            }
+        }
+        // Every chunk went with the digests of the bytes sent, so the receiver stored each one at once; only the
+        // completion fails (the content id announced at creation is the old file's).
+        #expect(Set(fixture.wire.snapshot.chunks) == Set(0..<10))
+        #expect(retries.withLock { $0 }.allSatisfy { $0.index < 0 })
     }
 }
 

@@ -427,18 +427,21 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(backend.object(outcome.receipt.location) == content)
     }
 
-    @Test func onLoopbackTheFirstReadsPrefetchUltrafastChunksOnlyWhenMemoryAllows() {
+    @Test func onLoopbackTheFirstReadsPrefetchUltrafastChunksOnlyWhenMemoryAllowsAndWithinTheBudget() {
         let unmeasured = FusionScheduler().decide(SchedulingContext(totalBytes: 1 << 30))
         #expect(unmeasured.predictedBitsPerSecond == 0)
         let ample = UploadConstants.ultrafastPrefetchMemoryBytes + 1
-        #expect(
-            ChunkedUploader.firstPrefetch(unmeasured, loopback: true, availableMemoryBytes: ample)
-                == UploadConstants.ultrafastPrefetchChunkCount)
-        #expect(
+        func prefetch(loopback: Bool = true, memory: Int64? = ample, chunk: Int = 1 << 20) -> Int {
             ChunkedUploader.firstPrefetch(
-                unmeasured, loopback: true, availableMemoryBytes: UploadConstants.ultrafastPrefetchMemoryBytes) == 0)
-        #expect(ChunkedUploader.firstPrefetch(unmeasured, loopback: true, availableMemoryBytes: nil) == 0)
-        #expect(ChunkedUploader.firstPrefetch(unmeasured, loopback: false, availableMemoryBytes: ample) == 0)
+                unmeasured, loopback: loopback, availableMemoryBytes: memory, chunkSize: chunk)
+        }
+        #expect(prefetch() == UploadConstants.ultrafastPrefetchChunkCount)
+        #expect(prefetch(memory: UploadConstants.ultrafastPrefetchMemoryBytes) == 0)
+        #expect(prefetch(memory: nil) == 0)
+        #expect(prefetch(loopback: false) == 0)
+        // At most 4 MiB read ahead: one 4 MiB chunk, no 16 MiB one.
+        #expect(prefetch(chunk: 4 << 20) == 1)
+        #expect(prefetch(chunk: 16 << 20) == 0)
     }
 
     @Test func aPartThatReadsDifferentlyThanItsSnapshotDigestRestartsFreshAndStoresNoMix() async throws {

@@ -15,29 +15,62 @@ public final class ChunkSink: Sendable {
     private let target: Target
     private let descriptor: ChunkDescriptor
     private let state: Mutex<ChunkSinkState>
+    /// The region a chunk is written into in place, held until the writer committed or discarded.
+    private let claim: ChunkClaim?
 
-    init(engine: UploadEngine, id: UploadID, target: Target, descriptor: ChunkDescriptor, writer: (any BlobWriter)?) {
+    init(
+        engine: UploadEngine, id: UploadID, target: Target, descriptor: ChunkDescriptor, writer: (any BlobWriter)?,
+        claim: ChunkClaim? = nil
+    ) {
         self.engine = engine
         self.id = id
         self.target = target
         self.descriptor = descriptor
+        self.claim = claim
         state = Mutex(ChunkSinkState(writer: writer, limit: descriptor.length))
     }
 
-    deinit { state.withLock { $0.end() } }
+    deinit {
+        _ = underClaim {
+            state.withLock { $0.end() }
+            return nil
+        }
+        claim?.release()
+    }
+
+    /// Runs `body` while this request owns its chunk's region (or without a claim: a parity shard, a retry of a stored
+    /// chunk). Once a newer request took the region over, the writer is abandoned (closed, nothing undone: the region
+    /// is the newer request's) and the answer is `.unavailable`.
+    private func underClaim(_ body: () -> ReceiverError?) -> ReceiverError? {
+        guard let claim else { return body() }
+        do throws(ReceiverError) {
+            return try claim.whileCurrent { body() }
+        } catch {
+            state.withLock { $0.abandon() }
+            return error
+        }
+    }
+
+    /// The SHA-256 the decoded bytes must have (`finish()` checks it).
+    var declaredSHA256: Digest32 { descriptor.sha256 }
 
     /// Streams `piece` (decoded bytes). More bytes than the descriptor's length is `.tooLarge` (nothing stored).
     public func write(_ piece: UnsafeRawBufferPointer) throws(ReceiverError) {
-        let failure: ReceiverError? = state.withLock { state in
-            do throws(ReceiverError) {
-                try unsafe state.write(piece)
-                return nil
-            } catch {
-                state.end()
-                return error
+        let failure: ReceiverError? = underClaim {
+            state.withLock { state in
+                do throws(ReceiverError) {
+                    try unsafe state.write(piece)
+                    return nil
+                } catch {
+                    state.end()
+                    return error
+                }
             }
         }
-        if let failure { throw failure }
+        if let failure {
+            claim?.release()
+            throw failure
+        }
     }
 
     /// Streams `piece`.
@@ -51,6 +84,19 @@ public final class ChunkSink: Sendable {
         guard let taken = state.withLock({ $0.take() }) else {
             throw ReceiverError(.malformedRequest, "this chunk request has already ended")
         }
+        defer { claim?.release() }
+        guard let claim else { return try settle(taken) }
+        do throws(ReceiverError) {
+            return try claim.whileCurrent { () throws(ReceiverError) in try settle(taken) }
+        } catch {
+            // Taken over before this request could settle: the region is the newer request's.
+            if !claim.token.isCurrent { taken.writer?.abandon() }
+            throw error
+        }
+    }
+
+    /// Checks the bytes, makes them durable and commits the receipt (under the claim, for a chunk written in place).
+    private func settle(_ taken: TakenChunk) throws(ReceiverError) -> ChunkOutcome {
         let chunk: Int? = if case .chunk(let index) = target { index } else { nil }
         guard taken.written == descriptor.length else {
             taken.writer?.discard()
@@ -128,6 +174,13 @@ struct ChunkSinkState: @unchecked Sendable {
         guard active else { return }
         active = false
         writer?.discard()
+        writer = nil
+    }
+
+    /// Ends without undoing what was written (another request owns the region now).
+    mutating func abandon() {
+        active = false
+        writer?.abandon()
         writer = nil
     }
 }

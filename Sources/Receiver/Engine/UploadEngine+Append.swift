@@ -157,10 +157,12 @@ extension UploadEngine {
             record, fileSHA256: fileSHA256, chainHead: .zero, merkleRoot: .zero, chunks: 0, size: size)
     }
 
-    /// Records a completed upload (the object is already visible) and enters it in the dedup index.
+    /// Records a completed upload (the object is already visible) and enters it in the dedup index. When the
+    /// catalogue refuses, the object is renamed back to the stream (`returnsToStream`, default: a byte-stream
+    /// upload; a native upload completed from its chunks passes true) or deleted.
     func recordCompletion(
         _ record: UploadRecord, fileSHA256: Digest32, chainHead: Digest32, merkleRoot: Digest32, chunks: Int,
-        size: Int64, indexObject: Bool = true
+        size: Int64, indexObject: Bool = true, returnsToStream: Bool? = nil
     ) throws(ReceiverError) -> (record: UploadRecord, receipt: UploadReceiptRecord) {
         var record = record
         let completedAt = now
@@ -176,8 +178,8 @@ extension UploadEngine {
         do throws(ReceiverError) {
             try catalog.recordCompletion(record, receipt: receipt, object: indexObject ? object : nil)
         } catch {
-            // Not recorded: the object must not stay visible.
-            if record.uploadProtocol.isByteStream {
+            // Not recorded: the object must not stay visible; its bytes return to the stream they came from.
+            if returnsToStream ?? record.uploadProtocol.isByteStream {
                 try? blobs.promote(.object(record.id), to: .stream(record.id))
             } else {
                 try? blobs.delete(.object(record.id))
@@ -186,6 +188,7 @@ extension UploadEngine {
         }
         try? blobs.deleteWorkingBlobs(of: record.id)
         state.withLock { _ = $0.possession.removeValue(forKey: record.id) }
+        dropWholeHash(record.id)
         return (record, receipt)
     }
 

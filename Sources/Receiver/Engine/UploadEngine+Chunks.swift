@@ -24,14 +24,29 @@ extension UploadEngine {
                 .lengthMismatch, "chunk \(index) is \(expected) bytes, \(descriptor.length) were declared",
                 chunk: index)
         }
-        if let stored = try catalog.chunkReceipt(id, index: index) {
-            guard stored.sha256 == descriptor.sha256 else {
-                throw ReceiverError(.duplicateChunk, "chunk \(index) is stored with other bytes", chunk: index)
-            }
-            return ChunkSink(engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: nil)
+        // The chunk is written in place into the upload's stream file, so one request at a time owns its region;
+        // the receipt is read after the claim (a request that held it before committed its receipt first).
+        guard let claim = claimRegion(id, index: index, takeOverAfter: limits.chunkClaimWaitSeconds) else {
+            throw ReceiverError(
+                .unavailable, "chunk \(index) is being received on another request; retry", chunk: index)
         }
-        let writer = try blobs.stage(.chunk(id, index: index))
-        return ChunkSink(engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer)
+        do throws(ReceiverError) {
+            if let stored = try catalog.chunkReceipt(id, index: index) {
+                claim.release()
+                guard stored.sha256 == descriptor.sha256 else {
+                    throw ReceiverError(.duplicateChunk, "chunk \(index) is stored with other bytes", chunk: index)
+                }
+                return ChunkSink(
+                    engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: nil)
+            }
+            let writer = try blobs.place(into: .stream(id), at: Self.chunkOffset(index: index, record: record))
+            return ChunkSink(
+                engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer,
+                claim: claim)
+        } catch {
+            claim.release()
+            throw error
+        }
     }
 
     /// Opens parity shard `shard` of group `group` (every shard is `chunkSize` bytes).
@@ -109,16 +124,13 @@ extension UploadEngine {
             }
             record.updatedAt = now
             let broken = try advanceChain(&record, adding: [receipt])
-            do throws(ReceiverError) {
-                try catalog.recordChunks([receipt], upload: record)
-            } catch {
-                try? blobs.delete(.chunk(id, index: index))
-                throw error
-            }
+            // Not recorded: the region's bytes stay unread until a later request writes them again.
+            try catalog.recordChunks([receipt], upload: record)
             if let broken {
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
             try rebuildFromParity(&record, groups: record.parity.map { [index / $0.data] } ?? [])
+            advanceWholeHash(record)
             return .stored
         }
     }
@@ -155,6 +167,7 @@ extension UploadEngine {
                 throw error
             }
             try rebuildFromParity(&record, groups: [group])
+            advanceWholeHash(record)
             return .stored
         }
     }
@@ -220,31 +233,37 @@ extension UploadEngine {
             let rebuilt = try rebuildGroup(
                 record, group: group, layout: layout, dataPresent: dataPresent, parityPresent: parityPresent)
             var receipts: [ChunkReceipt] = []
+            // A chunk being received on a request right now is left to it (its region is that request's).
+            var claims: [ChunkClaim] = []
+            defer { for claim in claims { claim.release() } }
             for index in missing {
+                guard let claim = claimRegion(record.id, index: index) else { continue }
+                claims.append(claim)
                 let bytes = rebuilt[index - first]
                 let length = Self.chunkLength(index: index, record: record)
                 let chunk = Array(bytes.prefix(length))
-                let writer = try blobs.stage(.chunk(record.id, index: index))
-                do throws(ReceiverError) {
-                    try unsafe ByteBuffers.withRaw(chunk) { raw throws(ReceiverError) in try unsafe writer.write(raw) }
-                    try writer.commit()
-                } catch {
-                    writer.discard()
-                    throw error
+                let writer = try blobs.place(
+                    into: .stream(record.id), at: Self.chunkOffset(index: index, record: record))
+                try claim.whileCurrent { () throws(ReceiverError) in
+                    do throws(ReceiverError) {
+                        try unsafe ByteBuffers.withRaw(chunk) { raw throws(ReceiverError) in
+                            try unsafe writer.write(raw)
+                        }
+                        try writer.commit()
+                    } catch {
+                        writer.discard()
+                        throw error
+                    }
                 }
                 receipts.append(
                     ChunkReceipt(
                         index: index, length: length, sha256: SHA256.hash(chunk), crc32c: CRC32C.checksum(chunk),
                         link: nil, rebuilt: true))
             }
+            guard !receipts.isEmpty else { continue }
             record.updatedAt = now
             let broken = try advanceChain(&record, adding: receipts)
-            do throws(ReceiverError) {
-                try catalog.recordChunks(receipts, upload: record)
-            } catch {
-                for receipt in receipts { try? blobs.delete(.chunk(record.id, index: receipt.index)) }
-                throw error
-            }
+            try catalog.recordChunks(receipts, upload: record)
             if let broken {
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
@@ -263,8 +282,7 @@ extension UploadEngine {
             } else if index >= record.chunks {
                 shards.append([UInt8](repeating: 0, count: record.chunkSize))
             } else {
-                var bytes = try blobs.readAll(
-                    .chunk(record.id, index: index), expectedLength: Self.chunkLength(index: index, record: record))
+                var bytes = try readChunk(record, index: index)
                 if bytes.count < record.chunkSize {
                     bytes += [UInt8](repeating: 0, count: record.chunkSize - bytes.count)
                 }

@@ -5,7 +5,7 @@ import AetherSecurity
 extension UploadEngine {
     /// Completes the native upload `id`: every chunk must be stored or rebuilt (else `.incomplete` naming the first
     /// missing one); the chain head and Merkle root are recomputed from the stored chunk hashes and the whole
-    /// SHA-256 while the object is assembled atomically; all three must equal the client's claim, otherwise the
+    /// SHA-256 from the stream file the chunks were written into, which is then renamed into place; all three must equal the client's claim, otherwise the
     /// upload stays open (`.chainBroken`, `.merkleMismatch` naming the first differing chunk when hashes were sent,
     /// `.digestMismatch`) and no object is visible. Idempotent: a complete upload returns its receipt.
     public func complete(_ id: UploadID, owner: ClientIdentity, claim: CompletionClaim) throws(ReceiverError)
@@ -47,26 +47,24 @@ extension UploadEngine {
                     .merkleMismatch, "the Merkle root recomputed from stored chunks differs from the claim",
                     chunk: first)
             }
-            var whole = SHA256()
-            let writer = try unsafe blobs.assemble(.object(id), from: (0..<record.chunks).map { .chunk(id, index: $0) })
-            {
-                piece throws(ReceiverError) in unsafe whole.update(piece)
+            // The chunks were written in place into the stream file, each fsync'ed before its receipt: the object
+            // is that file (hashed as its prefix grew, the rest now) renamed into place, never copied.
+            let size = record.size ?? 0
+            if size == 0, try blobs.size(of: .stream(id)) == nil {
+                try blobs.place(into: .stream(id), at: 0).commit()
             }
-            let fileSHA256 = whole.finalize()
+            guard try blobs.size(of: .stream(id)) == size else {
+                throw ReceiverError(.storageFailed, "the stored chunks do not add up to \(size) bytes")
+            }
+            let fileSHA256 = try wholeSHA256(record, size: size)
             let expected = record.contentID.flatMap { try? ACI(parsing: $0).digest }
             guard fileSHA256 == claim.fileSHA256, expected == nil || expected == fileSHA256 else {
-                writer.discard()
                 throw ReceiverError(.digestMismatch, "the whole object's SHA-256 differs from the claim")
             }
-            do throws(ReceiverError) {
-                try writer.commit()
-            } catch {
-                writer.discard()
-                throw error
-            }
+            try blobs.promote(.stream(id), to: .object(id))
             return try recordCompletion(
-                record, fileSHA256: fileSHA256, chainHead: head, merkleRoot: root, chunks: record.chunks,
-                size: record.size ?? 0
+                record, fileSHA256: fileSHA256, chainHead: head, merkleRoot: root, chunks: record.chunks, size: size,
+                returnsToStream: true
             ).receipt
         }
     }
@@ -98,10 +96,11 @@ extension UploadEngine {
 
     /// Answers a spot check (`docs/PROTOCOL.md` 3.6) from bytes re-read from storage: each stored chunk's SHA-256
     /// and `HMAC-SHA-256(nonce, bytes)`, and once every chunk is stored an inclusion proof in the tree over the
-    /// stored chunk hashes. At most 64 indices; unstored ones answer without a hash.
-    public func challenge(_ id: UploadID, indices: [Int], nonce: [UInt8], owner: ClientIdentity)
-        throws(ReceiverError) -> [ChallengeAnswer]
-    {
+    /// stored chunk hashes. At most 64 indices; unstored ones answer without a hash. `keyedDigests: false` leaves
+    /// `mac` nil and spares a second pass over the sampled bytes (the native wire answer carries no MAC).
+    public func challenge(
+        _ id: UploadID, indices: [Int], nonce: [UInt8], owner: ClientIdentity, keyedDigests: Bool = true
+    ) throws(ReceiverError) -> [ChallengeAnswer] {
         let record = try load(id, owner: owner, allowing: [.open, .complete])
         guard record.uploadProtocol == .native else {
             throw ReceiverError(.malformedRequest, "only native uploads answer challenges")
@@ -133,15 +132,17 @@ extension UploadEngine {
             if complete {
                 bytes = try readObjectRange(id, offset: Int64(index) * Int64(record.chunkSize), count: length)
             } else {
-                bytes = try blobs.readAll(.chunk(id, index: index), expectedLength: length)
+                bytes = try readChunk(record, index: index)
             }
             let sha = SHA256.hash(bytes)
             rehashed[index] = sha
-            let mac: Digest32
-            do {
-                mac = try HMACSHA256.authenticate(bytes, key: key)
-            } catch {
-                throw ReceiverError(.storageFailed, "HMAC failed")
+            var mac: Digest32?
+            if keyedDigests {
+                do {
+                    mac = try HMACSHA256.authenticate(bytes, key: key)
+                } catch {
+                    throw ReceiverError(.storageFailed, "HMAC failed")
+                }
             }
             answers.append(ChallengeAnswer(index: index, sha256: sha, mac: mac, proof: nil))
         }

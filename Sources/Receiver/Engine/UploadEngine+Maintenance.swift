@@ -18,6 +18,7 @@ extension UploadEngine {
             if wasComplete { try blobs.delete(.object(id)) }
         }
         state.withLock { _ = $0.possession.removeValue(forKey: id) }
+        dropWholeHash(id)
     }
 
     /// Removes open uploads idle for longer than `limits.expirySeconds` at `wallSeconds` (default: now); returns
@@ -50,7 +51,10 @@ extension UploadEngine {
             try blobs.deleteWorkingBlobs(of: id)
             return true
         }
-        if expired { state.withLock { _ = $0.possession.removeValue(forKey: id) } }
+        if expired {
+            state.withLock { _ = $0.possession.removeValue(forKey: id) }
+            dropWholeHash(id)
+        }
         return expired
     }
 
@@ -58,8 +62,8 @@ extension UploadEngine {
     ///
     /// Staged files are discarded; blobs the catalogue never committed are removed (a chunk without a receipt, the
     /// blobs of an upload that no longer takes bytes); a stream is cut back to its committed offset; an object
-    /// assembled but not recorded is rolled back (a stream's bytes return to the stream, a native object is
-    /// removed: its chunks are still stored). Nothing acknowledged is touched and no partial object stays visible.
+    /// assembled but not recorded is rolled back (its bytes return to the stream they were written into; a dedup
+    /// alias is removed). Chunk files of an older store are moved into their upload's stream. Nothing acknowledged is touched and no partial object stays visible.
     @discardableResult
     public func recover() throws(ReceiverError) -> RecoveryReport {
         var report = RecoveryReport()
@@ -83,9 +87,11 @@ extension UploadEngine {
                 continue
             }
             if upload.state == .complete { continue }
-            if upload.uploadProtocol.isByteStream, upload.state == .open,
-                try blobs.size(of: .stream(id)) == nil
-            {
+            // A native upload's object is its stream renamed (chunks are written in place) unless it is a dedup
+            // alias of another object, which never had chunks and so never a stream: only the former returns.
+            let hasChunks = upload.uploadProtocol == .native ? !(try catalog.chunkReceipts(id).isEmpty) : false
+            let returns = upload.uploadProtocol.isByteStream || hasChunks
+            if returns, upload.state == .open, try blobs.size(of: .stream(id)) == nil {
                 try blobs.promote(key, to: .stream(id))
                 report.assembliesRolledBack += 1
             } else {
@@ -99,6 +105,10 @@ extension UploadEngine {
             switch key {
             case .object: continue
             case .stream:
+                // A native upload's chunks live in its stream; which regions hold data is in the receipts.
+                if let upload, upload.uploadProtocol == .native, upload.state == .open || upload.state == .failed {
+                    continue
+                }
                 if let upload, upload.state == .open, upload.uploadProtocol.isByteStream {
                     if let size = try blobs.size(of: key), size > upload.offset {
                         try blobs.append(to: key, at: upload.offset).commit()
@@ -118,6 +128,13 @@ extension UploadEngine {
                 if chunkReceipts[id]?.contains(index) != true {
                     try blobs.delete(key)
                     report.blobsRemoved += 1
+                } else if upload.state == .open {
+                    // A chunk acknowledged by a receiver that kept one file per chunk: moved into the stream.
+                    let bytes = try blobs.readAll(key, expectedLength: Self.chunkLength(index: index, record: upload))
+                    let writer = try blobs.place(into: .stream(id), at: Self.chunkOffset(index: index, record: upload))
+                    try writer.write(bytes)
+                    try writer.commit()
+                    try blobs.delete(key)
                 }
             case .parity(_, let group, let shard):
                 guard let upload, upload.state == .open || upload.state == .failed, let layout = upload.parity else {

@@ -68,6 +68,8 @@ public final class UploadEngine: Sendable {
             record.chainLink = ChunkCommitmentChain.genesis(sessionID: layout.session)
             record.contentID = request.contentID
             record.parity = request.parity
+            // The file the chunks are written into in place (an orphan after a crash here is removed at start).
+            try blobs.reserve(.stream(record.id), size: record.size ?? 0)
         }
         try catalog.insert(record)
         if record.uploadProtocol == .tus, record.size == 0 {
@@ -244,6 +246,10 @@ struct EngineState {
     var activeAppends: Set<UploadID> = []
     var gates: [UploadID: UploadGate] = [:]
     var possession: [UploadID: PossessionEntry] = [:]
+    /// Native chunk regions being written in place, one request each (`claimRegion`).
+    var claimedRegions: [ChunkRegion: ClaimToken] = [:]
+    /// Native uploads' whole-object hashes, fed as their stored prefix grows (`advanceWholeHash`).
+    var wholeHashes: [UploadID: WholeHash] = [:]
 
     mutating func gate(for id: UploadID) -> UploadGate {
         if let gate = gates[id] { return gate }

@@ -114,6 +114,9 @@ final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
     private let started = ContinuousClock.now
     private let respond: @Sendable (ChunkOutcome) -> HTTPServerResponse
     private var hasher = SHA256()
+    /// Whether the body is hashed here for `Content-Digest`. Not when it is sent uncoded with the same digest as
+    /// `Aether-Chunk`'s `sha-256`: the `ChunkSink` checks those very bytes against that digest (one pass).
+    private let hashesBody: Bool
     private var received: Int64 = 0
     private var failure: ReceiverError?
 
@@ -127,12 +130,13 @@ final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
         self.contentDigest = contentDigest
         self.chunk = chunk
         self.respond = respond
+        hashesBody = contentDigest != nil && (decoder != nil || contentDigest != sink.declaredSHA256)
     }
 
     func receive(_ piece: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
         received += Int64(piece.count)
-        if contentDigest != nil { unsafe hasher.update(piece) }
+        if hashesBody { unsafe hasher.update(piece) }
         do throws(ReceiverError) {
             if let decoder {
                 let decoded: [UInt8]
@@ -159,7 +163,7 @@ final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
                 failure = Self.decodingError(error, chunk: chunk)
             }
         }
-        if failure == nil, let contentDigest, hasher.finalize() != contentDigest {
+        if failure == nil, hashesBody, let contentDigest, hasher.finalize() != contentDigest {
             failure = ReceiverError(
                 .digestMismatch, "the body does not match its Content-Digest", chunk: chunk)
         }

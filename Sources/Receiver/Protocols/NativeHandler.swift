@@ -13,7 +13,8 @@ enum NativeHandler {
             version: AetherWire.version, minimumChunkSize: Int64(limits.minimumChunkSize),
             maximumChunkSize: Int64(limits.maximumChunkSize), maximumObjectSize: limits.maximumObjectSize,
             maximumChunks: limits.maximumChunks, parallel: limits.maximumParallelChunks, parityCodes: ["rs8"],
-            encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds
+            encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds,
+            maximumRun: limits.maximumRunChunks
         ).fieldValue
     }
 
@@ -60,6 +61,9 @@ enum NativeHandler {
         _ request: HTTPServerRequest, id: UploadID, target: (index: Int?, group: Int, shard: Int),
         owner: ClientIdentity, context: ReceiverContext
     ) -> HTTPRequestStart {
+        if let first = target.index, isRun(request) {
+            return run(request, id: id, first: first, owner: owner, context: context)
+        }
         do throws(ReceiverError) {
             guard let field = request.header(AetherWire.chunkField) else {
                 throw ReceiverError(.malformedRequest, "\(AetherWire.chunkField) is missing", chunk: target.index)
@@ -158,7 +162,7 @@ enum NativeHandler {
                         throw ReceiverError(.malformedRequest, "the challenge document: \(error.message)")
                     }
                     let answers = try context.engine.challenge(
-                        id, indices: document.indices, nonce: document.nonce, owner: owner)
+                        id, indices: document.indices, nonce: document.nonce, owner: owner, keyedDigests: false)
                     let answer = NativeChallengeAnswer(
                         answers: answers.map { .init(index: $0.index, sha256: $0.sha256, proof: $0.proof) },
                         nonce: document.nonce)

@@ -9,6 +9,14 @@ public protocol BlobStore: Sendable {
     /// A writer that appends to the byte stream `key` at `offset` (created empty when missing), after cutting off
     /// anything stored past `offset` (bytes written but never acknowledged). `commit()` makes them durable.
     func append(to key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter
+    /// A writer of the region of the byte stream `key` that starts at `offset` (the file is created when missing;
+    /// nothing else in it changes). `commit()` makes the bytes and the blob's name durable. Native chunks are
+    /// written in place this way; which regions hold data is the catalogue's business (its receipts).
+    func place(into key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter
+    /// Creates the byte stream `key` as `size` zero bytes (sparse where the file system allows it), durably; an
+    /// existing one is left as it is. A native upload's stream is reserved at creation, so that a chunk refused
+    /// later (its region zeroed again) leaves the stored files exactly as they were.
+    func reserve(_ key: BlobKey, size: Int64) throws(ReceiverError)
     /// Reads up to `buffer.count` bytes of `key` at `offset`; fewer only at the end of the blob.
     func read(_ key: BlobKey, at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ReceiverError)
         -> Int
@@ -45,6 +53,13 @@ public protocol BlobWriter: AnyObject {
     func commit() throws(ReceiverError)
     /// Drops a staged blob (nothing becomes visible); an append writer leaves the stored prefix as it was.
     func discard()
+    /// Lets go of the blob without undoing anything: another writer now owns the region this one wrote into (a
+    /// newer request took a chunk over). The default discards.
+    func abandon()
+}
+
+extension BlobWriter {
+    public func abandon() { discard() }
 }
 
 extension BlobStore {

@@ -7,9 +7,10 @@ public import AetherIO
 /// The embedded blob store: plain files under one directory.
 ///
 /// ```
-/// root/chunks/<id>/<index>        native chunks
+/// root/chunks/<id>/<index>        native chunks of older stores, one file each (recovery moves them into the stream)
 /// root/parity/<id>/<group>.<shard> parity shards
-/// root/streams/<id>               IETF/tus byte streams, appended in place
+/// root/streams/<id>               IETF/tus byte streams, appended in place; native uploads' chunks, each
+///                                 written in place at index * chunkSize
 /// root/objects/<id>               completed objects (plain files)
 /// root/staging/                   temporary files; committed by rename into place
 /// ```
@@ -62,6 +63,31 @@ public struct DirectoryBlobStore: BlobStore {
             throw error
         }
         return AppendBlobWriter(descriptor: descriptor, path: target, offset: offset)
+    }
+
+    public func place(into key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter {
+        guard case .stream = key, offset >= 0 else {
+            throw ReceiverError(.malformedRequest, "only a stream is written in place")
+        }
+        let target = path(of: key)
+        let descriptor = try Self.storage { () throws(IOError) in
+            try Syscall.open(target, flags: O_WRONLY | O_CREAT | O_NOFOLLOW, mode: 0o640)
+        }
+        return PlacedBlobWriter(descriptor: descriptor, path: target, directory: directory(of: key), offset: offset)
+    }
+
+    public func reserve(_ key: BlobKey, size: Int64) throws(ReceiverError) {
+        guard case .stream = key, size >= 0 else { throw ReceiverError(.malformedRequest, "only a stream is reserved") }
+        let target = path(of: key)
+        try Self.storage { () throws(IOError) in
+            let descriptor = try Syscall.open(target, flags: O_WRONLY | O_CREAT | O_NOFOLLOW, mode: 0o640)
+            defer { Syscall.close(descriptor) }
+            if try Syscall.fstat(descriptor, path: target.description).size == 0, size > 0 {
+                try Syscall.ftruncate(descriptor, length: size, path: target.description)
+            }
+            try Syscall.fsync(descriptor, path: target.description)
+            try Syscall.syncDirectory(directory(of: key))
+        }
     }
 
     public func read(_ key: BlobKey, at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ReceiverError)
@@ -132,6 +158,8 @@ public struct DirectoryBlobStore: BlobStore {
 
     public func delete(_ key: BlobKey) throws(ReceiverError) {
         try Self.removeIfPresent(path(of: key))
+        // The last chunk file of an upload takes its folder with it (chunks are written into the stream now).
+        if case .chunk = key { try? Syscall.rmdir(directory(of: key)) }
     }
 
     public func deleteWorkingBlobs(of upload: UploadID) throws(ReceiverError) {
@@ -232,6 +260,11 @@ public struct DirectoryBlobStore: BlobStore {
         } catch {
             if error.errno != EEXIST {
                 throw Self.storageError(error)
+            }
+            // Something is there already: it must be a directory (a file or FIFO in its place is named).
+            if let status = try? Syscall.stat(path), !status.isDirectory {
+                throw ReceiverError(
+                    .storageFailed, "the store directory \(path) is \(status.kindName), not a directory")
             }
         }
     }

@@ -1,3 +1,4 @@
+import AetherIO
 internal import CAetherSQLite
 
 /// Every call into SQLite made by AetherReceiver: a small safe wrapper over one connection. Values travel only as
@@ -21,10 +22,12 @@ internal import CAetherSQLite
 
     /// sqlite3_open_v2 (read-write, create, full mutex), then WAL, `synchronous=FULL`, foreign keys and a busy
     /// timeout.
-    init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws(ReceiverError) {
+    /// The path is passed to SQLite as its bytes, so a directory whose name is not UTF-8 works.
+    init(path file: FilePath, busyTimeoutMilliseconds: Int32 = 5000) throws(ReceiverError) {
+        let path = file.description
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
-        let rc = unsafe sqlite3_open_v2(path, &opened, flags, nil)
+        let rc = unsafe file.withCString { unsafe sqlite3_open_v2($0, &opened, flags, nil) }
         guard rc == SQLITE_OK, let opened = unsafe opened else {
             let message = unsafe opened.map { unsafe String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let opened = unsafe opened { _ = unsafe sqlite3_close_v2(opened) }

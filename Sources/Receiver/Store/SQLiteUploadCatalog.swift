@@ -13,7 +13,7 @@ public final class SQLiteUploadCatalog: UploadCatalog {
 
     /// Opens (creating when missing) the catalogue at `path`.
     public init(path: FilePath) throws(ReceiverError) {
-        let opened = try SQLiteConnection(path: path.description)
+        let opened = try SQLiteConnection(path: path)
         try Self.migrate(opened)
         connection = opened
     }

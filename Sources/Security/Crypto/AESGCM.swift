@@ -5,7 +5,7 @@ import AetherIO
 ///
 /// Every failure to authenticate throws `SecurityError.authenticationFailed` with one fixed message and
 /// returns no partial plaintext: the output buffer is zeroed before the error is thrown.
-public enum AESGCM {
+public enum AESGCM: AEAD {
     /// Length of the authentication tag.
     public static let tagByteCount = 16
     /// Length of the nonce.
@@ -72,31 +72,6 @@ public enum AESGCM {
         guard ok else {
             unsafe wipe(output)
             throw SecurityError.authenticationFailedError()
-        }
-    }
-
-    /// Seals `plaintext` and returns ciphertext || tag.
-    public static func seal(
-        _ plaintext: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8](), nonce: Nonce,
-        key: SymmetricKey
-    ) throws(SecurityError) -> [UInt8] {
-        let input = Array(plaintext)
-        return try unsafe AEADArrays.transform(input, aad: Array(aad), outputCount: input.count + tagByteCount) {
-            (p, a, out) throws(SecurityError) in
-            try unsafe seal(p, authenticating: a, nonce: nonce, key: key, into: out)
-        }
-    }
-
-    /// Opens ciphertext || tag and returns the plaintext; any mismatch throws the one authentication error.
-    public static func open(
-        _ sealed: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8](), nonce: Nonce,
-        key: SymmetricKey
-    ) throws(SecurityError) -> [UInt8] {
-        let input = Array(sealed)
-        guard input.count >= tagByteCount else { throw SecurityError.authenticationFailedError() }
-        return try unsafe AEADArrays.transform(input, aad: Array(aad), outputCount: input.count - tagByteCount) {
-            (c, a, out) throws(SecurityError) in
-            try unsafe open(c, authenticating: a, nonce: nonce, key: key, into: out)
         }
     }
 

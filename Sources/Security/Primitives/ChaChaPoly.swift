@@ -2,7 +2,7 @@
 ///
 /// Every failure to authenticate throws `SecurityError.authenticationFailed` with one fixed message,
 /// returns no partial plaintext, and leaves caller buffers zeroed.
-public enum ChaChaPoly {
+public enum ChaChaPoly: AEAD {
     /// Length of the authentication tag.
     public static let tagByteCount = 16
 
@@ -68,28 +68,4 @@ public enum ChaChaPoly {
         }
     }
 
-    /// Seals and returns ciphertext || tag.
-    public static func seal(
-        _ plaintext: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8](), nonce: Nonce,
-        key: SymmetricKey
-    ) throws(SecurityError) -> [UInt8] {
-        let input = Array(plaintext)
-        return try unsafe AEADArrays.transform(input, aad: Array(aad), outputCount: input.count + tagByteCount) {
-            (p, a, out) throws(SecurityError) in
-            try unsafe seal(p, authenticating: a, nonce: nonce, key: key, into: out)
-        }
-    }
-
-    /// Opens ciphertext || tag and returns the plaintext.
-    public static func open(
-        _ sealed: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8](), nonce: Nonce,
-        key: SymmetricKey
-    ) throws(SecurityError) -> [UInt8] {
-        let input = Array(sealed)
-        guard input.count >= tagByteCount else { throw SecurityError.authenticationFailedError() }
-        return try unsafe AEADArrays.transform(input, aad: Array(aad), outputCount: input.count - tagByteCount) {
-            (c, a, out) throws(SecurityError) in
-            try unsafe open(c, authenticating: a, nonce: nonce, key: key, into: out)
-        }
-    }
 }

@@ -25,14 +25,17 @@ public struct AetherCapabilities: Sendable, Hashable {
     public var challenges: Bool
     /// Seconds an idle upload is kept (`expires`).
     public var expires: Int64
+    /// The most chunks one run request may carry (`max-run`, section 3.2.1); 1 (absent): no runs.
+    public var maximumRun: Int
 
     /// Capabilities as given.
     public init(
         version: Int = AetherWire.version, minimumChunkSize: Int64 = 256 << 10, maximumChunkSize: Int64 = 64 << 20,
         maximumObjectSize: Int64 = 1 << 40, maximumChunks: Int = AetherWire.maximumChunks, parallel: Int = 16,
         parityCodes: [String] = ["rs8"], encodings: [ContentCoding] = [.zstd, .deflate], possession: Bool = true,
-        challenges: Bool = true, expires: Int64 = 86_400
+        challenges: Bool = true, expires: Int64 = 86_400, maximumRun: Int = 1
     ) {
+        self.maximumRun = maximumRun
         self.version = version
         self.minimumChunkSize = minimumChunkSize
         self.maximumChunkSize = maximumChunkSize
@@ -64,6 +67,7 @@ public struct AetherCapabilities: Sendable, Hashable {
         possession = try members.boolean("possession")
         challenges = try members.boolean("challenges")
         expires = try members.integer("expires", 0...limit)
+        maximumRun = members.has("max-run") ? Int(try members.integer("max-run", 1...65_535)) : 1
     }
 
     private static func words(_ text: String) -> [String] {
@@ -72,15 +76,16 @@ public struct AetherCapabilities: Sendable, Hashable {
 
     /// The field value with every member, e.g. `v=1, min-chunk=262144, ..., possession, challenges, expires=86400`.
     public var fieldValue: String {
-        let members: [(key: String, value: StructuredField.Item)] = [
-            ("v", .integer(Int64(version))), ("min-chunk", .integer(minimumChunkSize)),
-            ("max-chunk", .integer(maximumChunkSize)), ("max-object", .integer(maximumObjectSize)),
-            ("max-chunks", .integer(Int64(maximumChunks))), ("parallel", .integer(Int64(parallel))),
-            ("parity", .string(parityCodes.joined(separator: " "))),
-            ("encodings", .string(encodings.map(\.rawValue).joined(separator: " "))),
-            ("possession", .boolean(possession)), ("challenges", .boolean(challenges)),
-            ("expires", .integer(expires)),
-        ]
+        let members: [(key: String, value: StructuredField.Item)] =
+            [
+                ("v", .integer(Int64(version))), ("min-chunk", .integer(minimumChunkSize)),
+                ("max-chunk", .integer(maximumChunkSize)), ("max-object", .integer(maximumObjectSize)),
+                ("max-chunks", .integer(Int64(maximumChunks))), ("parallel", .integer(Int64(parallel))),
+                ("parity", .string(parityCodes.joined(separator: " "))),
+                ("encodings", .string(encodings.map(\.rawValue).joined(separator: " "))),
+                ("possession", .boolean(possession)), ("challenges", .boolean(challenges)),
+                ("expires", .integer(expires)),
+            ] + (maximumRun > 1 ? [("max-run", .integer(Int64(maximumRun)))] : [])
         return StructuredField.serialize(dictionary: members) ?? ""
     }
 }

@@ -8,6 +8,8 @@ struct AetherHeaderMembers {
     private(set) var order: [String] = []
     /// Members whose value is an inner list: an error only when a known member is one.
     private(set) var lists: Set<String> = []
+    /// The items of those inner lists (a run's per-chunk digests).
+    private(set) var listItems: [String: [StructuredField.Item]] = [:]
 
     init(_ value: String, field: String) throws(AetherProtocolError) {
         self.field = field
@@ -21,7 +23,9 @@ struct AetherHeaderMembers {
             order.append(member.key)
             switch member.value {
             case .item(let item): items[member.key] = item
-            case .innerList: lists.insert(member.key)
+            case .innerList(let list):
+                lists.insert(member.key)
+                listItems[member.key] = list
             }
         }
     }

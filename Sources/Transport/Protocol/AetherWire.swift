@@ -12,6 +12,8 @@ public enum AetherWire {
     public static let chunkField = "Aether-Chunk"
     /// `Aether-Receipt` (section 3.2).
     public static let receiptField = "Aether-Receipt"
+    /// `Aether-Run-Receipt` (section 3.2.1).
+    public static let runReceiptField = "Aether-Run-Receipt"
     /// `Aether-Received` (section 3.4).
     public static let receivedField = "Aether-Received"
 

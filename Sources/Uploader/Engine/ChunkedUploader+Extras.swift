@@ -22,12 +22,15 @@ struct RunExtras: Sendable {
 enum Work: Sendable {
     case part(PartToSend)
     case parity(ParityShard, any NativeExtrasBackend)
+    /// Consecutive parts in one request.
+    case run([PartToSend], any RunSendingBackend)
 }
 
 /// What a finished send reports.
 enum SentWork: Sendable {
     case part(SentPart)
     case parity(bytesOnWire: Int64)
+    case run([SentPart])
 }
 
 /// The whole file digested before creation (dedup): what the possession proof and the completion need.
@@ -37,6 +40,8 @@ struct DedupDigest: Sendable {
     let merkleRoot: Digest32
     let chainHead: Digest32
     let parts: [PartReceipt]
+    /// The file as the pre-pass read it: the send pass reuses these digests only for the same file.
+    let identity: FileIdentity
 }
 
 extension ChunkedUploader {
@@ -237,10 +242,7 @@ extension ChunkedUploader {
         var parts: [PartReceipt] = []
         while let chunk = try Self.next(reader) {
             try Task.checkCancellationAsUploaderError()
-            let digest = unsafe chunk.withUnsafeBytes { bytes in
-                unsafe file.update(bytes)
-                return unsafe hasher.digest(index: chunk.index, offset: chunk.offset, bytes: bytes)
-            }
+            let digest = Self.twoLaneDigest(chunk, hasher: hasher, file: &file)
             _ = try Self.append(ledger, digest.sha256)
             hashes.append(digest.sha256)
             parts.append(PartReceipt(index: chunk.index, length: Int64(chunk.count), checksumCRC32C: digest.crc32c))
@@ -251,7 +253,7 @@ extension ChunkedUploader {
         let summary = ledger.summary
         return DedupDigest(
             sha256: file.finalize(), chunkHashes: hashes, merkleRoot: summary.merkleRoot,
-            chainHead: summary.chainHead, parts: parts)
+            chainHead: summary.chainHead, parts: parts, identity: reader.identity)
     }
 
     /// Answers the receiver's possession challenge from the local file. A passed check completes the upload

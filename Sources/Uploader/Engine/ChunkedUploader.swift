@@ -179,11 +179,20 @@ public actor ChunkedUploader {
         return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: nil).parallelChunks
     }
 
+    /// The most bytes read ahead: prefetched chunks are buffers beyond the ones in flight, and the upload keeps its
+    /// memory within parallel x chunk size + 64 MiB (issue 17), so read-ahead takes at most 4 MiB of that slack.
+    static let prefetchByteBudget = 4 << 20
+
     /// The chunks read ahead: the ULTRAFAST tier's prefetch (when memory allows it) on a loopback destination before
-    /// any measurement, else what the scheduler's tier says.
-    static func firstPrefetch(_ decision: SchedulingDecision, loopback: Bool, availableMemoryBytes: Int64?) -> Int {
-        guard decision.predictedBitsPerSecond <= 0, loopback else { return decision.strategy.prefetchChunks }
-        return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: availableMemoryBytes).prefetchChunks
+    /// any measurement, else what the scheduler's tier says; never more than `prefetchByteBudget` bytes of chunks.
+    static func firstPrefetch(
+        _ decision: SchedulingDecision, loopback: Bool, availableMemoryBytes: Int64?, chunkSize: Int
+    ) -> Int {
+        let wanted =
+            decision.predictedBitsPerSecond <= 0 && loopback
+            ? NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: availableMemoryBytes).prefetchChunks
+            : decision.strategy.prefetchChunks
+        return min(wanted, prefetchByteBudget / max(1, chunkSize))
     }
 
     private func initialDecision(size: Int64, availableMemoryBytes: Int64?) -> SchedulingDecision {
@@ -210,6 +219,7 @@ public actor ChunkedUploader {
             canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1
         var snapshot: ResumeSnapshot
         var createdScheme: ParityScheme?
+        var prePass: DedupDigest?
         if let earlier = plan.snapshot {
             snapshot = earlier
         } else {
@@ -218,10 +228,12 @@ public actor ChunkedUploader {
                 layout = try PartLayout(
                     objectSize: size,
                     preferred: Int64(
-                        configuration.chunkSize
+                        configuration.chunkSize ?? configuration.partSize
                             ?? (configuration.flags.adaptiveChunking
                                 ? Self.firstChunkSize(decision, loopback: loopback) : ChunkReadOptions.defaultChunkSize)
-                    ),
+                    ).runUnit(
+                        takesRuns: configuration.chunkSize == nil && configuration.partSize == nil
+                            && takesRuns(loopback: loopback)),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
@@ -230,6 +242,7 @@ public actor ChunkedUploader {
             createdScheme = paritySchemeAtCreation(decision: decision, size: size, partCount: layout.partCount)
             let creator = try sender(parity: createdScheme, compression: nil)
             let digest = try digestFirstForDedup(layout: layout, sessionID: sessionID)
+            prePass = digest
             let description = UploadDescription(
                 size: size, layout: layout, contentType: configuration.contentType, metadata: configuration.metadata,
                 chainSessionID: sessionID, contentID: digest.map { ACI(digest: $0.sha256).description })
@@ -281,11 +294,17 @@ public actor ChunkedUploader {
                         ? Self.firstParallelism(decision, loopback: loopback)
                         : UploadConstants.maxParallelChunkUploads)))
         var tier = decision.strategy.tier
+        let runSender = runSender(for: snapshot.remote, extras: extras)
+        // One part per request until the first measurement: the run grows as the link shows what it carries.
+        let runParts = RunPlanner.partsPerRequest(
+            chunkSizeBytes: decision.predictedBitsPerSecond > 0 ? decision.chunkSizeBytes : 0,
+            partSize: snapshot.partSize, maximum: runSender?.1 ?? 1)
         emit(
             .tierChanged(
                 TierReport(
                     tier: tier, chunkSize: snapshot.partSize, parallelism: parallel,
-                    predictedBitsPerSecond: decision.predictedBitsPerSecond)))
+                    predictedBitsPerSecond: decision.predictedBitsPerSecond,
+                    requestSize: Int64(runParts) * snapshot.partSize)))
 
         let ledger = try Self.ledger(sessionID: snapshot.chainSessionID, count: snapshot.partCount)
         let reader: FileChunkReader
@@ -295,8 +314,9 @@ public actor ChunkedUploader {
                 options: ChunkReadOptions(
                     chunkSize: Int(snapshot.partSize),
                     prefetchChunks: Self.firstPrefetch(
-                        decision, loopback: loopback, availableMemoryBytes: availableMemory),
-                    heldChunks: parallelLimit))
+                        decision, loopback: loopback, availableMemoryBytes: availableMemory,
+                        chunkSize: Int(snapshot.partSize)),
+                    heldChunks: min(64, parallelLimit * (runSender?.1 ?? 1))))
         } catch {
             throw Self.readError(error)
         }
@@ -318,12 +338,14 @@ public actor ChunkedUploader {
         state = RunState(
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
-            tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras)
+            tracker: tracker, started: clock.monotonicSeconds(), emit: emit, extras: extras,
+            prePass: prePass.flatMap { $0.identity == reader.identity ? $0 : nil }, runSender: runSender,
+            runParts: runParts, runLength: RunLength(runParts))
         defer { state = nil }
 
         try await withThrowingTaskGroup(of: SentWork.self) { group in
             var inFlight = 0
-            while let work = try self.nextWork() {
+            while let work = try self.nextWorkOrRun() {
                 while inFlight >= self.parallelNow, let sent = try await group.next() {
                     inFlight -= 1
                     try await self.settle(sent, inFlight: inFlight)
@@ -339,6 +361,13 @@ public actor ChunkedUploader {
                     }
                 case .parity(let shard, let via):
                     group.addTask { try await self.sendParity(shard, via: via, to: remote, emit: emit) }
+                case .run(let parts, let via):
+                    let runLength = self.runLengthNow
+                    group.addTask {
+                        try await self.send(
+                            run: parts, via: via, to: remote, length: runLength, tracker: tracker,
+                            idempotency: idempotency, emit: emit)
+                    }
                 }
             }
             while let sent = try await group.next() {
@@ -354,7 +383,7 @@ public actor ChunkedUploader {
         counters = run.counters
         tier = run.tier
         let partsSent = run.partsSent
-        let fileSHA = run.fileHash.finalize()
+        let fileSHA = run.prePass?.sha256 ?? run.fileHash.finalize()
         guard acknowledged.count == snapshot.partCount, ledger.count == snapshot.partCount else {
             throw UploaderError(
                 .fileChanged, "\(target.file) gave \(ledger.count) parts where \(snapshot.partCount) were expected")
@@ -399,6 +428,8 @@ public actor ChunkedUploader {
 
     private var parallelNow: Int { state?.parallel ?? 1 }
 
+    private var runLengthNow: RunLength { state?.runLength ?? RunLength(1) }
+
     /// The next part to send: reads, hashes, commits to the ledger; skips parts the destination holds.
     func nextPart() throws -> PartToSend? {
         guard var run = state else { return nil }
@@ -416,11 +447,7 @@ public actor ChunkedUploader {
                     link: run.ledger.chainHead, via: run.extras.plain)
             } else {
                 guard let chunk = try Self.next(run.reader) else { return nil }
-                let hasher = run.hasher
-                let digest = unsafe chunk.withUnsafeBytes { bytes in
-                    unsafe run.fileHash.update(bytes)
-                    return unsafe hasher.digest(index: chunk.index, offset: chunk.offset, bytes: bytes)
-                }
+                let digest = Self.digest(of: chunk, run: &run)
                 _ = try Self.append(run.ledger, digest.sha256)
                 run.chunkHashes.append(digest.sha256)
                 if let known = run.knownHashes[chunk.index], known != digest.sha256 {
@@ -442,16 +469,20 @@ public actor ChunkedUploader {
 
     /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
     private func settle(_ work: SentWork, inFlight: Int) async throws {
-        guard var run = state else { return }
-        let sent: SentPart
         switch work {
         case .parity(let bytes):
+            guard var run = state else { return }
             run.counters.runBytes += bytes
             run.parityShardsSent += 1
             state = run
-            return
-        case .part(let part): sent = part
+        case .part(let part): try await settle(part: part, inFlight: inFlight)
+        case .run(let parts):
+            for part in parts { try await settle(part: part, inFlight: inFlight) }
         }
+    }
+
+    private func settle(part sent: SentPart, inFlight: Int) async throws {
+        guard var run = state else { return }
         run.attempts += sent.attempts
         run.failures += sent.attempts - 1
         let capabilities = backend.capabilities
@@ -467,15 +498,19 @@ public actor ChunkedUploader {
         // The link's rate, not one stream's: with several parts in flight, acknowledgements arrive about
         // (part time / parts in flight) apart, so the time since the previous one is this part's share of the
         // link. An idle gap before it (reading, a pause) is capped by the part's own send time.
-        let share = Self.linkShare(partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
-        run.lastAcknowledgedAt = now
-        if share > 0 {
-            scheduler.record(
-                BandwidthMeasurement(bytes: Int(sent.receipt.length), duration: share, timestamp: now))
+        // A run's parts are measured once, as one request of the run's bytes (its first part carries them).
+        let measured = sent.measuredBytes ?? sent.receipt.length
+        if measured > 0 {
+            let share = Self.linkShare(
+                partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
+            run.lastAcknowledgedAt = now
+            if share > 0 {
+                scheduler.record(BandwidthMeasurement(bytes: Int(measured), duration: share, timestamp: now))
+            }
         }
         let next = scheduler.decide(
             SchedulingContext(
-                inFlightBytes: inFlight * Int(run.snapshot.partSize),
+                inFlightBytes: inFlight * run.runParts * Int(run.snapshot.partSize),
                 minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
                 maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
                 maximumParts: capabilities.maximumParts, totalBytes: run.snapshot.remote.size,
@@ -483,9 +518,16 @@ public actor ChunkedUploader {
         let nextParallel =
             configuration.flags.adaptiveChunking
             ? min(run.parallelLimit, max(1, configuration.parallel ?? next.parallelism)) : run.parallel
-        let changed = next.strategy.tier != run.tier || nextParallel != run.parallel
+        let nextRunParts =
+            configuration.flags.adaptiveChunking
+            ? RunPlanner.partsPerRequest(
+                chunkSizeBytes: next.chunkSizeBytes, partSize: run.snapshot.partSize, maximum: run.runSender?.1 ?? 1)
+            : run.runParts
+        let changed = next.strategy.tier != run.tier || nextParallel != run.parallel || nextRunParts != run.runParts
         run.tier = next.strategy.tier
         run.parallel = nextParallel
+        run.runParts = nextRunParts
+        run.runLength.set(nextRunParts)
         state = run
         try await resume.save(run.snapshot)
         if changed {
@@ -493,7 +535,8 @@ public actor ChunkedUploader {
                 .tierChanged(
                     TierReport(
                         tier: run.tier, chunkSize: run.snapshot.partSize, parallelism: run.parallel,
-                        predictedBitsPerSecond: next.predictedBitsPerSecond)))
+                        predictedBitsPerSecond: next.predictedBitsPerSecond,
+                        requestSize: Int64(run.runParts) * run.snapshot.partSize)))
         }
         telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
         run.emit(.chunkAcknowledged(sent.receipt))
@@ -652,6 +695,10 @@ public actor ChunkedUploader {
                 .transportFailed,
                 "the destination acknowledged part \(receipt.index) of \(receipt.length) bytes for part \(part.index)")
         }
+        emit(
+            .requestAcknowledged(
+                RequestReport(
+                    index: part.index, parts: 1, bytes: part.length, seconds: clock.monotonicSeconds() - start)))
         return SentPart(
             receipt: receipt, sha256: part.sha256, crc32c: part.crc32c, seconds: clock.monotonicSeconds() - start,
             bytesOnWire: onWire, attempts: attempts)
@@ -763,6 +810,9 @@ struct SentPart: Sendable {
     let seconds: Double
     let bytesOnWire: Int64
     var attempts = 1
+    /// The bytes the scheduler measures at this acknowledgement (a run's total on its first part, 0 on the rest);
+    /// nil: the part's own length.
+    var measuredBytes: Int64?
 }
 
 /// The mutable state of one transfer, owned by the uploader actor.
@@ -780,6 +830,8 @@ struct RunState {
     let started: Double
     let emit: @Sendable (UploadEvent) -> Void
     let extras: RunExtras
+    /// The dedup pre-pass's digests of this file, when it ran: the send pass then hashes nothing again.
+    var prePass: DedupDigest? = nil
     let hasher = ChunkHasher(probesCompressibility: false)
     var fileHash = SHA256()
     var nextIndex = 0
@@ -796,6 +848,14 @@ struct RunState {
     var groupHasNew = false
     var pendingParity: [ParityShard] = []
     var parityShardsSent = 0
+    /// The backend that sends runs and the most parts per run; nil when every request carries one part.
+    let runSender: (any RunSendingBackend, Int)?
+    /// Parts per request now (the scheduler's chunk size / part size).
+    var runParts: Int
+    /// The same, for sends in flight.
+    let runLength: RunLength
+
+    var pendingParityIsEmpty: Bool { pendingParity.isEmpty }
 }
 
 /// The byte counters behind `UploadProgress`.

@@ -2,6 +2,9 @@
 public struct UploadConfiguration: Sendable {
     /// The part size in bytes; nil lets the fusion scheduler pick it from the tier (then the backend's limits apply).
     public var chunkSize: Int?
+    /// The part size (the upload's unit) when requests carry runs of parts whose length follows the link; nil: the
+    /// uploader chooses. Ignored when `chunkSize` fixes every request's size.
+    public var partSize: Int? = nil
     /// The most parts in flight at once; nil lets the scheduler decide (and re-decide) it. A backend that takes
     /// parts only in order (IETF, tus) always gets one at a time.
     public var parallel: Int?
@@ -60,6 +63,9 @@ public struct UploadConfiguration: Sendable {
     func validate() throws(UploaderError) {
         if let chunkSize, !(1...(256 << 20)).contains(chunkSize) {
             throw UploaderError(.invalidArgument, "chunk size \(chunkSize) is outside 1...268435456 bytes")
+        }
+        if let partSize, !(1...(256 << 20)).contains(partSize) {
+            throw UploaderError(.invalidArgument, "part size \(partSize) is outside 1...268435456 bytes")
         }
         if let maximumBytesPerSecond, maximumBytesPerSecond < 1 {
             throw UploaderError(.invalidArgument, "the rate cap \(maximumBytesPerSecond) is below 1 byte per second")

@@ -11,6 +11,8 @@ public enum UploadEvent: Sendable {
     case progress(UploadProgress)
     /// The destination acknowledged a part.
     case chunkAcknowledged(PartReceipt)
+    /// The destination acknowledged a request: one part, or a run of consecutive parts (its size follows the link).
+    case requestAcknowledged(RequestReport)
     /// A part is sent again after a retryable failure.
     case retry(RetryReport)
     /// A progress safety valve opened or closed (wire-ack divergence over 8%, acknowledged bytes not verified).
@@ -64,6 +66,8 @@ public struct TierReport: Sendable, Hashable {
     public let parallelism: Int
     /// The predicted throughput in bits per second (0 before the first measurement).
     public let predictedBitsPerSecond: Double
+    /// Bytes one request carries from now on: a run of consecutive parts (backends that take runs), else a part.
+    public var requestSize: Int64 = 0
 }
 
 /// Byte counters of one upload.

@@ -55,13 +55,19 @@ public struct ChunkTrace: Sendable, Codable, Hashable {
     public var pathChanges: Int?
     /// The round-trip time the transport measured, in microseconds, when it reports one.
     public var rttMicroseconds: Int64?
+    /// Parts the request carried when it carried a run of several (its `length` is then the request's size); nil
+    /// for a request of one part.
+    public var requestParts: Int?
 
     /// A trace line.
     public init(
         uploadID: String, index: Int, offset: Int64, length: Int, attempt: Int, startedAtMs: Int64,
         durationMs: Int64, outcome: ChunkOutcome, httpStatus: Int? = nil, errorCode: String? = nil,
-        transportProtocol: TransportProtocol?, connectionReused: Bool?, pathChanges: Int?, rttMicroseconds: Int64? = nil
+        transportProtocol: TransportProtocol?, connectionReused: Bool?, pathChanges: Int?,
+        rttMicroseconds: Int64? = nil,
+        requestParts: Int? = nil
     ) {
+        self.requestParts = requestParts
         self.uploadID = uploadID
         self.index = index
         self.offset = offset

@@ -326,9 +326,9 @@ public struct IETFResumableBackend: UploadBackend {
 
     /// Appends `part` from `start` (the server's offset) to its end, recovering from a 409, a 5xx or a closed
     /// connection by asking the server its offset when the body can be sent again from there.
-    private func transfer(_ part: UploadPart, to upload: RemoteUpload, from start: Int64, bodySent: Bool)
-        async throws(TransportError)
-    {
+    func transfer(
+        _ part: UploadPart, to upload: RemoteUpload, from start: Int64, bodySent: Bool, sendsDigest: Bool = true
+    ) async throws(TransportError) {
         let partEnd = part.offset + part.length
         var offset = start
         var streamUsed = bodySent
@@ -353,7 +353,7 @@ public struct IETFResumableBackend: UploadBackend {
                 ("Upload-Offset", "\(offset)"), ("Upload-Complete", StructuredField.serialize(false)),
                 ("Content-Type", Self.partialUploadMediaType),
             ])
-            if offset == part.offset { headers.add("Content-Digest", Self.digestField(part.sha256)) }
+            if offset == part.offset, sendsDigest { headers.add("Content-Digest", Self.digestField(part.sha256)) }
             let end = partEnd
             let response: HTTPResponse
             do {
@@ -408,7 +408,7 @@ public struct IETFResumableBackend: UploadBackend {
         }
     }
 
-    private func check(_ part: UploadPart, size: Int64, partSize: Int64) throws(TransportError) {
+    func check(_ part: UploadPart, size: Int64, partSize: Int64) throws(TransportError) {
         let expectedStart = Int64(part.index) * partSize
         let expectedLength = max(0, min(partSize, size - expectedStart))
         guard part.index >= 0, part.offset == expectedStart, part.length == expectedLength,
@@ -423,7 +423,7 @@ public struct IETFResumableBackend: UploadBackend {
         return options.clock.wallWholeSeconds() >= expires
     }
 
-    private func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {
+    func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {
         if isExpired(upload) {
             throw TransportError(.gone, "the upload resource's lifetime (Upload-Limit) has ended")
         }

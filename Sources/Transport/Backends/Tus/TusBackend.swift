@@ -290,7 +290,7 @@ public struct TusBackend: UploadBackend {
     /// PATCHes `body` (the bytes `partStart..<partEnd` of the resource at `url`) from the server's offset until it
     /// holds `partEnd`. A 409 asks the server its offset and continues from there; bytes the server already holds
     /// are not sent again. A body that cannot be re-read (a stream) is sent at most once.
-    private func transfer(
+    func transfer(
         _ body: HTTPRequestBody, to url: String, partStart: Int64, partEnd: Int64, knownOffset: Int64? = nil
     ) async throws(TransportError) {
         var offset = knownOffset.map { $0 + partStart } ?? partStart
@@ -406,7 +406,7 @@ public struct TusBackend: UploadBackend {
         return metadata
     }
 
-    private func check(_ part: UploadPart, size: Int64, partSize: Int64) throws(TransportError) {
+    func check(_ part: UploadPart, size: Int64, partSize: Int64) throws(TransportError) {
         guard partSize > 0, part.index >= 0, part.offset == Int64(part.index) * partSize, part.length >= 0,
             part.length == min(partSize, size - part.offset), part.body.length == part.length
         else {
@@ -424,7 +424,7 @@ public struct TusBackend: UploadBackend {
         return options.clock.wallWholeSeconds() >= expires
     }
 
-    private func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {
+    func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {
         if isExpired(upload), let expires = upload.expires {
             throw TransportError(.gone, "the upload expired on the server at \(HTTPDate.format(expires))")
         }

@@ -1,0 +1,111 @@
+import AetherIO
+import AetherTransport
+
+/// A native run (`docs/PROTOCOL.md` section 3.2.1): consecutive chunks in one body. Each chunk's bytes go to the
+/// engine's `ChunkSink` as they arrive (the sink stages them in the blob store, so no chunk is held in memory), and the
+/// chunk is verified, made durable and committed as soon as its last byte is in: a run cut short keeps every chunk
+/// finished before the cut. The first failure stops the run; the answer names the chunks stored before it.
+final class RunBodySink: HTTPRequestSink, @unchecked Sendable {
+    // @unchecked: the server calls a sink from one connection thread, one call at a time.
+    private let engine: UploadEngine
+    private let context: ReceiverContext
+    private let id: UploadID
+    private let owner: ClientIdentity
+    private let first: Int
+    private let header: AetherRunHeader
+    private let lengths: [Int]
+    private var position = 0
+    private var current: ChunkSink?
+    private var written = 0
+    private var stored: [Digest32] = []
+    private var storedNow = false
+    private var received: Int64 = 0
+    private var failure: ReceiverError?
+
+    init(
+        context: ReceiverContext, id: UploadID, owner: ClientIdentity, first: Int, header: AetherRunHeader,
+        lengths: [Int]
+    ) {
+        self.engine = context.engine
+        self.context = context
+        self.id = id
+        self.owner = owner
+        self.first = first
+        self.header = header
+        self.lengths = lengths
+    }
+
+    func receive(_ piece: UnsafeRawBufferPointer) {
+        received += Int64(piece.count)
+        var offset = 0
+        while failure == nil, offset < piece.count {
+            guard position < lengths.count else {
+                fail(ReceiverError(.tooLarge, "the body is longer than the run's chunks", chunk: first + position))
+                return
+            }
+            do throws(ReceiverError) {
+                let sink = try open()
+                let take = min(piece.count - offset, lengths[position] - written)
+                try unsafe sink.write(UnsafeRawBufferPointer(rebasing: piece[offset..<offset + take]))
+                written += take
+                offset += take
+                if written == lengths[position] { try finishChunk(sink) }
+            } catch {
+                fail(error)
+            }
+        }
+    }
+
+    func finish() -> HTTPServerResponse {
+        // Empty chunks (only an empty object has one) have no bytes to wait for.
+        while failure == nil, position < lengths.count, lengths[position] == written {
+            do throws(ReceiverError) {
+                try finishChunk(try open())
+            } catch {
+                fail(error)
+            }
+        }
+        if failure == nil, position < lengths.count {
+            fail(
+                ReceiverError(
+                    .lengthMismatch, "the body ended inside chunk \(first + position) of the run",
+                    chunk: first + position))
+        }
+        context.metrics.bytesReceived(received)
+        let receipt = (AetherWire.runReceiptField, AetherRunReceiptHeader(index: first, sha256: stored).fieldValue)
+        if let failure {
+            if [.digestMismatch, .lengthMismatch, .tooLarge].contains(failure.code) { context.metrics.verifyFailed() }
+            return ProblemResponse.make(failure, headers: NativeHandler.protocolHeaders + [receipt])
+        }
+        return HTTPServerResponse(status: storedNow ? 201 : 200, headers: NativeHandler.protocolHeaders + [receipt])
+    }
+
+    func interrupted() { current = nil }
+
+    /// The sink of the chunk at `position`, opened on its first byte.
+    private func open() throws(ReceiverError) -> ChunkSink {
+        if let current { return current }
+        let index = first + position
+        let descriptor = ChunkDescriptor(
+            length: lengths[position], crc32c: header.crc32c[position], sha256: header.sha256[position],
+            link: position == lengths.count - 1 ? header.link : nil)
+        let sink = try engine.openChunk(id, index: index, descriptor: descriptor, owner: owner)
+        current = sink
+        written = 0
+        return sink
+    }
+
+    private func finishChunk(_ sink: ChunkSink) throws(ReceiverError) {
+        current = nil
+        let outcome = try sink.finish()
+        if outcome == .stored { storedNow = true }
+        stored.append(header.sha256[position])
+        position += 1
+        written = 0
+    }
+
+    private func fail(_ error: ReceiverError) {
+        failure = error
+        current = nil
+    }
+}
