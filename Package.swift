@@ -55,6 +55,8 @@ let package = Package(
             name: "CAetherSQLite", path: "Sources/C/CAetherSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
+            name: "CAetherPQ", path: "Sources/C/CAetherPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
             name: "CAetherMicroHTTPD", path: "Sources/C/CAetherMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
@@ -101,7 +103,7 @@ let package = Package(
             name: "AetherReceiver",
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "CAetherSQLite",
-                "CAetherMicroHTTPD",
+                "CAetherMicroHTTPD", "CAetherPQ",
             ],
             path: "Sources/Receiver", swiftSettings: swiftSettings),
         // Tooling for the bench and the interop tests (no layer, never a dependency of one): local nginx.

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
     pkg-config openssl libssl-dev libsodium-dev liburing-dev libcurl4-openssl-dev libmicrohttpd-dev
-    libsqlite3-dev libisal-dev zlib1g-dev libzstd-dev nftables iproute2 python3-venv nginx curl
+    libsqlite3-dev libpq-dev postgresql libisal-dev zlib1g-dev libzstd-dev nftables iproute2 python3-venv nginx curl
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -12,7 +12,7 @@ enum ServeCommand: CLICommand {
     static let summary = "run the receiver: native, IETF resumable and tus uploads on one port"
     static let usage = """
         usage: aether serve --dir D --port P [--bind ADDR] [--tls-cert C --tls-key K] [--tokens F]
-                            [--log-format text|json] [--max-object N] [--expire-after S]
+                            [--log-format text|json] [--max-object N] [--expire-after S] [--catalog URL]
 
           --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3
           --port P           TCP port, 0 to pick a free one (the chosen one is printed)
@@ -25,6 +25,9 @@ enum ServeCommand: CLICommand {
           --log-format F     request log on standard error: text (default) or json (one object a line)
           --max-object N     largest object in bytes (K, M, G suffixes; default 1 TiB)
           --expire-after S   seconds an idle upload is kept (default 86400)
+          --catalog URL      PostgreSQL catalogue shared by a fleet of receivers (postgres://USER@HOST/DB or
+                             postgresql:///DB?host=/socket/dir; the password from the URL, PGPASSWORD or
+                             ~/.pgpass) instead of catalog.sqlite3 in --dir; blobs stay in --dir
 
         Prints `listening on URL` once ready. SIGTERM or SIGINT stops gracefully (requests under way finish)
         and exits 0.
@@ -35,6 +38,7 @@ enum ServeCommand: CLICommand {
             arguments,
             options: [
                 "dir", "port", "bind", "tls-cert", "tls-key", "tokens", "log-format", "max-object", "expire-after",
+                "catalog",
             ])
         guard let directory = parsed.path("dir") else { throw Arguments.UsageError(description: "--dir is required") }
         guard parsed.option("port") != nil else { throw Arguments.UsageError(description: "--port is required") }
@@ -58,9 +62,12 @@ enum ServeCommand: CLICommand {
         let tokens = try parsed.path("tokens").map { path throws(ReceiverError) in
             try BearerTokens(contentsOf: path)
         }
-        let server = try ReceiverServer(
-            ReceiverServer.Options(
-                directory: directory, http: http, limits: limits, tokens: tokens, logFormat: format ?? .text))
+        var options = ReceiverServer.Options(
+            directory: directory, http: http, limits: limits, tokens: tokens, logFormat: format ?? .text)
+        options.catalogURL = try catalogURL(parsed)
+        let server = try ReceiverServer(options)
+        // The URL is never printed: it may hold a password.
+        if options.catalogURL != nil { StandardOutput.write("catalogue: PostgreSQL (--catalog)\n") }
         if tokens == nil {
             StandardOutput.write("no token file: serving loopback clients only\n")
         } else {
@@ -74,6 +81,15 @@ enum ServeCommand: CLICommand {
         server.stop()
         StandardOutput.write("stopped\n")
         return ExitStatus.success
+    }
+
+    /// `--catalog`: a `postgres://` or `postgresql://` URL (or libpq `key=value` pairs with `dbname=`).
+    private static func catalogURL(_ parsed: Arguments) throws -> String? {
+        guard let url = parsed.option("catalog") else { return nil }
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || url.contains("dbname=") else {
+            throw Arguments.UsageError(description: "--catalog takes a postgres:// or postgresql:// URL")
+        }
+        return url
     }
 
     private static func readPEM(_ path: FilePath) throws -> String {

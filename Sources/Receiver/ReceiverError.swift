@@ -51,6 +51,8 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible {
         public static let storageFailed = Code("storage-failed", 507)
         /// The receiver is shutting down or cannot serve now.
         public static let unavailable = Code("unavailable", 503)
+        /// The catalogue holds a schema newer than this receiver knows (a newer receiver migrated it).
+        public static let schemaTooNew = Code("schema-too-new", 503)
         public var description: String { name }
     }
 

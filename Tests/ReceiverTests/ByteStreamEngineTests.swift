@@ -4,8 +4,10 @@ import AetherReceiver
 import Testing
 
 @Suite struct ByteStreamEngineTests {
-    @Test func anIETFUploadIsCreatedAppendedResumedAndCompletedIntoAVisibleObject() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func anIETFUploadIsCreatedAppendedResumedAndCompletedIntoAVisibleObject(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = EngineFixture.bytes(100_000)
         let record = try fixture.engine.create(
             NewUpload(uploadProtocol: .ietf, size: Int64(content.count), expectedSHA256: SHA256.hash(content)),
@@ -39,8 +41,10 @@ import Testing
         #expect(status.expiresAt == nil)
     }
 
-    @Test func aTusUploadCompletesWhenTheOffsetReachesTheSize() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aTusUploadCompletesWhenTheOffsetReachesTheSize(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = EngineFixture.bytes(5000, seed: 2)
         let record = try fixture.engine.create(
             NewUpload(uploadProtocol: .tus, size: 5000, metadata: ["filename": Array("a.bin".utf8)]),
@@ -54,8 +58,9 @@ import Testing
                 == Array("a.bin".utf8))
     }
 
-    @Test func aDeferredLengthIsSetByALaterAppend() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aDeferredLengthIsSetByALaterAppend(_ catalogue: CatalogueKind) throws
+    {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .tus), owner: fixture.alice)
         #expect(record.size == nil)
         try fixture.append([1, 2, 3], to: record.id, at: 0)
@@ -66,8 +71,10 @@ import Testing
         #expect(try fixture.objectBytes(record.id) == [1, 2, 3, 4, 5])
     }
 
-    @Test func bytesPastTheSizeAreRefusedAndNothingIsCommitted() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func bytesPastTheSizeAreRefusedAndNothingIsCommitted(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .tus, size: 10), owner: fixture.alice)
         let sink = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice)
         try sink.write([UInt8](repeating: 1, count: 6))
@@ -77,8 +84,9 @@ import Testing
         #expect(try fixture.append([UInt8](repeating: 3, count: 10), to: record.id, at: 0).completed)
     }
 
-    @Test func aSecondConcurrentAppendIsAConflict() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aSecondConcurrentAppendIsAConflict(_ catalogue: CatalogueKind) throws
+    {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .ietf, size: 10), owner: fixture.alice)
         let first = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice)
         let second = receiverError { _ = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice) }
@@ -89,8 +97,10 @@ import Testing
         #expect(try fixture.append([4], to: record.id, at: 3).offset == 4)
     }
 
-    @Test func aPerAppendChecksumThatFailsDropsTheWholeAppend() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aPerAppendChecksumThatFailsDropsTheWholeAppend(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .tus, size: 8), owner: fixture.alice)
         let wrong = AppendRequest.Digest(algorithm: .sha1, bytes: SHA1.hash([9, 9, 9, 9]))
         let sink = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice, length: 4, digest: wrong)
@@ -110,8 +120,10 @@ import Testing
         #expect(try good.finish().offset == 4)
     }
 
-    @Test func aWholeObjectDigestMismatchLeavesNoObject() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aWholeObjectDigestMismatchLeavesNoObject(_ catalogue: CatalogueKind)
+        throws
+    {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let record = try fixture.engine.create(
             NewUpload(uploadProtocol: .ietf, size: 4, expectedSHA256: SHA256.hash([0, 0, 0, 0])), owner: fixture.alice)
         #expect(
@@ -121,8 +133,10 @@ import Testing
         #expect(try fixture.engine.status(record.id, owner: fixture.alice).isComplete == false)
     }
 
-    @Test func aRepeatedCompletingAppendAnswersTheCompletedState() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aRepeatedCompletingAppendAnswersTheCompletedState(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .ietf, size: 3), owner: fixture.alice)
         let done = try fixture.append([1, 2, 3], to: record.id, at: 0, completes: true)
         let again = try fixture.append([], to: record.id, at: 3, completes: true)

@@ -16,8 +16,10 @@ import Testing
         return claim
     }
 
-    @Test func aGrowingUploadTakesChunksAndTheCompletionFixesTheSize() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aGrowingUploadTakesChunksAndTheCompletionFixesTheSize(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(3 * EngineFixture.chunkSize + 500)
         let record = try fixture.engine.create(Self.deferred(content), owner: fixture.alice)
         #expect(record.size == nil)
@@ -45,8 +47,10 @@ import Testing
         #expect(status.record.chunks == 4)
     }
 
-    @Test func aSizeThatDisagreesWithTheStoredChunksIsRefusedAndNothingIsAssembled() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aSizeThatDisagreesWithTheStoredChunksIsRefusedAndNothingIsAssembled(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(2 * EngineFixture.chunkSize + 100)
         let record = try fixture.engine.create(Self.deferred(content), owner: fixture.alice)
         for index in 0..<3 { try fixture.send(content, index, to: record.id) }
@@ -74,11 +78,11 @@ import Testing
         #expect(receipt.fileSHA256 == SHA256.hash(content.bytes))
     }
 
-    @Test func limitsApplyWhileTheUploadGrows() throws {
+    @Test(arguments: CatalogueKind.allCases) func limitsApplyWhileTheUploadGrows(_ catalogue: CatalogueKind) throws {
         var limits = EngineFixture.smallLimits
         limits.maximumChunks = 4
         limits.maximumObjectSize = Int64(3 * EngineFixture.chunkSize + 10)
-        let fixture = try EngineFixture(limits: limits)
+        let fixture = try EngineFixture(limits: limits, catalogue: catalogue)
         let content = fixture.native(5 * EngineFixture.chunkSize)
         let record = try fixture.engine.create(Self.deferred(content), owner: fixture.alice)
         let pastChunks = receiverError { try fixture.send(content, 4, to: record.id) }
@@ -100,8 +104,10 @@ import Testing
         #expect(over?.code == .tooLarge)
     }
 
-    @Test func creationWithoutASizeRefusesParityAndAContentID() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func creationWithoutASizeRefusesParityAndAContentID(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(EngineFixture.chunkSize)
         var withParity = Self.deferred(content)
         withParity.parity = ParityLayout(data: 4, parity: 1)
@@ -119,8 +125,8 @@ import Testing
             receiverError { _ = try fixture.engine.create(oddChunk, owner: fixture.alice) }?.code == .malformedRequest)
     }
 
-    @Test func aKnownSizeMustEqualAClaimedOne() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aKnownSizeMustEqualAClaimedOne(_ catalogue: CatalogueKind) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(EngineFixture.chunkSize + 3)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         for index in 0..<2 { try fixture.send(content, index, to: record.id) }

@@ -14,14 +14,30 @@ final class EngineFixture {
     let alice = ClientIdentity("alice")
     let mallory = ClientIdentity("mallory")
 
-    init(limits: ReceiverLimits = EngineFixture.smallLimits) throws {
+    /// Which catalogue the engine runs on; PostgreSQL gets a new database on the shared test server.
+    let catalogue: CatalogueKind
+    /// The PostgreSQL database's URL (nil for SQLite).
+    let postgresURL: String?
+
+    init(limits: ReceiverLimits = EngineFixture.smallLimits, catalogue: CatalogueKind = .sqlite) throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "aether-receiver-\(UUID().uuidString)"
         ).path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         directory = FilePath(path)
         self.limits = limits
-        engine = try UploadEngine(directory: directory, limits: limits, clock: clock)
+        self.catalogue = catalogue
+        postgresURL = catalogue == .postgres ? try PostgresTestServer.sharedDatabase() : nil
+        engine = try Self.makeEngine(directory: directory, postgresURL: postgresURL, limits: limits, clock: clock)
+    }
+
+    private static func makeEngine(
+        directory: FilePath, postgresURL: String?, limits: ReceiverLimits, clock: ManualClock
+    ) throws -> UploadEngine {
+        guard let postgresURL else { return try UploadEngine(directory: directory, limits: limits, clock: clock) }
+        return UploadEngine(
+            blobs: try DirectoryBlobStore(root: directory), catalog: try PostgresCatalog(url: postgresURL),
+            limits: limits, clock: clock)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory.description) }
@@ -34,7 +50,7 @@ final class EngineFixture {
 
     /// A new engine over the same directory, as after a restart.
     func restart() throws {
-        engine = try UploadEngine(directory: directory, limits: limits, clock: clock)
+        engine = try Self.makeEngine(directory: directory, postgresURL: postgresURL, limits: limits, clock: clock)
     }
 
     /// Deterministic bytes.
@@ -127,6 +143,13 @@ final class EngineFixture {
     func objectExists(_ id: UploadID) -> Bool {
         FileManager.default.fileExists(atPath: directory.description + "/objects/" + id.rawValue)
     }
+}
+
+/// The catalogues the engine suites run against: everything SQLite passes, PostgreSQL passes.
+enum CatalogueKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+    var testDescription: String { rawValue }
 }
 
 /// Runs `body` and returns the `ReceiverError` it threw (nil when it did not throw).

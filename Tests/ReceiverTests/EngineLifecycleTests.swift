@@ -25,8 +25,10 @@ import Testing
         return try ProofOfPossessionProver(source: source, chunkSize: UInt32(chunkSize), chunkHashes: hashes)
     }
 
-    @Test func aPassedPossessionProofCompletesWithoutAnyChunk() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aPassedPossessionProofCompletesWithoutAnyChunk(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(3 * EngineFixture.chunkSize + 10)
         let (id, status) = try dedupUpload(fixture, content)
         let challenge = try PossessionChallenge(serialized: try #require(status.possessionChallenge))
@@ -39,8 +41,10 @@ import Testing
         #expect(try fixture.engine.status(id, owner: fixture.alice).isComplete)
     }
 
-    @Test func aWrongExpiredOrReplayedPossessionProofFailsAndTheUploadStaysOpen() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aWrongExpiredOrReplayedPossessionProofFailsAndTheUploadStaysOpen(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(2 * EngineFixture.chunkSize)
         let (id, status) = try dedupUpload(fixture, content)
         let challenge = try PossessionChallenge(serialized: try #require(status.possessionChallenge))
@@ -77,8 +81,8 @@ import Testing
         #expect(!fixture.objectExists(id))
     }
 
-    @Test func idleUploadsExpireOnTheManualClock() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func idleUploadsExpireOnTheManualClock(_ catalogue: CatalogueKind) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let idle = try fixture.engine.create(NewUpload(uploadProtocol: .tus, size: 10), owner: fixture.alice)
         try fixture.append([1, 2, 3], to: idle.id, at: 0)
         fixture.clock.advance(by: .seconds(fixture.limits.expirySeconds - 10))
@@ -96,8 +100,10 @@ import Testing
         #expect(try fixture.engine.status(busy.id, owner: fixture.alice).record.state == .open)
     }
 
-    @Test func aCancelledUploadLosesItsBytesAndAnswersExpired() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aCancelledUploadLosesItsBytesAndAnswersExpired(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(2 * EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         try fixture.send(content, 0, to: record.id)
@@ -108,8 +114,10 @@ import Testing
         #expect(receiverError { try fixture.engine.cancel(record.id, owner: fixture.alice) }?.code == .expired)
     }
 
-    @Test func aCancelledCompleteUploadLosesItsObjectAndItsDedupEntry() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aCancelledCompleteUploadLosesItsObjectAndItsDedupEntry(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(EngineFixture.chunkSize)
         let (second, status) = try dedupUpload(fixture, content)
         let challenge = try PossessionChallenge(serialized: try #require(status.possessionChallenge))
@@ -128,8 +136,8 @@ import Testing
         #expect(try fixture.engine.status(third.id, owner: fixture.alice).possessionChallenge == nil)
     }
 
-    @Test func tusPartialsAreConcatenatedInOrder() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func tusPartialsAreConcatenatedInOrder(_ catalogue: CatalogueKind) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         var partials: [UploadID] = []
         for part in [[1, 2, 3], [4, 5], [6]] as [[UInt8]] {
             let record = try fixture.engine.create(
@@ -155,8 +163,10 @@ import Testing
                 == .forbidden)
     }
 
-    @Test func concurrentPutsOfOneIndexSerialize() async throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func concurrentPutsOfOneIndexSerialize(_ catalogue: CatalogueKind)
+        async throws
+    {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         let engine = fixture.engine

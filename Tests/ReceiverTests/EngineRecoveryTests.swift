@@ -8,8 +8,10 @@ import Testing
 #endif
 
 @Suite struct EngineRecoveryTests {
-    @Test func recoveryRemovesWhatTheCatalogueNeverCommittedAndKeepsEverythingAcknowledged() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases)
+    func recoveryRemovesWhatTheCatalogueNeverCommittedAndKeepsEverythingAcknowledged(_ catalogue: CatalogueKind) throws
+    {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let store = try fixture.blobStore
         let content = fixture.native(3 * EngineFixture.chunkSize)
         let native = try fixture.engine.create(content.newUpload, owner: fixture.alice)
@@ -56,8 +58,10 @@ import Testing
         #expect(try fixture.objectBytes(stream.id) == EngineFixture.bytes(40) + EngineFixture.bytes(60, seed: 3))
     }
 
-    @Test func aStreamObjectPromotedButNotRecordedReturnsToItsStream() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aStreamObjectPromotedButNotRecordedReturnsToItsStream(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let stream = try fixture.engine.create(NewUpload(uploadProtocol: .tus, size: 8), owner: fixture.alice)
         try fixture.append([1, 2, 3, 4, 5, 6, 7, 8], to: stream.id, at: 0)
         // Play a crash between the rename into objects/ and the catalogue's commit: undo the commit's record.

@@ -5,8 +5,10 @@ import AetherReceiver
 import Testing
 
 @Suite struct NativeEngineTests {
-    @Test func chunksArriveOutOfOrderAndCompleteWithTheReceiversOwnValues() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func chunksArriveOutOfOrderAndCompleteWithTheReceiversOwnValues(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(5 * EngineFixture.chunkSize + 1000)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         #expect(record.chunks == 6)
@@ -41,8 +43,8 @@ import Testing
         #expect(try fixture.blobStore.keys() == [.object(record.id)])
     }
 
-    @Test func anEmptyObjectIsOneEmptyChunk() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func anEmptyObjectIsOneEmptyChunk(_ catalogue: CatalogueKind) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(0)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         try fixture.send(content, 0, to: record.id)
@@ -51,8 +53,10 @@ import Testing
         #expect(try fixture.objectBytes(record.id).isEmpty)
     }
 
-    @Test func aRetryIsAlreadyStoredAndOtherBytesAreADuplicateThatChangesNothing() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aRetryIsAlreadyStoredAndOtherBytesAreADuplicateThatChangesNothing(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(2 * EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         #expect(try fixture.send(content, 0, to: record.id) == .stored)
@@ -67,9 +71,9 @@ import Testing
         #expect(try fixture.storeSnapshot() == before)
     }
 
-    @Test(arguments: ["sha256", "crc32c", "shortBody", "longBody", "declaredLength"])
-    func aMismatchedChunkStoresNothing(_ fault: String) throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases, ["sha256", "crc32c", "shortBody", "longBody", "declaredLength"])
+    func aMismatchedChunkStoresNothing(_ catalogue: CatalogueKind, _ fault: String) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(2 * EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         try fixture.send(content, 1, to: record.id)
@@ -104,8 +108,8 @@ import Testing
         #expect(try fixture.engine.status(record.id, owner: fixture.alice).received == [false, true])
     }
 
-    @Test func anIndexOutOfRangeIsMalformed() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func anIndexOutOfRangeIsMalformed(_ catalogue: CatalogueKind) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         for index in [-1, 1, Int.max] {
@@ -117,8 +121,10 @@ import Testing
         }
     }
 
-    @Test func unknownAndInvalidIdsAndOtherOwnersAreRefused() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func unknownAndInvalidIdsAndOtherOwnersAreRefused(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         for text in [
             "", "../../etc/passwd", "AAAAAAAAAAAAAAAAAAAAAAAAAA", "aaaaaaaaaaaaaaaaaaaaaaaaab",
             "a/aaaaaaaaaaaaaaaaaaaaaaaa",
@@ -136,8 +142,8 @@ import Testing
         #expect(receiverError { try fixture.engine.cancel(record.id, owner: fixture.mallory) }?.code == .forbidden)
     }
 
-    @Test func creationChecksLayoutAndLimits() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func creationChecksLayoutAndLimits(_ catalogue: CatalogueKind) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let size = Int64(3 * EngineFixture.chunkSize)
         func create(_ change: (inout NewUpload) -> Void) -> ReceiverError.Code? {
             var request = NewUpload(
@@ -161,8 +167,10 @@ import Testing
         #expect(create { _ in } == .tooManyRequests)
     }
 
-    @Test func aBrokenLinkFailsTheUploadNamingTheChunk() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aBrokenLinkFailsTheUploadNamingTheChunk(_ catalogue: CatalogueKind)
+        throws
+    {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(3 * EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         try fixture.send(content, 0, to: record.id)
@@ -181,8 +189,10 @@ import Testing
         #expect(receiverError { try fixture.send(content, 2, to: record.id) }?.code == .chainBroken)
     }
 
-    @Test func aMerkleMismatchNamesTheFirstDifferingChunkAndLeavesTheUploadOpen() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func aMerkleMismatchNamesTheFirstDifferingChunkAndLeavesTheUploadOpen(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(4 * EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         for index in 0..<4 { try fixture.send(content, index, to: record.id) }
@@ -212,9 +222,9 @@ import Testing
         #expect(try fixture.objectBytes(record.id) == content.bytes)
     }
 
-    @Test(arguments: [[1], [0, 3], [4]])
-    func lostChunksAreRebuiltFromParity(_ lost: [Int]) throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases, [[1], [0, 3], [4]])
+    func lostChunksAreRebuiltFromParity(_ catalogue: CatalogueKind, _ lost: [Int]) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         // Two groups of 3: chunks 0-2 and 3-4 (the last group is short and its last chunk too).
         let content = fixture.native(4 * EngineFixture.chunkSize + 5000)
         var request = content.newUpload
@@ -245,8 +255,10 @@ import Testing
         for index in lost { #expect(audit.contains("rebuilt chunk \(index)")) }
     }
 
-    @Test func challengesAreAnsweredFromStoredBytesAndCheckAgainstTheClientsTree() throws {
-        let fixture = try EngineFixture()
+    @Test(arguments: CatalogueKind.allCases) func challengesAreAnsweredFromStoredBytesAndCheckAgainstTheClientsTree(
+        _ catalogue: CatalogueKind
+    ) throws {
+        let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(5 * EngineFixture.chunkSize)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         for index in 0..<4 { try fixture.send(content, index, to: record.id) }

@@ -15,7 +15,7 @@ final class ReceiverFixture: @unchecked Sendable {
 
     init(
         tokens: BearerTokens? = nil, limits: ReceiverLimits = ReceiverLimits(minimumChunkSize: 16 * 1024),
-        logFormat: RequestLog.Format = .text
+        logFormat: RequestLog.Format = .text, catalogURL: String? = nil
     ) throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "aether-serve-\(UUID().uuidString)"
@@ -23,9 +23,9 @@ final class ReceiverFixture: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         directory = FilePath(path)
         let lines = log
-        server = try ReceiverServer(
-            ReceiverServer.Options(directory: directory, limits: limits, tokens: tokens, logFormat: logFormat),
-            logSink: { line in lines.append(line) })
+        var options = ReceiverServer.Options(directory: directory, limits: limits, tokens: tokens, logFormat: logFormat)
+        options.catalogURL = catalogURL
+        server = try ReceiverServer(options, logSink: { line in lines.append(line) })
         client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
     }
 

@@ -27,8 +27,11 @@ extension UploadEngine {
     public func expire(now wallSeconds: Int64? = nil) throws(ReceiverError) -> [UploadID] {
         let cutoff = (wallSeconds ?? now) - limits.expirySeconds
         var removed: [UploadID] = []
-        for id in try catalog.idleUploads(before: cutoff + 1) where try expireOne(id, cutoff: cutoff) {
-            removed.append(id)
+        // One receiver of a fleet sweeps at a time; the others skip this round.
+        _ = try catalog.exclusively("expiry") { () throws(ReceiverError) in
+            for id in try catalog.idleUploads(before: cutoff + 1) where try expireOne(id, cutoff: cutoff) {
+                removed.append(id)
+            }
         }
         return removed
     }

@@ -226,10 +226,18 @@ public final class UploadEngine: Sendable {
         }
     }
 
-    /// Runs `body` holding the upload's gate: every change of one upload's catalogue state is serialized.
+    /// Runs `body` holding the upload's gate: every change of one upload's catalogue state is serialized, in this
+    /// process by the gate and across receivers sharing the catalogue by `catalog.serialized`.
     func withGate<T>(_ id: UploadID, _ body: () throws(ReceiverError) -> T) throws(ReceiverError) -> T {
         let gate = state.withLock { $0.gate(for: id) }
-        return try gate.lock.withLock { _ throws(ReceiverError) -> T in try body() }
+        var outcome: Result<T, ReceiverError>?
+        gate.lock.withLock { _ in
+            do throws(ReceiverError) { outcome = .success(try catalog.serialized(id, body)) } catch {
+                outcome = .failure(error)
+            }
+        }
+        guard let outcome else { throw ReceiverError(.storageFailed, "the upload's gate ran nothing") }
+        return try outcome.get()
     }
 }
 

@@ -22,6 +22,9 @@ public final class ReceiverServer: Sendable {
         public var logFormat: RequestLog.Format
         /// Seconds between expiry sweeps.
         public var expirySweepSeconds: Double
+        /// A PostgreSQL catalogue (`postgres://USER@HOST/DB`) instead of `directory/catalog.sqlite3`; blobs stay in
+        /// `directory`.
+        public var catalogURL: String? = nil
 
         /// Options for a store at `directory`.
         public init(
@@ -61,7 +64,14 @@ public final class ReceiverServer: Sendable {
                 .forbidden,
                 "binding \(options.http.bindAddress) serves other machines: give --tokens, or bind 127.0.0.1 or ::1")
         }
-        let engine = try UploadEngine(directory: options.directory, limits: options.limits, clock: clock)
+        let engine: UploadEngine
+        if let catalogURL = options.catalogURL {
+            engine = UploadEngine(
+                blobs: try DirectoryBlobStore(root: options.directory), catalog: try PostgresCatalog(url: catalogURL),
+                limits: options.limits, clock: clock)
+        } else {
+            engine = try UploadEngine(directory: options.directory, limits: options.limits, clock: clock)
+        }
         self.recovery = try engine.recover()
         self.engine = engine
         let metrics = ReceiverMetrics()

@@ -44,6 +44,11 @@ public protocol UploadCatalog: Sendable {
     func auditLog(_ id: UploadID) throws(ReceiverError) -> [AuditEntry]
     /// The backing store's own consistency check (`PRAGMA integrity_check` for SQLite).
     func integrityCheck() throws(ReceiverError) -> Bool
+    /// Runs `body` (every catalogue call it makes on this thread) with upload `id` locked against every other
+    /// receiver sharing the catalogue, as one transaction. The embedded default just runs `body`.
+    func serialized<T>(_ id: UploadID, _ body: () throws(ReceiverError) -> T) throws(ReceiverError) -> T
+    /// Runs `body` unless another receiver sharing the catalogue runs the job `job` now; false when it did not run.
+    func exclusively(_ job: String, _ body: () throws(ReceiverError) -> Void) throws(ReceiverError) -> Bool
 }
 
 /// An object in the dedup index: its content id and the upload whose object blob holds the bytes.
