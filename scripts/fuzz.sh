@@ -78,10 +78,12 @@ flags=(
     -Xcc -fmodule-map-file=Sources/C/CAetherZstd/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherSQLite/module.modulemap
     -Xcc -fmodule-map-file=Sources/C/CAetherMicroHTTPD/module.modulemap
+    -Xcc -fmodule-map-file=Sources/C/CAetherPQ/module.modulemap
+    $(pkg-config --cflags-only-I libpq | sed 's/-I/-Xcc -I/g')
     -Xcc -fmodule-map-file="$debug/CAetherURing.build/module.modulemap"
     -Xcc -fmodule-map-file="$debug/CAetherKernels.build/module.modulemap"
 )
-libraries=($(pkg-config --libs libsodium openssl zlib liburing libcurl libzstd sqlite3 libmicrohttpd))
+libraries=($(pkg-config --libs libsodium openssl zlib liburing libcurl libzstd sqlite3 libmicrohttpd libpq))
 
 mkdir -p "$scratch/fuzz"
 failed=()
