@@ -295,7 +295,6 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         let uploader = ChunkedUploader(
             target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
             backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key, configuration: configuration)
-        let started = ContinuousClock.now
         await #expect {
             _ = try await uploader.run { _ in }
         } throws: { error in
@@ -306,7 +305,6 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         let sends = backend.state.withLock { $0.sends.count }
         // About 0.3 s of attempts at most 50 ms apart (more on a busy machine): more than one, far fewer than queued.
         #expect((2...200).contains(sends))
-        #expect(started.duration(to: .now) < .seconds(30))
     }
 
     @Test func retriesStopAtTheConfiguredAttempts() async throws {

@@ -8,12 +8,7 @@ internal import CAetherPQ
 // @unchecked Sendable: the pool gives a connection to one borrower at a time; libpq is thread-safe per connection.
 @safe final class PostgresConnection: @unchecked Sendable {
     /// A value bound to or read from a statement.
-    enum Value: Sendable, Equatable {
-        case null
-        case integer(Int64)
-        case text(String)
-        case blob([UInt8])
-    }
+    typealias Value = CatalogValue
 
     private let handle: OpaquePointer
     /// Set when libpq lost the server: never reused.

@@ -114,7 +114,7 @@ public final class PostgresCatalog: UploadCatalog {
         let current: Int64
         switch try db.query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").first?.first {
         case .integer(let version): current = version
-        default: throw damaged("schema_migrations")
+        default: throw CatalogRow.damaged("schema_migrations")
         }
         guard current <= schemaVersion else {
             throw ReceiverError(
@@ -188,7 +188,7 @@ public final class PostgresCatalog: UploadCatalog {
     public func record(_ id: UploadID) throws(ReceiverError) -> UploadRecord? {
         try read { db throws(ReceiverError) in
             let rows = try db.query("SELECT \(Self.selectColumns) FROM uploads WHERE id = $1", [.text(id.rawValue)])
-            return try rows.first.map { row throws(ReceiverError) in try Self.record(from: row) }
+            return try rows.first.map { row throws(ReceiverError) in try CatalogRow.record(from: row) }
         }
     }
 
@@ -203,7 +203,7 @@ public final class PostgresCatalog: UploadCatalog {
         try read { db throws(ReceiverError) in
             let rows = try db.query(
                 "SELECT COUNT(*) FROM uploads WHERE owner = $1 AND state = 'open'", [.text(owner.name)])
-            guard case .integer(let count) = rows.first?.first else { throw Self.damaged("uploads") }
+            guard case .integer(let count) = rows.first?.first else { throw CatalogRow.damaged("uploads") }
             return Int(count)
         }
     }
@@ -213,7 +213,7 @@ public final class PostgresCatalog: UploadCatalog {
             try db.query(
                 "SELECT idx, length, sha256, crc32c, link, rebuilt FROM chunks WHERE upload = $1 ORDER BY idx",
                 [.text(id.rawValue)]
-            ).map { row throws(ReceiverError) in try Self.receipt(from: row) }
+            ).map { row throws(ReceiverError) in try CatalogRow.receipt(from: row) }
         }
     }
 
@@ -222,7 +222,7 @@ public final class PostgresCatalog: UploadCatalog {
             try db.query(
                 "SELECT idx, length, sha256, crc32c, link, rebuilt FROM chunks WHERE upload = $1 AND idx = $2",
                 [.text(id.rawValue), .integer(Int64(index))]
-            ).first.map { row throws(ReceiverError) in try Self.receipt(from: row) }
+            ).first.map { row throws(ReceiverError) in try CatalogRow.receipt(from: row) }
         }
     }
 
@@ -231,7 +231,7 @@ public final class PostgresCatalog: UploadCatalog {
             try db.query(
                 "SELECT idx, length, sha256, crc32c, NULL::bytea, false FROM parity WHERE upload = $1 ORDER BY idx",
                 [.text(id.rawValue)]
-            ).map { row throws(ReceiverError) in try Self.receipt(from: row) }
+            ).map { row throws(ReceiverError) in try CatalogRow.receipt(from: row) }
         }
     }
 
@@ -311,10 +311,11 @@ public final class PostgresCatalog: UploadCatalog {
             guard let row = rows.first else { return nil }
             guard row.count == 7, case .integer(let chunks) = row[1], case .text(let cid) = row[2],
                 case .integer(let completedAt) = row[3], case .integer(let size) = row[6]
-            else { throw Self.damaged("receipts") }
+            else { throw CatalogRow.damaged("receipts") }
             return UploadReceiptRecord(
-                chainHead: try Self.digest(row[0]), chunks: Int(chunks), cid: cid, completedAt: completedAt,
-                fileSHA256: try Self.digest(row[4]), id: id, merkleRoot: try Self.digest(row[5]), size: size)
+                chainHead: try CatalogRow.digest(row[0]), chunks: Int(chunks), cid: cid, completedAt: completedAt,
+                fileSHA256: try CatalogRow.digest(row[4]), id: id, merkleRoot: try CatalogRow.digest(row[5]), size: size
+            )
         }
     }
 
@@ -324,11 +325,11 @@ public final class PostgresCatalog: UploadCatalog {
                 "SELECT upload, size, file_sha256 FROM objects WHERE content_id = $1", [.text(contentID)])
             guard let row = rows.first else { return nil }
             guard row.count == 3, case .text(let upload) = row[0], case .integer(let size) = row[1] else {
-                throw Self.damaged("objects")
+                throw CatalogRow.damaged("objects")
             }
             return StoredObject(
-                contentID: contentID, upload: try Self.uploadID(upload), size: size,
-                fileSHA256: try Self.digest(row[2]))
+                contentID: contentID, upload: try CatalogRow.uploadID(upload), size: size,
+                fileSHA256: try CatalogRow.digest(row[2]))
         }
     }
 
@@ -348,7 +349,7 @@ public final class PostgresCatalog: UploadCatalog {
             for state in states.sorted(by: { $0.rawValue < $1.rawValue }) {
                 let rows = try db.query(
                     "SELECT \(Self.selectColumns) FROM uploads WHERE state = $1 ORDER BY id", [.text(state.rawValue)])
-                for row in rows { records.append(try Self.record(from: row)) }
+                for row in rows { records.append(try CatalogRow.record(from: row)) }
             }
             return records
         }
@@ -359,8 +360,8 @@ public final class PostgresCatalog: UploadCatalog {
             try db.query(
                 "SELECT id FROM uploads WHERE state = 'open' AND updated_at < $1 ORDER BY id", [.integer(wallSeconds)]
             ).map { row throws(ReceiverError) in
-                guard case .text(let text) = row.first else { throw Self.damaged("uploads.id") }
-                return try Self.uploadID(text)
+                guard case .text(let text) = row.first else { throw CatalogRow.damaged("uploads.id") }
+                return try CatalogRow.uploadID(text)
             }
         }
     }
@@ -370,7 +371,7 @@ public final class PostgresCatalog: UploadCatalog {
             try db.query("SELECT event, at FROM audit WHERE upload = $1 ORDER BY seq", [.text(id.rawValue)]).map {
                 row throws(ReceiverError) in
                 guard row.count == 2, case .text(let event) = row[0], case .integer(let at) = row[1] else {
-                    throw Self.damaged("audit")
+                    throw CatalogRow.damaged("audit")
                 }
                 return AuditEntry(event: event, at: at)
             }
@@ -416,7 +417,7 @@ public final class PostgresCatalog: UploadCatalog {
             record.parity.map { .integer(Int64($0.data)) } ?? .null,
             record.parity.map { .integer(Int64($0.parity)) } ?? .null, .blob(MetadataCoding.encode(record.metadata)),
             record.expectedSHA256.map { .blob($0.bytes) } ?? .null,
-            record.concatenation.map { .text(concatText($0)) } ?? .null, .integer(record.offset),
+            record.concatenation.map { .text(CatalogRow.concatText($0)) } ?? .null, .integer(record.offset),
             .integer(Int64(record.chainVerifiedThrough)), record.chainLink.map { .blob($0.bytes) } ?? .null,
             .integer(record.createdAt), .integer(record.updatedAt), record.failure.map { .text($0) } ?? .null,
         ]
@@ -441,84 +442,5 @@ public final class PostgresCatalog: UploadCatalog {
         try db.execute(
             "INSERT INTO audit (upload, event, at) VALUES ($1, $2, $3)",
             [.text(id.rawValue), .text(event), .integer(at)])
-    }
-
-    private static func record(from row: [PostgresConnection.Value]) throws(ReceiverError) -> UploadRecord {
-        guard row.count == 20, case .text(let id) = row[0], case .text(let owner) = row[1],
-            case .text(let protocolName) = row[2], let uploadProtocol = UploadProtocol(rawValue: protocolName),
-            case .text(let stateName) = row[3], let state = UploadState(rawValue: stateName),
-            case .integer(let chunkSize) = row[5], case .integer(let chunks) = row[6],
-            case .blob(let metadataBytes) = row[11], case .integer(let offset) = row[14],
-            case .integer(let verified) = row[15], case .integer(let createdAt) = row[17],
-            case .integer(let updatedAt) = row[18]
-        else { throw damaged("uploads") }
-        var parity: ParityLayout?
-        if case .integer(let data) = row[9], case .integer(let count) = row[10] {
-            parity = ParityLayout(data: Int(data), parity: Int(count))
-        }
-        var concatenation: NewUpload.Concatenation?
-        if case .text(let text) = row[13] { concatenation = try concat(text) }
-        return UploadRecord(
-            id: try uploadID(id), owner: ClientIdentity(owner), uploadProtocol: uploadProtocol, state: state,
-            size: optionalInteger(row[4]), chunkSize: Int(chunkSize), chunks: Int(chunks),
-            chainSessionID: optionalText(row[7]), contentID: optionalText(row[8]), parity: parity,
-            metadata: try MetadataCoding.decode(metadataBytes), expectedSHA256: try optionalDigest(row[12]),
-            concatenation: concatenation, offset: offset, chainVerifiedThrough: Int(verified),
-            chainLink: try optionalDigest(row[16]), createdAt: createdAt, updatedAt: updatedAt,
-            failure: optionalText(row[19]))
-    }
-
-    private static func receipt(from row: [PostgresConnection.Value]) throws(ReceiverError) -> ChunkReceipt {
-        guard row.count == 6, case .integer(let index) = row[0], case .integer(let length) = row[1],
-            case .integer(let crc) = row[3], case .integer(let rebuilt) = row[5]
-        else { throw damaged("chunks") }
-        return ChunkReceipt(
-            index: Int(index), length: Int(length), sha256: try digest(row[2]),
-            crc32c: UInt32(truncatingIfNeeded: crc), link: try optionalDigest(row[4]), rebuilt: rebuilt != 0)
-    }
-
-    private static func concatText(_ value: NewUpload.Concatenation) -> String {
-        switch value {
-        case .partial: "partial"
-        case .final(let ids): "final:" + ids.map(\.rawValue).joined(separator: ",")
-        }
-    }
-
-    private static func concat(_ text: String) throws(ReceiverError) -> NewUpload.Concatenation {
-        if text == "partial" { return .partial }
-        guard text.hasPrefix("final:") else { throw damaged("uploads.concat") }
-        var ids: [UploadID] = []
-        for part in text.dropFirst(6).split(separator: ",") { ids.append(try uploadID(String(part))) }
-        return .final(ids)
-    }
-
-    private static func uploadID(_ text: String) throws(ReceiverError) -> UploadID {
-        do { return try UploadID(text) } catch { throw damaged("an upload id") }
-    }
-
-    private static func digest(_ value: PostgresConnection.Value) throws(ReceiverError) -> Digest32 {
-        guard case .blob(let bytes) = value, bytes.count == 32, let digest = try? Digest32(bytes: bytes) else {
-            throw damaged("a digest")
-        }
-        return digest
-    }
-
-    private static func optionalDigest(_ value: PostgresConnection.Value) throws(ReceiverError) -> Digest32? {
-        if value == .null { return nil }
-        return try digest(value)
-    }
-
-    private static func optionalInteger(_ value: PostgresConnection.Value) -> Int64? {
-        if case .integer(let number) = value { return number }
-        return nil
-    }
-
-    private static func optionalText(_ value: PostgresConnection.Value) -> String? {
-        if case .text(let text) = value { return text }
-        return nil
-    }
-
-    private static func damaged(_ what: String) -> ReceiverError {
-        ReceiverError(.storageFailed, "the catalogue holds a damaged value in \(what)")
     }
 }

@@ -8,12 +8,7 @@ internal import CAetherSQLite
 // @unchecked Sendable: every use is under the owning catalogue's Mutex (and SQLite is opened FULLMUTEX).
 @safe final class SQLiteConnection: @unchecked Sendable {
     /// A value bound to or read from a statement.
-    enum Value: Sendable, Equatable {
-        case null
-        case integer(Int64)
-        case text(String)
-        case blob([UInt8])
-    }
+    typealias Value = CatalogValue
 
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = unsafe [:]
