@@ -90,3 +90,86 @@ enum CatalogRow {
         ReceiverError(.storageFailed, "the catalogue holds a damaged value in \(what)")
     }
 }
+
+/// A connection the SQL catalogues (SQLite, PostgreSQL) run their shared statements on.
+protocol CatalogConnection {
+    /// Runs a statement; returns the rows it changed.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [CatalogValue]) throws(ReceiverError) -> Int
+    /// Runs a query; returns its rows.
+    func query(_ sql: String, _ parameters: [CatalogValue]) throws(ReceiverError) -> [[CatalogValue]]
+    /// The `n`-th (from 1) parameter placeholder of this database's SQL: `?` or `$n`.
+    static func placeholder(_ n: Int) -> String
+}
+
+/// The statements both SQL catalogues run the same way, with the database's own placeholders.
+enum CatalogQueries {
+    /// The upload `id`, nil when the catalogue has none; `columns` is the catalogue's upload column list.
+    static func record<DB: CatalogConnection>(_ db: DB, _ id: UploadID, columns: String) throws(ReceiverError)
+        -> UploadRecord?
+    {
+        let rows = try db.query(
+            "SELECT \(columns) FROM uploads WHERE id = \(DB.placeholder(1))", [.text(id.rawValue)])
+        return try rows.first.map { row throws(ReceiverError) in try CatalogRow.record(from: row) }
+    }
+
+    /// Every upload in one of `states`, by state then id.
+    static func uploads<DB: CatalogConnection>(_ db: DB, in states: Set<UploadState>, columns: String)
+        throws(ReceiverError) -> [UploadRecord]
+    {
+        var records: [UploadRecord] = []
+        for state in states.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let rows = try db.query(
+                "SELECT \(columns) FROM uploads WHERE state = \(DB.placeholder(1)) ORDER BY id", [.text(state.rawValue)]
+            )
+            for row in rows { records.append(try CatalogRow.record(from: row)) }
+        }
+        return records
+    }
+
+    /// The chunk receipts of `id` in index order, or the one of chunk `index`.
+    static func chunkReceipts<DB: CatalogConnection>(_ db: DB, _ id: UploadID, index: Int? = nil)
+        throws(ReceiverError) -> [ChunkReceipt]
+    {
+        let select = "SELECT idx, length, sha256, crc32c, link, rebuilt FROM chunks WHERE upload = \(DB.placeholder(1))"
+        let rows =
+            if let index {
+                try db.query(select + " AND idx = \(DB.placeholder(2))", [.text(id.rawValue), .integer(Int64(index))])
+            } else {
+                try db.query(select + " ORDER BY idx", [.text(id.rawValue)])
+            }
+        return try rows.map { row throws(ReceiverError) in try CatalogRow.receipt(from: row) }
+    }
+
+    /// The open uploads last changed before `wallSeconds`.
+    static func idleUploads<DB: CatalogConnection>(_ db: DB, before wallSeconds: Int64) throws(ReceiverError)
+        -> [UploadID]
+    {
+        try db.query(
+            "SELECT id FROM uploads WHERE state = 'open' AND updated_at < \(DB.placeholder(1)) ORDER BY id",
+            [.integer(wallSeconds)]
+        ).map { row throws(ReceiverError) in
+            guard case .text(let text) = row.first else { throw CatalogRow.damaged("uploads.id") }
+            return try CatalogRow.uploadID(text)
+        }
+    }
+
+    /// The audit entries of `id` in order.
+    static func auditLog<DB: CatalogConnection>(_ db: DB, _ id: UploadID) throws(ReceiverError) -> [AuditEntry] {
+        try db.query(
+            "SELECT event, at FROM audit WHERE upload = \(DB.placeholder(1)) ORDER BY seq", [.text(id.rawValue)]
+        ).map { row throws(ReceiverError) in
+            guard row.count == 2, case .text(let event) = row[0], case .integer(let at) = row[1] else {
+                throw CatalogRow.damaged("audit")
+            }
+            return AuditEntry(event: event, at: at)
+        }
+    }
+
+    /// Deletes the chunk, parity and object rows of `id` (its upload row and audit stay).
+    static func deleteWorkingRows<DB: CatalogConnection>(_ db: DB, _ id: UploadID) throws(ReceiverError) {
+        for table in ["chunks", "parity", "objects"] {
+            try db.execute("DELETE FROM \(table) WHERE upload = \(DB.placeholder(1))", [.text(id.rawValue)])
+        }
+    }
+}

@@ -251,3 +251,7 @@ internal import CAetherPQ
         }
     }
 }
+
+extension PostgresConnection: CatalogConnection {
+    static func placeholder(_ n: Int) -> String { "$\(n)" }
+}

@@ -151,3 +151,7 @@ internal import CAetherSQLite
     /// SQLITE_TRANSIENT (a macro Swift cannot import): SQLite copies the bound bytes at once.
     private static let transient = unsafe unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 }
+
+extension SQLiteConnection: CatalogConnection {
+    static func placeholder(_ n: Int) -> String { "?" }
+}

@@ -87,10 +87,7 @@ public final class SQLiteUploadCatalog: UploadCatalog {
     }
 
     public func record(_ id: UploadID) throws(ReceiverError) -> UploadRecord? {
-        try read { db throws(ReceiverError) in
-            let rows = try db.query("SELECT \(Self.selectColumns) FROM uploads WHERE id = ?", [.text(id.rawValue)])
-            return try rows.first.map { row throws(ReceiverError) in try CatalogRow.record(from: row) }
-        }
+        try read { db throws(ReceiverError) in try CatalogQueries.record(db, id, columns: Self.selectColumns) }
     }
 
     public func update(_ record: UploadRecord, event: String) throws(ReceiverError) {
@@ -110,21 +107,11 @@ public final class SQLiteUploadCatalog: UploadCatalog {
     }
 
     public func chunkReceipts(_ id: UploadID) throws(ReceiverError) -> [ChunkReceipt] {
-        try read { db throws(ReceiverError) in
-            try db.query(
-                "SELECT idx, length, sha256, crc32c, link, rebuilt FROM chunks WHERE upload = ? ORDER BY idx",
-                [.text(id.rawValue)]
-            ).map { row throws(ReceiverError) in try CatalogRow.receipt(from: row) }
-        }
+        try read { db throws(ReceiverError) in try CatalogQueries.chunkReceipts(db, id) }
     }
 
     public func chunkReceipt(_ id: UploadID, index: Int) throws(ReceiverError) -> ChunkReceipt? {
-        try read { db throws(ReceiverError) in
-            try db.query(
-                "SELECT idx, length, sha256, crc32c, link, rebuilt FROM chunks WHERE upload = ? AND idx = ?",
-                [.text(id.rawValue), .integer(Int64(index))]
-            ).first.map { row throws(ReceiverError) in try CatalogRow.receipt(from: row) }
-        }
+        try read { db throws(ReceiverError) in try CatalogQueries.chunkReceipts(db, id, index: index).first }
     }
 
     public func parityReceipts(_ id: UploadID) throws(ReceiverError) -> [ChunkReceipt] {
@@ -226,47 +213,22 @@ public final class SQLiteUploadCatalog: UploadCatalog {
 
     public func recordRemoval(_ upload: UploadRecord, event: String) throws(ReceiverError) {
         try write { db throws(ReceiverError) in
-            try db.execute("DELETE FROM chunks WHERE upload = ?", [.text(upload.id.rawValue)])
-            try db.execute("DELETE FROM parity WHERE upload = ?", [.text(upload.id.rawValue)])
-            try db.execute("DELETE FROM objects WHERE upload = ?", [.text(upload.id.rawValue)])
+            try CatalogQueries.deleteWorkingRows(db, upload.id)
             try Self.updateRow(db, upload)
             try Self.audit(db, upload.id, event, at: upload.updatedAt)
         }
     }
 
     public func uploads(in states: Set<UploadState>) throws(ReceiverError) -> [UploadRecord] {
-        try read { db throws(ReceiverError) in
-            var records: [UploadRecord] = []
-            for state in states.sorted(by: { $0.rawValue < $1.rawValue }) {
-                let rows = try db.query(
-                    "SELECT \(Self.selectColumns) FROM uploads WHERE state = ? ORDER BY id", [.text(state.rawValue)])
-                for row in rows { records.append(try CatalogRow.record(from: row)) }
-            }
-            return records
-        }
+        try read { db throws(ReceiverError) in try CatalogQueries.uploads(db, in: states, columns: Self.selectColumns) }
     }
 
     public func idleUploads(before wallSeconds: Int64) throws(ReceiverError) -> [UploadID] {
-        try read { db throws(ReceiverError) in
-            try db.query(
-                "SELECT id FROM uploads WHERE state = 'open' AND updated_at < ? ORDER BY id", [.integer(wallSeconds)]
-            ).map { row throws(ReceiverError) in
-                guard case .text(let text) = row.first else { throw CatalogRow.damaged("uploads.id") }
-                return try CatalogRow.uploadID(text)
-            }
-        }
+        try read { db throws(ReceiverError) in try CatalogQueries.idleUploads(db, before: wallSeconds) }
     }
 
     public func auditLog(_ id: UploadID) throws(ReceiverError) -> [AuditEntry] {
-        try read { db throws(ReceiverError) in
-            try db.query("SELECT event, at FROM audit WHERE upload = ? ORDER BY seq", [.text(id.rawValue)]).map {
-                row throws(ReceiverError) in
-                guard row.count == 2, case .text(let event) = row[0], case .integer(let at) = row[1] else {
-                    throw CatalogRow.damaged("audit")
-                }
-                return AuditEntry(event: event, at: at)
-            }
-        }
+        try read { db throws(ReceiverError) in try CatalogQueries.auditLog(db, id) }
     }
 
     public func integrityCheck() throws(ReceiverError) -> Bool {
