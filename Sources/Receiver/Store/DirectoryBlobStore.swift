@@ -62,7 +62,7 @@ public struct DirectoryBlobStore: BlobStore {
             Syscall.close(descriptor)
             throw error
         }
-        return AppendBlobWriter(descriptor: descriptor, path: target, offset: offset)
+        return PlacedBlobWriter(descriptor: descriptor, path: target, kind: .append, offset: offset)
     }
 
     public func place(into key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter {
@@ -73,7 +73,8 @@ public struct DirectoryBlobStore: BlobStore {
         let descriptor = try Self.storage { () throws(IOError) in
             try Syscall.open(target, flags: O_WRONLY | O_CREAT | O_NOFOLLOW, mode: 0o640)
         }
-        return PlacedBlobWriter(descriptor: descriptor, path: target, directory: directory(of: key), offset: offset)
+        return PlacedBlobWriter(
+            descriptor: descriptor, path: target, kind: .region(directory: directory(of: key)), offset: offset)
     }
 
     public func reserve(_ key: BlobKey, size: Int64) throws(ReceiverError) {
@@ -362,49 +363,5 @@ final class StagedBlobWriter: BlobWriter {
         Syscall.close(descriptor)
         descriptor = -1
         try? Syscall.unlink(temporary)
-    }
-}
-
-/// Appends to a stream file in place at its recorded offset.
-final class AppendBlobWriter: BlobWriter {
-    private var descriptor: Int32
-    private let path: FilePath
-    private let start: Int64
-    private(set) var bytesWritten: Int64 = 0
-
-    init(descriptor: Int32, path: FilePath, offset: Int64) {
-        self.descriptor = descriptor
-        self.path = path
-        self.start = offset
-    }
-
-    deinit { discard() }
-
-    func write(_ bytes: UnsafeRawBufferPointer) throws(ReceiverError) {
-        guard descriptor >= 0 else { throw ReceiverError(.storageFailed, "the stream was closed") }
-        try DirectoryBlobStore.storage { () throws(IOError) in
-            try unsafe Syscall.pwriteFully(
-                descriptor, from: bytes, offset: start + bytesWritten, path: path.description)
-        }
-        bytesWritten += Int64(bytes.count)
-    }
-
-    func durable() throws(ReceiverError) {
-        guard descriptor >= 0 else { throw ReceiverError(.storageFailed, "the stream was closed") }
-        try DirectoryBlobStore.storage { () throws(IOError) in try Syscall.fsync(descriptor, path: path.description) }
-    }
-
-    func commit() throws(ReceiverError) {
-        try durable()
-        Syscall.close(descriptor)
-        descriptor = -1
-    }
-
-    func discard() {
-        guard descriptor >= 0 else { return }
-        // Bytes past the recorded offset are dropped now, so a refused append leaves the file as it was.
-        try? Syscall.ftruncate(descriptor, length: start, path: path.description)
-        Syscall.close(descriptor)
-        descriptor = -1
     }
 }
