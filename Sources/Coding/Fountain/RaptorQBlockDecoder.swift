@@ -87,7 +87,7 @@ public struct RaptorQBlockDecoder: Sendable {
         let t = symbolSize
         if Int(esi) < sourceSymbols {
             if source.isEmpty {
-                source = [UInt8](repeating: 0, count: sourceSymbols * t)
+                source = Self.zeroedSymbols(sourceSymbols * t)
                 present = [Bool](repeating: false, count: sourceSymbols)
             }
             if present[Int(esi)] { return progress }
@@ -115,6 +115,17 @@ public struct RaptorQBlockDecoder: Sendable {
         return progress
     }
 
+    /// `count` zero bytes, on huge pages when that many bytes span some (see `HugePages`).
+    private static func zeroedSymbols(_ count: Int) -> [UInt8] {
+        unsafe [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let base = buffer.baseAddress {
+                unsafe HugePages.advise(base, count: count)
+                unsafe base.update(repeating: 0, count: count)
+            }
+            initialized = count
+        }
+    }
+
     /// `source` holds every source symbol: it is the block.
     private mutating func finish() {
         decodedSymbols = source
@@ -140,7 +151,7 @@ public struct RaptorQBlockDecoder: Sendable {
         // Moved out so that the buffer is uniquely referenced while the solver writes into it.
         var buffer = source
         source = []
-        if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: k * t) }
+        if buffer.isEmpty { buffer = Self.zeroedSymbols(k * t) }
         let solved: Bool = unsafe buffer.withUnsafeMutableBufferPointer { sourceBuffer in
             unsafe repair.withUnsafeBufferPointer { repairBuffer in
                 guard let sourceBase = sourceBuffer.baseAddress else { return false }
@@ -168,6 +179,7 @@ public struct RaptorQBlockDecoder: Sendable {
                     unsafe pointers.append(nil)
                 }
                 let intermediate = UnsafeMutablePointer<UInt8>.allocate(capacity: parameters.intermediateSymbols * t)
+                unsafe HugePages.advise(intermediate, count: parameters.intermediateSymbols * t)
                 defer { unsafe intermediate.deallocate() }
                 do {
                     taken = try unsafe RaptorQSolver.solve(

@@ -57,6 +57,7 @@ public struct RaptorQBlockEncoder: Sendable {
                     failure = CodingError(.invalidParameters, "empty")
                     return
                 }
+                unsafe HugePages.advise(outBase, count: l * t)
                 var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
                 for i in 0..<k { unsafe pointers[i] = base + i * t }
                 do throws(CodingError) {

@@ -59,6 +59,7 @@ public struct RaptorQDecoder: Sendable {
         let out = unsafe [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
             initialized = 0
             guard let base = buffer.baseAddress else { return }
+            unsafe HugePages.advise(base, count: total)
             for block in blocks {
                 let offset = min(Int(oti.blockOffset(block.sourceBlockNumber)), total)
                 let count = min(block.sourceSymbols * block.symbolSize, total - offset)

@@ -29,13 +29,15 @@ public struct RaptorQPacket: Sendable, Hashable {
 
     /// Parses payload ID + symbol; throws `.malformedPacket` when there is no payload ID or no symbol.
     public init(serialized bytes: some Collection<UInt8>) throws(CodingError) {
-        let b = Array(bytes)
-        guard b.count > Self.payloadIDLength else {
-            throw CodingError(.malformedPacket, "a packet of \(b.count) bytes has no symbol after its payload ID")
+        guard bytes.count > Self.payloadIDLength else {
+            throw CodingError(.malformedPacket, "a packet of \(bytes.count) bytes has no symbol after its payload ID")
         }
+        // The symbol is copied once, straight from `bytes`.
+        var id: UInt32 = 0
+        for byte in bytes.prefix(Self.payloadIDLength) { id = id << 8 | UInt32(byte) }
         try self.init(
-            sourceBlockNumber: Int(b[0]), encodingSymbolID: UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3]),
-            symbol: Array(b[Self.payloadIDLength...]))
+            sourceBlockNumber: Int(id >> 24), encodingSymbolID: id & Self.maximumEncodingSymbolID,
+            symbol: Array(bytes.dropFirst(Self.payloadIDLength)))
     }
 
     /// Payload ID followed by the symbol.

@@ -13,6 +13,7 @@ enum RaptorQSubBlocks {
                 initialized = 0
                 return
             }
+            unsafe HugePages.advise(to, count: count)
             let available = min(bytes.count, count)
             // Copies `size` bytes from `position` of the padded block, zeros where the block has ended.
             func copy(_ position: Int, _ size: Int, to target: UnsafeMutablePointer<UInt8>) {
