@@ -12,14 +12,24 @@ enum HugePages {
 
     /// madvise(MADV_HUGEPAGE) on the 2 MiB-aligned part of `count` bytes at `base`, which must not be touched
     /// yet for the advice to take effect at the first touch. Best effort: a refusal leaves 4 KiB pages.
-    static func advise(_ base: UnsafeMutableRawPointer, count: Int) {
+    /// Returns the address range advised (nil when the buffer spans less than one whole huge page).
+    @discardableResult
+    static func advise(_ base: UnsafeMutableRawPointer, count: Int) -> Range<Int>? {
+        let range = alignedRange(address: Int(bitPattern: base), count: count)
         #if os(Linux)
-            guard count >= 2 * size else { return }
-            let address = Int(bitPattern: base)
-            let start = (address + size - 1) & ~(size - 1)
-            let end = (address + count) & ~(size - 1)
-            guard end > start, let aligned = unsafe UnsafeMutableRawPointer(bitPattern: start) else { return }
-            _ = unsafe madvise(aligned, end - start, MADV_HUGEPAGE)
+            if let range, let aligned = unsafe UnsafeMutableRawPointer(bitPattern: range.lowerBound) {
+                _ = unsafe madvise(aligned, range.count, MADV_HUGEPAGE)
+            }
         #endif
+        return range
+    }
+
+    /// The whole huge pages inside `count` bytes at `address`, when the buffer is large enough to be worth it
+    /// (two huge pages or more).
+    static func alignedRange(address: Int, count: Int) -> Range<Int>? {
+        guard count >= 2 * size else { return nil }
+        let start = (address + size - 1) & ~(size - 1)
+        let end = (address + count) & ~(size - 1)
+        return end > start ? start..<end : nil
     }
 }
