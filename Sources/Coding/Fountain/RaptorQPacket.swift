@@ -29,15 +29,16 @@ public struct RaptorQPacket: Sendable, Hashable {
 
     /// Parses payload ID + symbol; throws `.malformedPacket` when there is no payload ID or no symbol.
     public init(serialized bytes: some Collection<UInt8>) throws(CodingError) {
-        guard bytes.count > Self.payloadIDLength else {
-            throw CodingError(.malformedPacket, "a packet of \(bytes.count) bytes has no symbol after its payload ID")
+        // One copy of the bytes (a block copy for contiguous storage), then the payload ID is shifted out of it
+        // in place, so the symbol needs no second array.
+        var b = Array(bytes)
+        guard b.count > Self.payloadIDLength else {
+            throw CodingError(.malformedPacket, "a packet of \(b.count) bytes has no symbol after its payload ID")
         }
-        // The symbol is copied once, straight from `bytes`.
-        var id: UInt32 = 0
-        for byte in bytes.prefix(Self.payloadIDLength) { id = id << 8 | UInt32(byte) }
-        try self.init(
-            sourceBlockNumber: Int(id >> 24), encodingSymbolID: id & Self.maximumEncodingSymbolID,
-            symbol: Array(bytes.dropFirst(Self.payloadIDLength)))
+        let sourceBlockNumber = Int(b[0])
+        let encodingSymbolID = UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
+        b.removeFirst(Self.payloadIDLength)
+        try self.init(sourceBlockNumber: sourceBlockNumber, encodingSymbolID: encodingSymbolID, symbol: b)
     }
 
     /// Payload ID followed by the symbol.
