@@ -67,6 +67,36 @@ import Testing
         try Self.expectStored(peer, key: key, content: content)
     }
 
+    /// Virtual-host addressing for real: the bucket travels in the host name (`BUCKET.localhost`, which libcurl
+    /// resolves to loopback itself) and the path holds only the key, and moto finds the bucket there.
+    @Test func virtualHostAddressingPutsTheBucketInTheHostAndStoresByteExact() async throws {
+        let peer = try S3PeerProcess.get()
+        let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
+        defer { client.shutDown() }
+        let endpoint = try S3Endpoint(
+            url: "http://localhost:\(peer.port)", region: "us-east-1", addressing: .virtualHost)
+        let key = "virtual-host/\(UUID().uuidString).bin"
+        let destination = try S3Destination(parsing: "s3://\(peer.bucket)/\(key)")
+        let backend = try S3Backend(
+            destination: destination, endpoint: endpoint, flavor: .aws,
+            credentials: S3Credentials(accessKeyID: peer.accessKeyID, secretAccessKey: peer.secretAccessKey),
+            client: client)
+        #expect(backend.objectURL.hasPrefix("http://\(peer.bucket).localhost:\(peer.port)/virtual-host/"))
+        // Two parts: creation, UploadPart and completion, all addressed by host.
+        let content = Self.bytes((5 << 20) + 777, seed: 91)
+        let description = try Self.description(content.count, backend: backend)
+        let upload = try await backend.create(description)
+        #expect(upload.uploadID != nil)
+        var receipts: [PartReceipt] = []
+        for index in 0..<description.layout.partCount {
+            receipts.append(
+                try await backend.send(Self.part(index, of: content, layout: description.layout), to: upload))
+        }
+        _ = try await backend.complete(
+            upload, summary: CompletionSummary(parts: receipts, fileSHA256: SHA256.hash(content)))
+        try Self.expectStored(peer, key: key, content: content)
+    }
+
     @Test func unsignedPayloadPartsAreStoredByteExact() async throws {
         let peer = try S3PeerProcess.get()
         let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
