@@ -43,10 +43,13 @@ public struct RaptorQPacket: Sendable, Hashable {
 
     /// Payload ID followed by the symbol.
     public var serialized: [UInt8] {
-        var out: [UInt8] = [
-            UInt8(sourceBlockNumber), UInt8(encodingSymbolID >> 16 & 0xFF), UInt8(encodingSymbolID >> 8 & 0xFF),
-            UInt8(encodingSymbolID & 0xFF),
-        ]
+        // One allocation of the final size (a 4-byte literal grown by the symbol took two and a copy).
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.payloadIDLength + symbol.count)
+        out.append(UInt8(sourceBlockNumber))
+        out.append(UInt8(encodingSymbolID >> 16 & 0xFF))
+        out.append(UInt8(encodingSymbolID >> 8 & 0xFF))
+        out.append(UInt8(encodingSymbolID & 0xFF))
         out.append(contentsOf: symbol)
         return out
     }
