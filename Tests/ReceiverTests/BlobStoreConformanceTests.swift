@@ -137,7 +137,9 @@ enum BlobStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
             var whole = SHA256()
             try unsafe store.forEachPiece(of: .object(id), pieceSize: 3 << 20) { piece in unsafe whole.update(piece) }
             #expect(whole.finalize() == SHA256.hash(content))
-            #expect(try Self.read(store, .object(id), at: 3 << 20, count: 10) == Array(content[(3 << 20)..<((3 << 20) + 10)]))
+            #expect(
+                try Self.read(store, .object(id), at: 3 << 20, count: 10)
+                    == Array(content[(3 << 20)..<((3 << 20) + 10)]))
         }
         if kind == .s3, let s3 = store as? S3BlobStore {
             let seen = try MotoTestServer.shared.get().object(bucket: s3.client.bucket, key: "fleet/a/objects/\(id)")

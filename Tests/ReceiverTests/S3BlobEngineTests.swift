@@ -14,9 +14,10 @@ import Testing
         let directory: String
 
         init(store: S3BlobStore, limits: ReceiverLimits = ReceiverLimits(minimumChunkSize: 64 * 1024)) throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "aether-s3engine-\(UUID().uuidString)"
-            ).path
+            directory =
+                FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "aether-s3engine-\(UUID().uuidString)"
+                ).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             self.store = store
             engine = UploadEngine(

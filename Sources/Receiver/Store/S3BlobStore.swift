@@ -54,10 +54,24 @@ public final class S3BlobStore: BlobStore {
         self.options = options
     }
 
-    /// Checks that the bucket exists and answers (at start, so that `aether serve` names the cause).
+    /// Checks that the bucket exists and answers (at start, so that `aether serve` names the cause: the bucket
+    /// missing, access denied, the endpoint unreachable).
     public func checkBucket() throws(ReceiverError) {
         let client = self.client
-        try Self.s3 { () async throws(TransportError) in try await client.headBucket() }
+        do {
+            try S3BlobBridge.run { () async throws(TransportError) in try await client.headBucket() }
+        } catch {
+            let bucket = client.bucket
+            switch error.code {
+            case .gone: throw ReceiverError(.storageFailed, "S3 bucket \(bucket) does not exist")
+            case .accessDenied:
+                throw ReceiverError(.storageFailed, "S3 refused access to bucket \(bucket): check the credentials")
+            case .connectionRefused, .hostNotFound, .timedOut, .connectionClosed, .tlsHandshakeFailed,
+                .certificateRejected:
+                throw ReceiverError(.unavailable, "the S3 endpoint is unreachable: \(error.message)")
+            default: throw Self.storageError(error)
+            }
+        }
     }
 
     // MARK: Keys

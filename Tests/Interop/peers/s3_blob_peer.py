@@ -1,8 +1,9 @@
-"""A moto S3 server for the receiver's S3 blob store tests, on 127.0.0.1 with a port the kernel picks, that can
+"""A moto S3 server for the receiver's S3 blob store tests (and `aether serve --blobs`), without access checks
+(moto's IAM check refuses a correctly signed ListObjectsV2 whose prefix holds a '/', boto3's too), on 127.0.0.1 with a port the kernel picks, that can
 stop refusing and serve again with its objects kept (moto keeps its state in this process, so a new server on
 the same port sees the same buckets).
 
-Prints one JSON line {"port": P}, then answers one command per stdin line with one JSON line, until stdin closes:
+Creates the bucket "aether-fleet", prints one JSON line {"port": P}, then answers one command per stdin line with one JSON line, until stdin closes:
   {"op": "stop"}          -> {"stopped": true}   the port refuses connections
   {"op": "start"}         -> {"started": true}   serves again on the same port, same objects
   {"op": "get", "bucket": B, "key": K} -> {"size", "sha256"} of the object as boto3 downloads it; {"missing": true}
@@ -27,6 +28,7 @@ def main():
     s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
                       aws_access_key_id="test", aws_secret_access_key="test",
                       config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+    s3.create_bucket(Bucket="aether-fleet")
     print(json.dumps({"port": port}), flush=True)
     for line in sys.stdin:
         command = json.loads(line)
