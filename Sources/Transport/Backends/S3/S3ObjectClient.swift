@@ -43,9 +43,7 @@ public final class S3ObjectClient: Sendable {
     /// Retries and time limits.
     public let options: S3Backend.Options
 
-    private let signer: S3SigV4Signer
-    private let transport: Transport
-    private let clock: any AetherClock
+    private let sender: S3SignedSender
 
     /// A client of `bucket` at `endpoint` that sends through `client`.
     public convenience init(
@@ -67,9 +65,10 @@ public final class S3ObjectClient: Sendable {
         self.bucket = bucket
         self.endpoint = endpoint
         self.options = options
-        self.signer = S3SigV4Signer(credentials: credentials, region: endpoint.region)
-        self.transport = transport
-        self.clock = clock
+        self.sender = S3SignedSender(
+            signer: S3SigV4Signer(credentials: credentials, region: endpoint.region), transport: transport,
+            clock: clock, retry: options.retry, timeouts: options.timeouts, sleep: S3SignedSender.taskSleep,
+            random: { Double.random(in: 0..<1) })
     }
 
     // MARK: Objects
@@ -296,57 +295,14 @@ public final class S3ObjectClient: Sendable {
             path = endpoint.path(of: destination)
             url = endpoint.url(for: destination, query: query)
         } else {
-            path = endpoint.addressing == .virtualHost ? "/" : "/\(bucket)"
-            var text = "\(endpoint.scheme)://\(endpoint.authority(bucket: bucket))"
-            text += S3SigV4Signer.encode(path, keepSlash: true)
-            if !query.isEmpty {
-                text +=
-                    "?"
-                    + query.map {
-                        "\(S3SigV4Signer.encode($0.name, keepSlash: false))=\(S3SigV4Signer.encode($0.value, keepSlash: false))"
-                    }.joined(separator: "&")
-            }
-            url = text
+            path = endpoint.bucketPath(bucket)
+            url = endpoint.url(bucket: bucket, path: path, query: query)
         }
-        let payload = S3SigV4Signer.Payload.sha256(SHA256.hash(body))
-        var attempt = 1
-        while true {
-            let signature = try signer.sign(
-                S3SigV4Signer.Request(
-                    method: method, host: endpoint.authority(bucket: bucket), path: path, query: query,
-                    headers: headers),
-                payload: payload, at: clock.wallWholeSeconds())
-            var sent = headers
-            for field in signature.headers { sent.add(field.name, field.value) }
-            let failure: TransportError
-            do throws(TransportError) {
-                let response = try await transport(
-                    HTTPRequest(
-                        method: method, url: url, headers: sent, body: body.isEmpty ? .empty : .bytes(body),
-                        timeouts: options.timeouts, responseBodyLimit: responseBodyLimit))
-                if (200..<300).contains(response.status) {
-                    try validate(response)
-                    return response
-                }
-                failure = S3ErrorMapping.error(operation: operation, status: response.status, body: response.body)
-            } catch {
-                failure = error
-            }
-            let transient =
-                S3ErrorMapping.isRetryable(failure.code)
-                || failure.code == .connectionClosed || failure.code == .timedOut
-            guard transient, attempt < options.retry.maximumAttempts else {
-                if transient, attempt > 1 {
-                    throw TransportError(failure.code, failure.message + " (after \(attempt) attempts)")
-                }
-                throw failure
-            }
-            do {
-                try await Task.sleep(for: options.retry.delay(beforeRetry: attempt, unit: Double.random(in: 0..<1)))
-            } catch {
-                throw TransportError(.cancelled, "S3 \(operation) was cancelled while backing off")
-            }
-            attempt += 1
-        }
+        return try await sender.perform(
+            S3SignedSender.Request(
+                operation: operation, method: method, host: endpoint.authority(bucket: bucket), path: path, url: url,
+                query: query, headers: headers, body: body.isEmpty ? .empty : .bytes(body),
+                payload: .sha256(SHA256.hash(body)), responseBodyLimit: responseBodyLimit),
+            validate: validate)
     }
 }
