@@ -79,14 +79,35 @@ enum UploadSetup {
     }
 
     /// The backend for `destination`: probed (`http(s)://`) or S3 (`s3://` with `endpoint`), forcing `forced`.
+    /// A probe whose connection was reset (a receiver restarting under it) is sent again for up to `resetWait`
+    /// seconds, as the upload's own requests are; a refused connection only for `refusedWait` seconds, since at
+    /// the start it more often means a wrong address than a receiver coming back.
     static func backend(
-        destination: String, forced: TransportMode?, endpoint: String?, token: String?, client: HTTPClient
+        destination: String, forced: TransportMode?, endpoint: String?, token: String?, client: HTTPClient,
+        resetWait: Double = UploadConfiguration().connectionWaitLimit, refusedWait: Double = 10
     ) async throws -> DetectedBackend {
         var headers = HTTPHeaders()
         if let token { headers.replace("Authorization", "Bearer " + token) }
         let options = BackendDetector.Options(
             headers: headers, s3Endpoint: endpoint, s3Flavor: endpoint == nil ? .aws : .minio)
-        return try await BackendDetector(client: client, options: options).detect(destination, forcing: forced)
+        let detector = BackendDetector(client: client, options: options)
+        let started = ContinuousClock.now
+        var delay = 0.1
+        while true {
+            do {
+                return try await detector.detect(destination, forcing: forced)
+            } catch {
+                let limit =
+                    switch error.code {
+                    case .connectionClosed: resetWait
+                    case .connectionRefused: refusedWait
+                    default: -1.0
+                    }
+                guard started.duration(to: .now) / .seconds(1) + delay <= limit else { throw error }
+                try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+                delay = min(delay * 2, 2)
+            }
+        }
     }
 
     /// The canonical path of `path` (symbolic links and `..` resolved), as bytes.

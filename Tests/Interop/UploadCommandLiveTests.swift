@@ -191,6 +191,23 @@ final class UploadChild: @unchecked Sendable {
         #expect(failed.stderr.contains("check the path"))
     }
 
+    /// A receiver that is still starting when the upload begins (the first probe is refused) is waited for: the
+    /// upload completes once it listens, byte-identical, instead of failing at the first refused connection.
+    @Test func aReceiverThatComesUpSecondsAfterTheUploadStartsIsWaitedFor() throws {
+        let (path, state, content) = try Self.file(300_000, seed: 43)
+        let first = try ReceiverChild()
+        let (port, store) = (first.port, first.store)
+        first.child.signal(SIGKILL)
+        _ = try first.child.wait()
+        let child = try UploadChild(["upload", path, first.url + "/uploads", "--state-dir", state, "--json"])
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(child.process.isRunning, "the upload gave up while nothing listened: \(child.stderr)")
+        let second = try ReceiverChild(port: port, store: store)
+        #expect(try child.wait(timeout: 60) == 0, "\(child.stderr)")
+        let done = try Self.completed(child)
+        #expect(try second.object(try #require(done["location"] as? String)) == content)
+    }
+
     /// Each limit runs out at another step (the state directory, the snapshot, the telemetry files, the socket
     /// libcurl needs); every one is a typed error with the same next step, never "check the destination".
     @Test(arguments: [10, 11, 12, 14, 16])

@@ -9,9 +9,10 @@ final class ReceiverChild: @unchecked Sendable {
     let store: String
     let url: String
 
-    init() throws {
-        let store = try SessionLive.temporaryDirectory() + "/store"
-        let child = try UploadChild(["serve", "--dir", store, "--port", "0"])
+    /// A receiver on `port` (0: one the kernel picks), on `store` (a fresh directory when nil).
+    init(port: UInt16 = 0, store given: String? = nil) throws {
+        let store = try given ?? SessionLive.temporaryDirectory() + "/store"
+        let child = try UploadChild(["serve", "--dir", store, "--port", "\(port)"])
         var found: String?
         try SessionLive.wait("aether serve to listen", timeout: 30) {
             found = child.stdout.split(separator: "\n").first { $0.hasPrefix("listening on ") }
@@ -22,6 +23,9 @@ final class ReceiverChild: @unchecked Sendable {
         self.child = child
         url = try #require(found, "aether serve did not start: \(child.stderr)")
     }
+
+    /// The port it listens on.
+    var port: UInt16 { UInt16(url.split(separator: ":").last ?? "") ?? 0 }
 
     /// The object the receiver stored for the upload at `location`.
     func object(_ location: String) throws -> [UInt8] {
