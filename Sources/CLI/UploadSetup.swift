@@ -91,22 +91,8 @@ enum UploadSetup {
         let options = BackendDetector.Options(
             headers: headers, s3Endpoint: endpoint, s3Flavor: endpoint == nil ? .aws : .minio)
         let detector = BackendDetector(client: client, options: options)
-        let started = ContinuousClock.now
-        var delay = 0.1
-        while true {
-            do {
-                return try await detector.detect(destination, forcing: forced)
-            } catch {
-                let limit =
-                    switch error.code {
-                    case .connectionClosed: resetWait
-                    case .connectionRefused: refusedWait
-                    default: -1.0
-                    }
-                guard started.duration(to: .now) / .seconds(1) + delay <= limit else { throw error }
-                try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
-                delay = min(delay * 2, 2)
-            }
+        return try await PathFailureWait(resetLimit: resetWait, refusedLimit: refusedWait).run {
+            () async throws(TransportError) in try await detector.detect(destination, forcing: forced)
         }
     }
 

@@ -132,6 +132,14 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(outcome.partCount == 1)
     }
 
+    /// How many parts the stored snapshot holds as acknowledged. A cancel that lands while the last stored part's
+    /// answer is on its way leaves that part stored but unacknowledged (one fewer here than the backend holds): the
+    /// resume then sends it again (level 2), never reuses a part whose digest it did not record.
+    static func acknowledgedInSnapshot(_ fixture: UploadFixture) throws -> Int {
+        let bytes = try #require(try fixture.store().load(key: fixture.key))
+        return try ResumeSnapshot.deserialize(bytes).acknowledged.count
+    }
+
     @Test func resumeAfterCancelSendsOnlyTheUnacknowledgedParts() async throws {
         let content = UploadFixture.seeded(40 * 16_384, seed: 2)
         let fixture = try UploadFixture(bytes: content)
@@ -148,15 +156,44 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(try fixture.store().load(key: fixture.key) != nil)
         let sendsBefore = backend.state.withLock { $0.sends.count }
 
+        let acknowledged = try Self.acknowledgedInSnapshot(fixture)
+        #expect(acknowledged == storedBefore || acknowledged == storedBefore - 1)
+
         let log = EventLog()
         let outcome = try await fixture.uploader(backend, chunkSize: 16_384, parallel: 4).run { log.record($0) }
         let sendsAfter = backend.state.withLock { Array($0.sends[sendsBefore...]) }
         #expect(backend.object(outcome.receipt.location) == content)
-        #expect(sendsAfter.count == 40 - storedBefore)
+        #expect(sendsAfter.count == 40 - acknowledged)
         #expect(Set(sendsAfter).count == sendsAfter.count)
-        #expect(outcome.partsSent == 40 - storedBefore)
-        #expect(log.resume?.reusedParts == storedBefore)
-        #expect(log.resume?.level == .chain)
+        #expect(outcome.partsSent == 40 - acknowledged)
+        #expect(log.resume?.reusedParts == acknowledged)
+        #expect(log.resume?.level == (acknowledged == storedBefore ? .chain : .server))
+        #expect(backend.state.withLock { $0.created } == 1)
+    }
+
+    /// The resume query meets a reset, then a refused connection (the receiver restarting): it is asked again and
+    /// the upload resumes where it was, instead of abandoning the stored parts and starting fresh.
+    @Test func aResumeQueryCutByAResetOrARefusalIsAskedAgainAndNothingStoredIsSentAgain() async throws {
+        let content = UploadFixture.seeded(24 * 16_384, seed: 4)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let holder = TaskHolder()
+        let backend = InMemoryBackend(reorder: false) { stored in
+            if stored == 10 { holder.cancel() }
+        }
+        _ = await runUntilCancelled(try fixture.uploader(backend, chunkSize: 16_384, parallel: 1), holder: holder)
+        let storedBefore = backend.state.withLock { $0.uploads.values.first?.parts.count ?? 0 }
+        #expect(storedBefore >= 10 && storedBefore < 24)
+        let acknowledged = try Self.acknowledgedInSnapshot(fixture)
+        #expect(acknowledged == storedBefore || acknowledged == storedBefore - 1)
+        backend.state.withLock { $0.progressFailures = [.connectionClosed, .connectionRefused] }
+        let log = EventLog()
+        let outcome = try await fixture.uploader(backend, chunkSize: 16_384, parallel: 2).run { log.record($0) }
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(backend.state.withLock { $0.progressFailures.isEmpty })
+        #expect(log.resume?.level == (acknowledged == storedBefore ? .chain : .server))
+        #expect(log.resume?.reusedParts == acknowledged)
+        #expect(outcome.partsSent == 24 - acknowledged)
         #expect(backend.state.withLock { $0.created } == 1)
     }
 

@@ -22,6 +22,8 @@ final class InMemoryBackend: ChainReportingBackend {
         var aborted: [String] = []
         /// Codes the next sends throw, in order, before storing anything.
         var failures: [TransportError.Code] = []
+        /// Failures the next resume queries (`progress`) throw, in order.
+        var progressFailures: [TransportError.Code] = []
         /// Indices whose next send is stored but answered with `.connectionClosed` (a lost acknowledgement).
         var dropAcknowledgement: Set<Int> = []
         /// Every send attempt, by part index.
@@ -66,10 +68,14 @@ final class InMemoryBackend: ChainReportingBackend {
     }
 
     func progress(of upload: RemoteUpload) async throws(TransportError) -> RemoteProgress {
-        state.withLock { state in
-            guard let stored = state.uploads[upload.location] else { return .gone }
-            return .chunks(Set(stored.parts.keys), complete: stored.completed)
+        let answer: Result<RemoteProgress, TransportError> = state.withLock { state in
+            if !state.progressFailures.isEmpty {
+                return .failure(TransportError(state.progressFailures.removeFirst(), "injected failure"))
+            }
+            guard let stored = state.uploads[upload.location] else { return .success(.gone) }
+            return .success(.chunks(Set(stored.parts.keys), complete: stored.completed))
         }
+        return try answer.get()
     }
 
     static func bytes(of body: HTTPRequestBody) -> [UInt8] {

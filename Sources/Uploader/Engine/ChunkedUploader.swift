@@ -94,7 +94,9 @@ public actor ChunkedUploader {
         } catch {
             throw Self.readError(error)
         }
-        var plan = await resume.plan(fingerprint: fingerprint, destination: target.destination, backend: backend)
+        var plan = await resume.plan(
+            fingerprint: fingerprint, destination: target.destination, backend: backend,
+            pathWait: PathFailureWait(resetLimit: configuration.connectionWaitLimit))
         var restarts = 0
         while true {
             if let abandoned = plan.abandoned { try? await backend.abort(abandoned) }

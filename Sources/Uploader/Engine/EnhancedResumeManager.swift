@@ -20,10 +20,13 @@ public actor EnhancedResumeManager {
         self.key = key
     }
 
-    /// The plan for a file with `fingerprint` going to `destination` over `backend`.
-    public func plan(fingerprint: FileFingerprint, destination: String, backend: any UploadBackend) async
-        -> ResumePlan
-    {
+    /// The plan for a file with `fingerprint` going to `destination` over `backend`. The destination's answers are
+    /// waited for through `pathWait` while the connection is reset or refused (a receiver restarting is not a
+    /// reason to start over).
+    public func plan(
+        fingerprint: FileFingerprint, destination: String, backend: any UploadBackend,
+        pathWait: PathFailureWait = PathFailureWait(resetLimit: 120)
+    ) async -> ResumePlan {
         let snapshot: ResumeSnapshot
         do {
             guard let bytes = try store.load(key: key) else { return .fresh(reason: nil) }
@@ -45,7 +48,9 @@ public actor EnhancedResumeManager {
         let known = snapshot.acknowledgedDigests
         let progress: RemoteProgress
         do {
-            progress = try await backend.progress(of: snapshot.remote)
+            progress = try await pathWait.run { () async throws(TransportError) in
+                try await backend.progress(of: snapshot.remote)
+            }
         } catch {
             return .fresh(
                 reason: "the destination could not say what it holds (level 2: \(error.message)); starting fresh",
@@ -58,7 +63,7 @@ public actor EnhancedResumeManager {
         var level = ResumeLevel.server
         var reason: String?
         if let chained = backend as? any ChainReportingBackend {
-            switch await verifyChain(chained, snapshot: snapshot, known: known) {
+            switch await verifyChain(chained, snapshot: snapshot, known: known, pathWait: pathWait) {
             case .verified: level = .chain
             case .unverifiable(let why):
                 reason = why
@@ -115,12 +120,15 @@ public actor EnhancedResumeManager {
         case verified, unverifiable(String), mismatch
     }
 
-    private func verifyChain(_ backend: any ChainReportingBackend, snapshot: ResumeSnapshot, known: [Int: Digest32])
-        async -> ChainCheck
-    {
+    private func verifyChain(
+        _ backend: any ChainReportingBackend, snapshot: ResumeSnapshot, known: [Int: Digest32],
+        pathWait: PathFailureWait
+    ) async -> ChainCheck {
         let state: ChainState?
         do {
-            state = try await backend.chainState(of: snapshot.remote)
+            state = try await pathWait.run { () async throws(TransportError) in
+                try await backend.chainState(of: snapshot.remote)
+            }
         } catch {
             return .unverifiable("the destination's chain could not be read (level 3: \(error.message))")
         }

@@ -84,7 +84,7 @@ public actor FollowedUploader {
     {
         var plan = await FollowPlan.make(
             store: snapshots, key: snapshotKey, device: file.device, inode: file.inode, destination: target.destination,
-            backend: backend)
+            backend: backend, pathWait: PathFailureWait(resetLimit: configuration.connectionWaitLimit))
         if let forceFresh { plan = FollowPlan(reason: forceFresh) }
         if let abandoned = plan.abandoned { try? await backend.abort(abandoned) }
         var snapshot: ResumeSnapshot
