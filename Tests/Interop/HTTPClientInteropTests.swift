@@ -148,6 +148,22 @@ import Testing
         #expect(second.telemetry.connect == .zero)
     }
 
+    /// A connection idle for longer than `idleReuseLimit` is not reused (a server may be closing it just then):
+    /// the request after the pause goes on a new connection, one within the limit on the same one.
+    @Test func aConnectionIdleLongerThanTheReuseLimitIsNotReused() async throws {
+        let peer = try HTTPPeerProcess.get()
+        let client = try Self.client(HTTPClientConfiguration(proxy: .none, idleReuseLimit: 1))
+        defer { client.shutDown() }
+        let first = try await client.send(HTTPRequest(url: peer.url(peer.plain, "/one"), version: .http1))
+        let soon = try await client.send(HTTPRequest(url: peer.url(peer.plain, "/two"), version: .http1))
+        try await Task.sleep(for: .milliseconds(2500))
+        let late = try await client.send(HTTPRequest(url: peer.url(peer.plain, "/three"), version: .http1))
+        #expect(soon.telemetry.connectionReused)
+        #expect(try Self.echo(first).client_port == Self.echo(soon).client_port)
+        #expect(!late.telemetry.connectionReused)
+        #expect(try Self.echo(late).client_port != Self.echo(soon).client_port)
+    }
+
     /// Over TLS (ALPN) all requests may start at once: they wait for the one connection (CURLOPT_PIPEWAIT).
     @Test func headDeleteAndAnEmptyPostAreSentAsSuch() async throws {
         let peer = try HTTPPeerProcess.get()

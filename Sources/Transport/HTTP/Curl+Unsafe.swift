@@ -149,6 +149,7 @@ struct CurlCode {
         try set(CURLOPT_PROTOCOLS_STR, "http,https")
         try set(CURLOPT_FOLLOWLOCATION, 0)
         try set(CURLOPT_TCP_KEEPALIVE, 1)
+        try set(CURLOPT_MAXAGE_CONN, configuration.idleReuseLimit)
         try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         if !request.headers.contains("User-Agent") { try set(CURLOPT_USERAGENT, configuration.userAgent) }
 
