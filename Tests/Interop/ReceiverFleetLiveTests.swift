@@ -26,9 +26,9 @@ import Testing
         let catalogURL: String?
         let moto: FleetMoto?
         let directory: String
-        private(set) var receivers: [AetherProcess] = []
-        private(set) var ports: [UInt16] = []
-        private(set) var relay: RoundRobinRelay!
+        let receivers: [AetherProcess]
+        let ports: [UInt16]
+        let relay: RoundRobinRelay
 
         /// `catalogue`: one PostgreSQL catalogue (else each receiver's own SQLite); `s3`: blobs in moto.
         init(catalogue: Bool = true, s3: Bool = false) throws {
@@ -36,14 +36,22 @@ import Testing
             postgres = catalogue ? try PostgresProcess() : nil
             catalogURL = try postgres?.createDatabase()
             moto = s3 ? try FleetMoto() : nil
-            for index in 0..<2 { try startReceiver(index) }
+            var receivers: [AetherProcess] = []
+            var ports: [UInt16] = []
+            for index in 0..<2 {
+                var arguments = ["serve", "--dir", directory + "/store\(index)", "--port", "0"]
+                if let catalogURL { arguments += ["--catalog", catalogURL] }
+                if let moto { arguments += ["--blobs", "s3://\(moto.bucket)/fleet", "--endpoint", moto.endpoint] }
+                let (process, port) = try Self.startReceiver(arguments)
+                receivers.append(process)
+                ports.append(port)
+            }
+            self.receivers = receivers
+            self.ports = ports
             relay = try RoundRobinRelay(ports: ports)
         }
 
-        private func startReceiver(_ index: Int) throws {
-            var arguments = ["serve", "--dir", directory + "/store\(index)", "--port", "0"]
-            if let catalogURL { arguments += ["--catalog", catalogURL] }
-            if let moto { arguments += ["--blobs", "s3://\(moto.bucket)/fleet", "--endpoint", moto.endpoint] }
+        private static func startReceiver(_ arguments: [String]) throws -> (AetherProcess, UInt16) {
             let process = try AetherProcess(
                 arguments, inputBytes: [], keepInputOpen: true, environment: FleetMoto.credentials)
             var url: String?
@@ -53,10 +61,10 @@ import Testing
                 return url != nil || !process.process.isRunning
             }
             guard let url, let port = url.split(separator: ":").last.flatMap({ UInt16($0) }) else {
+                process.stop()
                 throw PythonPeer.PeerError(message: "aether serve did not start: \(process.stderr)")
             }
-            receivers.append(process)
-            ports.append(port)
+            return (process, port)
         }
 
         /// Request log lines of receiver `index` that contain `text`.
