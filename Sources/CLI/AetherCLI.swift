@@ -144,11 +144,12 @@ enum FailureAdvice {
         return nil
     }
 
+    /// The next step when this process ran out of file descriptors.
+    static let openFileLimitStep =
+        "raise the open-file limit (ulimit -n) or lower --parallel, then run the same command again"
+
     static func uploadStep(_ error: UploaderError) -> String? {
-        let tooManyFiles = [EMFILE, ENFILE].map { unsafe String(cString: strerror($0)) }
-        if [.systemCall, .readFailed].contains(error.code), tooManyFiles.contains(where: error.message.contains) {
-            return "raise the open-file limit (ulimit -n) or lower --parallel, then run the same command again"
-        }
+        if let code = error.errno, code == EMFILE || code == ENFILE { return openFileLimitStep }
         return switch error.code {
         case .transportFailed, .circuitOpen:
             "check the destination and the network, then run the same command again to resume"
@@ -164,7 +165,8 @@ enum FailureAdvice {
     }
 
     static func transportStep(_ error: TransportError) -> String? {
-        switch error.code {
+        if let code = error.errno, code == EMFILE || code == ENFILE { return openFileLimitStep }
+        return switch error.code {
         case .accessDenied, .credentialsUnavailable: "check the token or credentials"
         case .protocolUnsupported: "choose another --protocol or destination"
         case .invalidArgument: "check the destination and the arguments (aether help upload)"

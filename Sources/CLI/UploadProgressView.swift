@@ -143,7 +143,8 @@ final class UploadProgressView: Sendable {
             state.lastDraw = now
             state.lastFraction = progress.fraction
             if mode == .terminal { state.drewBar = true }
-            return state.tier
+            // Until the scheduler reports (a followed upload never does), the tier the progress itself carries.
+            return state.tier == "-" ? progress.tier.rawValue : state.tier
         }
         guard let tier else { return }
         switch mode {

@@ -60,13 +60,19 @@ public struct UploaderError: Error, Sendable, CustomStringConvertible {
     public let code: Code
     /// A message for people.
     public let message: String
+    /// The errno of the system call that failed underneath, when there was one (callers test it, e.g. EMFILE, rather
+    /// than the message's words).
+    public let errno: Int32?
     /// Source location that threw.
     public let location: String
 
     /// Creates an error; `location` defaults to the caller's file and line.
-    public init(_ code: Code, _ message: String, file: StaticString = #fileID, line: UInt = #line) {
+    public init(
+        _ code: Code, _ message: String, errno: Int32? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) {
         self.code = code
         self.message = message
+        self.errno = errno
         self.location = "\(file):\(line)"
     }
 

@@ -143,6 +143,10 @@ final class BurstWriter: @unchecked Sendable {
         let resume = try #require(second.events.first { $0["event"] as? String == "resume" })
         #expect(resume["level"] as? Int == 2)
         #expect((resume["reused_parts"] as? Int ?? 0) >= 4)
+        // The resumed follower names its tier (loopback: ultrafast), as the first run did, never "-".
+        let tiers = Set(
+            second.events.filter { $0["event"] as? String == "progress" }.compactMap { $0["tier"] as? String })
+        #expect(tiers == ["ultrafast"], "\(tiers)")
         let done = try Self.completed(second)
         let final = Self.contents(path)
         #expect(Self.storedObject(served, try #require(done["location"] as? String)) == final)
@@ -169,6 +173,10 @@ final class BurstWriter: @unchecked Sendable {
         let resume = try #require(second.events.first { $0["event"] as? String == "resume" })
         #expect(resume["level"] as? Int == 2)
         #expect((resume["reused_parts"] as? Int ?? 0) >= 4)
+        // The resumed follower names its tier (loopback: ultrafast), as the first run did, never "-".
+        let tiers = Set(
+            second.events.filter { $0["event"] as? String == "progress" }.compactMap { $0["tier"] as? String })
+        #expect(tiers == ["ultrafast"], "\(tiers)")
         let done = try Self.completed(second)
         #expect(Self.storedObject(served, try #require(done["location"] as? String)) == Self.contents(path))
     }

@@ -262,6 +262,24 @@ import Testing
         #expect(response.body == Array("ok".utf8))
     }
 
+    @Test func informationalResponsesOverHTTP2ComeBeforeTheFinalOne() async throws {
+        let peer = try HTTPPeerProcess.get()
+        let client = try Self.client()
+        defer { client.shutDown() }
+        let response = try await client.send(
+            HTTPRequest(
+                method: "POST", url: peer.url(peer.h2raw, "/informational"), body: .bytes(Array("abcd".utf8)),
+                version: .http2))
+        #expect(response.telemetry.protocolVersion == .http2)
+        #expect(response.informational.map(\.status) == [104, 103])
+        #expect(response.informational.first?.headers["Upload-Draft-Interop-Version"] == "6")
+        #expect(response.informational.first?.headers["location"] == "/uploads/7")
+        #expect(response.informational.last?.headers["link"] == "</style.css>; rel=preload")
+        #expect(response.status == 201)
+        #expect(response.headers["Upload-Offset"] == "4")
+        #expect(response.body == Array("ok".utf8))
+    }
+
     @Test func aServerClosingMidBodyIsConnectionClosed() async throws {
         let peer = try HTTPPeerProcess.get()
         let client = try Self.client()

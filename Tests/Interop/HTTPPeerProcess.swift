@@ -1,6 +1,6 @@
 import Foundation
 
-/// `peers/http_peer.py`: hypercorn (HTTP/1.1, h2c, TLS with ALPN, an expired TLS leaf) and a raw socket server,
+/// `peers/http_peer.py`: hypercorn (HTTP/1.1, h2c, TLS with ALPN, an expired TLS leaf), a raw socket server and a raw h2c server,
 /// all on 127.0.0.1, with a PKI made at start. One per test process; it exits when this process closes its stdin.
 final class HTTPPeerProcess: @unchecked Sendable {
     // @unchecked: every stored property is set once in init and only read afterwards.
@@ -9,6 +9,8 @@ final class HTTPPeerProcess: @unchecked Sendable {
     let tls: UInt16
     let expired: UInt16
     let raw: UInt16
+    /// h2c with prior knowledge that sends 104 and 103 HEADERS frames before every final answer.
+    let h2raw: UInt16
     /// A port that was bound and closed again: nothing listens there.
     let closed: UInt16
     /// Held for the life of the test process: the peer serves until its stdin closes.
@@ -23,7 +25,7 @@ final class HTTPPeerProcess: @unchecked Sendable {
         let (peer, ports) = try LongRunningPeer.startListening("http_peer.py", [directory.path])
         self.peer = peer
         (plain, tls, expired) = try (ports.port("plain"), ports.port("tls"), ports.port("expired"))
-        (raw, closed) = try (ports.port("raw"), ports.port("closed"))
+        (raw, h2raw, closed) = try (ports.port("raw"), ports.port("h2raw"), ports.port("closed"))
     }
 
     func url(_ port: UInt16, _ path: String, tls: Bool = false, host: String = "127.0.0.1") -> String {

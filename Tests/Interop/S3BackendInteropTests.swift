@@ -34,6 +34,17 @@ import Testing
             sha256: SHA256.hash(slice), crc32c: CRC32C.checksum(slice))
     }
 
+    /// Sends every part of `content` in order; their receipts.
+    static func sendAll(
+        _ content: [UInt8], layout: PartLayout, backend: S3Backend, upload: RemoteUpload
+    ) async throws -> [PartReceipt] {
+        var receipts: [PartReceipt] = []
+        for index in 0..<layout.partCount {
+            receipts.append(try await backend.send(Self.part(index, of: content, layout: layout), to: upload))
+        }
+        return receipts
+    }
+
     static func expectStored(_ peer: S3PeerProcess, key: String, content: [UInt8]) throws {
         let object = try peer.object(key)
         #expect(object.missing == nil)
@@ -54,16 +65,38 @@ import Testing
         let upload = try await backend.create(description)
         // One part (up to 5 MiB): a single PutObject; more: a multipart upload.
         #expect((upload.uploadID == nil) == (size <= 5 << 20))
-        var receipts: [PartReceipt] = []
-        for index in 0..<description.layout.partCount {
-            receipts.append(
-                try await backend.send(Self.part(index, of: content, layout: description.layout), to: upload))
-        }
+        let receipts = try await Self.sendAll(content, layout: description.layout, backend: backend, upload: upload)
         #expect(receipts.allSatisfy { $0.entityTag != nil })
         let receipt = try await backend.complete(
             upload, summary: CompletionSummary(parts: receipts, fileSHA256: SHA256.hash(content)))
         #expect(receipt.size == Int64(size))
         #expect(receipt.location == backend.objectURL)
+        try Self.expectStored(peer, key: key, content: content)
+    }
+
+    /// Virtual-host addressing for real: the bucket travels in the host name (`BUCKET.localhost`, which libcurl
+    /// resolves to loopback itself) and the path holds only the key, and moto finds the bucket there.
+    @Test func virtualHostAddressingPutsTheBucketInTheHostAndStoresByteExact() async throws {
+        let peer = try S3PeerProcess.get()
+        let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
+        defer { client.shutDown() }
+        let endpoint = try S3Endpoint(
+            url: "http://localhost:\(peer.port)", region: "us-east-1", addressing: .virtualHost)
+        let key = "virtual-host/\(UUID().uuidString).bin"
+        let destination = try S3Destination(parsing: "s3://\(peer.bucket)/\(key)")
+        let backend = try S3Backend(
+            destination: destination, endpoint: endpoint, flavor: .aws,
+            credentials: S3Credentials(accessKeyID: peer.accessKeyID, secretAccessKey: peer.secretAccessKey),
+            client: client)
+        #expect(backend.objectURL.hasPrefix("http://\(peer.bucket).localhost:\(peer.port)/virtual-host/"))
+        // Two parts: creation, UploadPart and completion, all addressed by host.
+        let content = Self.bytes((5 << 20) + 777, seed: 91)
+        let description = try Self.description(content.count, backend: backend)
+        let upload = try await backend.create(description)
+        #expect(upload.uploadID != nil)
+        let receipts = try await Self.sendAll(content, layout: description.layout, backend: backend, upload: upload)
+        _ = try await backend.complete(
+            upload, summary: CompletionSummary(parts: receipts, fileSHA256: SHA256.hash(content)))
         try Self.expectStored(peer, key: key, content: content)
     }
 
@@ -77,11 +110,7 @@ import Testing
         let content = Self.bytes((5 << 20) + 99, seed: 11)
         let description = try Self.description(content.count, backend: backend)
         let upload = try await backend.create(description)
-        var receipts: [PartReceipt] = []
-        for index in 0..<description.layout.partCount {
-            receipts.append(
-                try await backend.send(Self.part(index, of: content, layout: description.layout), to: upload))
-        }
+        let receipts = try await Self.sendAll(content, layout: description.layout, backend: backend, upload: upload)
         _ = try await backend.complete(
             upload, summary: CompletionSummary(parts: receipts, fileSHA256: SHA256.hash(content)))
         try Self.expectStored(peer, key: key, content: content)

@@ -1,6 +1,7 @@
 import AetherIO
 import AetherSecurity
 import CAetherCurl
+import Glibc
 
 // Every libcurl call of AetherTransport lives in this file. Handles are owned by two small classes: `CurlMulti`
 // (one per client, used on the client's thread) and `CurlEasy` (one per transfer). The C callbacks find their
@@ -305,6 +306,16 @@ struct CurlCode {
         return .failure(error(code, headComplete: transfer.parser.head != nil))
     }
 
+    /// EMFILE or ENFILE when this process cannot open one more descriptor now, else 0.
+    private static func descriptorShortage() -> Int32 {
+        let probe = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
+        guard probe < 0 else {
+            close(probe)
+            return 0
+        }
+        return errno
+    }
+
     /// True when a response's body is all there: 1xx, 204 and 304 have none; otherwise Content-Length must be
     /// present and met (without it, a reset stream leaves the end unknown).
     static func bodyIsComplete(status: Int, headers: HTTPHeaders, received: Int) -> Bool {
@@ -323,7 +334,16 @@ struct CurlCode {
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: return TransportError(.invalidArgument, message)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return TransportError(.hostNotFound, message)
-        case CURLE_COULDNT_CONNECT: return TransportError(.connectionRefused, message)
+        case CURLE_COULDNT_CONNECT:
+            // No descriptor for the socket is this process's limit, not the server refusing. libcurl 7.88 keeps no
+            // errno when socket(2) itself fails, so a descriptor is asked for here to tell the two apart.
+            var local = Int32(truncatingIfNeeded: info(CURLINFO_OS_ERRNO))
+            if local == 0 { local = Self.descriptorShortage() }
+            if local == EMFILE || local == ENFILE {
+                let reason = unsafe String(cString: strerror(local))
+                return TransportError(.systemCall, "no socket could be made: \(reason)", errno: local)
+            }
+            return TransportError(.connectionRefused, message)
         case CURLE_OPERATION_TIMEDOUT: return TransportError(.timedOut, message)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
             let verify = info(CURLINFO_SSL_VERIFYRESULT)

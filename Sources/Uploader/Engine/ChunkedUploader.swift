@@ -128,7 +128,7 @@ public actor ChunkedUploader {
             return UploaderError(.cancelled, "the upload was paused; its state is kept for a resume")
         }
         telemetry?.audit(.cancelled, errorCode: "transport-failed")
-        return UploaderError(.transportFailed, "\(error)")
+        return UploaderError(.transportFailed, "\(error)", errno: (error as? TransportError)?.errno)
     }
 
     /// Checks the destination's receipt against what was sent: the size, then every digest the destination reports
@@ -673,7 +673,7 @@ public actor ChunkedUploader {
         if error.code == .fileChanged {
             return UploaderError(.fileChanged, error.message)
         }
-        return UploaderError(.readFailed, error.message)
+        return UploaderError(.readFailed, error.message, errno: error.errno)
     }
 
     /// Sends one part with retries; returns once it is acknowledged.

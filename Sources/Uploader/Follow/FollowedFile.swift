@@ -34,14 +34,14 @@ public final class FollowedFile {
         do {
             descriptor = try Syscall.openReadOnly(path)
         } catch {
-            throw UploaderError(.readFailed, "\(path) cannot be opened: \(error.message)")
+            throw UploaderError(.readFailed, "\(path) cannot be opened: \(error.message)", errno: error.errno)
         }
         let status: FileStatus
         do {
             status = try Syscall.fstat(descriptor, path: path.description)
         } catch {
             Syscall.close(descriptor)
-            throw UploaderError(.readFailed, error.message)
+            throw UploaderError(.readFailed, error.message, errno: error.errno)
         }
         guard status.isRegularFile else {
             Syscall.close(descriptor)
@@ -73,7 +73,7 @@ public final class FollowedFile {
         do {
             status = try Syscall.fstat(descriptor, path: path.description)
         } catch {
-            throw UploaderError(.readFailed, error.message)
+            throw UploaderError(.readFailed, error.message, errno: error.errno)
         }
         try checkSamePath()
         guard status.size >= highWater else {
@@ -119,7 +119,7 @@ public final class FollowedFile {
         do {
             done = try outcome.get()
         } catch {
-            throw UploaderError(.readFailed, error.message)
+            throw UploaderError(.readFailed, error.message, errno: error.errno)
         }
         guard done == count else {
             throw UploaderError(

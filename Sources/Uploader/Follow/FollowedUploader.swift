@@ -206,7 +206,8 @@ public actor FollowedUploader {
         } catch {
             if !ChunkedUploader.isRetryable(error.code) && !ChunkedUploader.isPathFailure(error.code) {
                 throw UploaderError(
-                    .transportFailed, "the upload could not be created: \(error.message) (\(error.code))")
+                    .transportFailed, "the upload could not be created: \(error.message) (\(error.code))",
+                    errno: error.errno)
             }
             (remote, _) = try await retrier.withRetries(index: -1, emit: emit) {
                 () async throws(TransportError) -> RemoteUpload in

@@ -137,7 +137,8 @@ public final class SnapshotVault: Sendable {
                 header + nonce.bytes + sealed, named: name, inDirectory: directory, directoryPath: directoryPath,
                 options: .secret)
         } catch {
-            throw UploaderError(.systemCall, "could not write the snapshot \(path(for: key)): \(error.message)")
+            throw UploaderError(
+                .systemCall, "could not write the snapshot \(path(for: key)): \(error.message)", errno: error.errno)
         }
         known.withLock { _ = $0.insert(key) }
     }
@@ -173,7 +174,7 @@ public final class SnapshotVault: Sendable {
                 String(validating: $0.bytes, as: UTF8.self)
             }
         } catch {
-            throw UploaderError(.systemCall, "could not list \(directoryPath): \(error.message)")
+            throw UploaderError(.systemCall, "could not list \(directoryPath): \(error.message)", errno: error.errno)
         }
         var listing = Listing(keys: [], damaged: [])
         for name in names.sorted() where SnapshotFormat.isFileName(name) {

@@ -24,7 +24,7 @@ public final class UploadLock: Sendable {
             try Syscall.mkdir(locks, mode: UploadStateDirectory.directoryMode)
         } catch {
             if error.errno != EEXIST {
-                throw UploaderError(.systemCall, "cannot make \(locks): \(error.message)")
+                throw UploaderError(.systemCall, "cannot make \(locks): \(error.message)", errno: error.errno)
             }
         }
         let path = locks.appending(key + ".lock")
@@ -32,7 +32,7 @@ public final class UploadLock: Sendable {
         do {
             opened = try Syscall.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
         } catch {
-            throw UploaderError(.systemCall, "cannot open the lock \(path): \(error.message)")
+            throw UploaderError(.systemCall, "cannot open the lock \(path): \(error.message)", errno: error.errno)
         }
         let taken = Syscall.retryingFlock(opened, LOCK_EX | LOCK_NB)
         guard taken == 0 else {
@@ -44,7 +44,7 @@ public final class UploadLock: Sendable {
                     "upload \(key) is running in another process now; wait for it, or stop it (Ctrl-C) and run the "
                         + "same command again")
             }
-            throw UploaderError(.systemCall, "cannot lock \(path): errno \(code)")
+            throw UploaderError(.systemCall, "cannot lock \(path): errno \(code)", errno: code)
         }
         descriptor = opened
     }

@@ -178,7 +178,7 @@ public struct UploadStateDirectory: Sendable, CustomStringConvertible {
     }
 
     static func failure(_ what: String, _ shown: String, _ error: AnchoredFiles.Errno) -> UploaderError {
-        UploaderError(.systemCall, "could not \(what) \(shown): \(error.text)")
+        UploaderError(.systemCall, "could not \(what) \(shown): \(error.text)", errno: error.code)
     }
 
     /// `failure` for an error whose type the compiler no longer knows (a closure that rethrows untyped).

@@ -133,7 +133,7 @@ public final class TelemetryRecorder: Sendable {
         } catch  where error.errno == 2 {
             return nil
         } catch {
-            throw UploaderError(.systemCall, "the summary \(path) cannot be read: \(error.message)")
+            throw UploaderError(.systemCall, "the summary \(path) cannot be read: \(error.message)", errno: error.errno)
         }
     }
 

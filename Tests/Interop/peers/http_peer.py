@@ -5,6 +5,8 @@
 - expired: the same app behind an expired leaf of the same intermediate.
 - raw: a hand-written socket server for what a conforming framework will not send: 1xx informational
   responses, a body cut short, huge headers, silence, a proxy's absolute-form target.
+- h2raw: h2c with prior knowledge on the `h2` state machine (hypercorn's own dependency), answering every request
+  with a 104 and a 103 informational HEADERS frame before the final 201: 1xx over HTTP/2.
 
 The PKI is made at start with `cryptography` in the directory given as argv[1]: root.pem (the trust anchor),
 intermediate.pem, other.pem (an unrelated CA, for a pin that matches nothing), leaf.pem.
@@ -246,6 +248,52 @@ def raw_connection(conn):
             conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 
 
+def h2_connection(conn):
+    import h2.config
+    import h2.connection
+    import h2.events
+
+    machine = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    machine.initiate_connection()
+    conn.sendall(machine.data_to_send())
+    received = {}
+    with conn:
+        while True:
+            data = conn.recv(65536)
+            if not data:
+                return
+            for event in machine.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    received[event.stream_id] = 0
+                elif isinstance(event, h2.events.DataReceived):
+                    received[event.stream_id] = received.get(event.stream_id, 0) + len(event.data)
+                    machine.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded):
+                    stream = event.stream_id
+                    machine.send_headers(
+                        stream,
+                        [(":status", "104"), ("upload-draft-interop-version", "6"), ("location", "/uploads/7")],
+                    )
+                    machine.send_headers(stream, [(":status", "103"), ("link", "</style.css>; rel=preload")])
+                    machine.send_headers(
+                        stream,
+                        [
+                            (":status", "201"),
+                            ("location", "/uploads/7"),
+                            ("upload-offset", str(received.pop(stream, 0))),
+                            ("content-length", "2"),
+                        ],
+                    )
+                    machine.send_data(stream, b"ok", end_stream=True)
+            conn.sendall(machine.data_to_send())
+
+
+def h2_server(listener):
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=h2_connection, args=(conn,), daemon=True).start()
+
+
 def raw_server(listener):
     while True:
         conn, _ = listener.accept()
@@ -263,12 +311,13 @@ def listener():
 async def main():
     directory = sys.argv[1]
     make_pki(directory)
-    socks = {name: listener() for name in ("plain", "tls", "expired", "raw")}
+    socks = {name: listener() for name in ("plain", "tls", "expired", "raw", "h2raw")}
     ports = {name: sock.getsockname()[1] for name, sock in socks.items()}
     unused = listener()
     ports["closed"] = unused.getsockname()[1]
     unused.close()
     threading.Thread(target=raw_server, args=(socks.pop("raw"),), daemon=True).start()
+    threading.Thread(target=h2_server, args=(socks.pop("h2raw"),), daemon=True).start()
 
     configs = []
     for name, cert, key in (
