@@ -1,4 +1,5 @@
 import AetherIO
+import AetherIntegrity
 import AetherTestServers
 import Foundation
 import Testing
@@ -169,6 +170,56 @@ import Testing
         if let moto = fleet.moto {
             let objects = try moto.keys(prefix: "fleet/").map { try moto.object($0) }
             #expect(objects.contains { $0.sha256 == SHA256.hash(bytes).hex }, "\(objects)")
+        }
+    }
+
+    @Test func theSameNativeChunkSentToTwoReceiversAtOnceIsStoredOnceAndBothAnswersAgree() throws {
+        let fleet = try Fleet(s3: Self.hasS3Blobs)
+        let chunkSize = 256 * 1024
+        var generator = SplitMix64(seed: 0x5eed)
+        let chunk = (0..<chunkSize).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let created = try RaceRequests.send([
+            RaceRequests.request(
+                port: fleet.ports[0], "POST", "/uploads",
+                [("Aether-Protocol", "1"), ("Content-Type", "application/aether-upload+json")],
+                body: Array(#"{"chainSessionID":"fleet","chunkSize":262144,"chunks":1,"size":262144}"#.utf8))
+        ])
+        #expect(created.first?.status == 201)
+        let location = try #require(created.first?.headers["location"])
+        let path = "/uploads/" + (location.split(separator: "/").last.map(String.init) ?? "")
+        let sha256 = SHA256.hash(chunk)
+        let link = ChunkCommitmentChain.link(
+            chunkHash: sha256, previous: ChunkCommitmentChain.genesis(sessionID: "fleet"))
+        let crc = CRC32C.checksum(chunk)
+        let crcBytes = [
+            UInt8(crc >> 24), UInt8(truncatingIfNeeded: crc >> 16), UInt8(truncatingIfNeeded: crc >> 8),
+            UInt8(truncatingIfNeeded: crc),
+        ]
+        func base64(_ bytes: [UInt8]) -> String { ":" + Data(bytes).base64EncodedString() + ":" }
+        let fields = [
+            ("Aether-Protocol", "1"),
+            (
+                "Aether-Chunk",
+                "length=\(chunkSize), crc32c=\(base64(crcBytes)), sha-256=\(base64(sha256.bytes)), "
+                    + "link=\(base64(link.bytes))"
+            ),
+            ("Content-Digest", "sha-256=\(base64(sha256.bytes))"),
+        ]
+        let answers = try RaceRequests.send(
+            fleet.ports.map { RaceRequests.request(port: $0, "PUT", path + "/chunks/0", fields, body: chunk) })
+        // One stored it now (201), the other found it stored with the same bytes (200); both name the same receipt.
+        #expect(answers.map(\.status).sorted() == [200, 201], "\(answers)")
+        let receipts = answers.map { $0.headers["aether-receipt"] }
+        #expect(receipts.first ?? nil != nil)
+        #expect(receipts.first == receipts.last)
+        #expect(receipts.first??.contains(base64(sha256.bytes)) == true)
+        // Either receiver, asked what it holds, names one stored chunk (one receipt in the shared catalogue).
+        for port in fleet.ports {
+            let held = try RaceRequests.send([
+                RaceRequests.request(port: port, "HEAD", path, [("Aether-Protocol", "1")])
+            ])
+            #expect(held.first?.headers["aether-received"] == "chunks=1, prefix=1", "\(held)")
+            #expect(held.first?.headers["upload-offset"] == String(chunkSize))
         }
     }
 
