@@ -248,6 +248,8 @@ import Testing
             try SessionLive.wait("receiver 1 to take some of the upload", timeout: 120) {
                 fleet.logLines(1, containing: " 20") >= before + 3 || !client.process.isRunning
             }
+            // The fault strikes mid-upload.
+            #expect(client.process.isRunning, "the upload ended before the fault")
             switch fault {
             case .none: break
             case .killOneReceiver: fleet.killReceiver(1)
