@@ -81,12 +81,13 @@ extension FleetBench {
                 + "postgres --blobs s3 (moto) vs aether serve --dir; load average \(IOBench.loadAverage())")
         var attempt = 0
         func upload(_ url: String) async throws -> NativeSample {
+            // Dedup off: every run sends the same file, and each must send its bytes.
             attempt += 1
             let before = try await chunkTime(curl: curl, url: url, logs: base + "/metrics-\(attempt)a")
             let child = try BenchChild(
                 [
                     tools.aether, "upload", source, url + "/uploads", "--protocol", "native", "--quiet",
-                    "--state-dir", base + "/state-\(attempt)",
+                    "--state-dir", base + "/state-\(attempt)", "--flags", "-dedup",
                 ], logs: base + "/upload-\(attempt)")
             let finish = await child.finish(deadline: .infinity)
             // `aether upload` exits 0 only after its own verification: Merkle root, chain head and the receipt.
