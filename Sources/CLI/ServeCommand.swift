@@ -1,5 +1,6 @@
 import AetherIO
 import AetherReceiver
+import AetherTransport
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,6 +14,7 @@ enum ServeCommand: CLICommand {
     static let usage = """
         usage: aether serve --dir D --port P [--bind ADDR] [--tls-cert C --tls-key K] [--tokens F]
                             [--log-format text|json] [--max-object N] [--expire-after S] [--catalog URL]
+                            [--blobs s3://BUCKET/PREFIX [--endpoint URL] [--region R]]
 
           --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3
           --port P           TCP port, 0 to pick a free one (the chosen one is printed)
@@ -28,6 +30,10 @@ enum ServeCommand: CLICommand {
           --catalog URL      PostgreSQL catalogue shared by a fleet of receivers (postgres://USER@HOST/DB or
                              postgresql:///DB?host=/socket/dir; the password from the URL, PGPASSWORD or
                              ~/.pgpass) instead of catalog.sqlite3 in --dir; blobs stay in --dir
+          --blobs s3://B/P   blobs in S3 bucket B under prefix P (fleet mode) instead of --dir; credentials
+                             and region as the S3 backend reads them (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...)
+          --endpoint URL     S3-compatible endpoint for --blobs (MinIO, Ceph, moto; path-style addressing)
+          --region R         signing region for --blobs (default: AWS_REGION, the profile, us-east-1)
 
         Prints `listening on URL` once ready. SIGTERM or SIGINT stops gracefully (requests under way finish)
         and exits 0.
@@ -38,7 +44,7 @@ enum ServeCommand: CLICommand {
             arguments,
             options: [
                 "dir", "port", "bind", "tls-cert", "tls-key", "tokens", "log-format", "max-object", "expire-after",
-                "catalog",
+                "catalog", "blobs", "endpoint", "region",
             ])
         guard let directory = parsed.path("dir") else { throw Arguments.UsageError(description: "--dir is required") }
         guard parsed.option("port") != nil else { throw Arguments.UsageError(description: "--port is required") }
@@ -65,7 +71,17 @@ enum ServeCommand: CLICommand {
         var options = ReceiverServer.Options(
             directory: directory, http: http, limits: limits, tokens: tokens, logFormat: format ?? .text)
         options.catalogURL = try catalogURL(parsed)
-        let server = try ReceiverServer(options)
+        let s3 = try ServeBlobs.store(parsed)
+        options.blobs = s3
+        // Opening recovers the store; over S3 that blocks on the network, so it runs on a thread of its own.
+        let opening = options
+        let server = try await ServeBlobs.onThread { () throws(ReceiverError) in
+            try s3?.checkBucket()
+            return try ReceiverServer(opening)
+        }
+        if let s3 {
+            StandardOutput.write("blobs: s3://\(s3.client.bucket)/\(s3.prefix) (--blobs)\n")
+        }
         // The URL is never printed: it may hold a password.
         if options.catalogURL != nil { StandardOutput.write("catalogue: PostgreSQL (--catalog)\n") }
         if tokens == nil {

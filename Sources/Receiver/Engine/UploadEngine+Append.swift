@@ -104,11 +104,13 @@ extension UploadEngine {
             guard var record = try catalog.record(id) else { throw ReceiverError(.notFound, "no upload has this id") }
             if record.state == .complete, record.offset != request.offset {
                 // Another receiver of a fleet completed it first.
+                writer.retract()
                 throw ReceiverError(.offsetMismatch, "the upload was completed meanwhile", offset: record.offset)
             }
             guard record.state == .open else { throw ReceiverError(.expired, "the upload ended while the append ran") }
             // Another receiver of a fleet took this offset first: its bytes are the acknowledged ones.
             guard record.offset == request.offset else {
+                writer.retract()
                 throw ReceiverError(
                     .offsetMismatch, "another append took offset \(request.offset) first", offset: record.offset)
             }

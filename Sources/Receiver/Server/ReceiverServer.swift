@@ -25,6 +25,9 @@ public final class ReceiverServer: Sendable {
         /// A PostgreSQL catalogue (`postgres://USER@HOST/DB`) instead of `directory/catalog.sqlite3`; blobs stay in
         /// `directory`.
         public var catalogURL: String? = nil
+        /// A blob store instead of the directory's (fleet mode: an `S3BlobStore`); without `catalogURL` the SQLite
+        /// catalogue stays in `directory`.
+        public var blobs: (any BlobStore)? = nil
 
         /// Options for a store at `directory`.
         public init(
@@ -54,6 +57,17 @@ public final class ReceiverServer: Sendable {
     private let sweeper: Sweeper
     private let connections: ConnectionCounter
 
+    /// The catalogue of a receiver whose blobs are elsewhere: PostgreSQL, or SQLite in the directory (created).
+    private static func catalog(_ options: Options) throws(ReceiverError) -> any UploadCatalog {
+        if let catalogURL = options.catalogURL { return try PostgresCatalog(url: catalogURL) }
+        do {
+            try Syscall.mkdir(options.directory, mode: 0o750)
+        } catch {
+            if error.errno != EEXIST { throw DirectoryBlobStore.storageError(error) }
+        }
+        return try SQLiteUploadCatalog(path: options.directory.appending("catalog.sqlite3"))
+    }
+
     /// Opens the store, recovers it, and starts listening. Binding a non-loopback address without tokens is
     /// refused (`.forbidden`), as is an address that is not IPv4 or IPv6.
     public init(
@@ -65,7 +79,10 @@ public final class ReceiverServer: Sendable {
                 "binding \(options.http.bindAddress) serves other machines: give --tokens, or bind 127.0.0.1 or ::1")
         }
         let engine: UploadEngine
-        if let catalogURL = options.catalogURL {
+        if let blobs = options.blobs {
+            engine = UploadEngine(
+                blobs: blobs, catalog: try Self.catalog(options), limits: options.limits, clock: clock)
+        } else if let catalogURL = options.catalogURL {
             engine = UploadEngine(
                 blobs: try DirectoryBlobStore(root: options.directory), catalog: try PostgresCatalog(url: catalogURL),
                 limits: options.limits, clock: clock)

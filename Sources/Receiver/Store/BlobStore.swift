@@ -56,10 +56,15 @@ public protocol BlobWriter: AnyObject {
     /// Lets go of the blob without undoing anything: another writer now owns the region this one wrote into (a
     /// newer request took a chunk over). The default discards.
     func abandon()
+    /// Takes back a committed append whose offset the catalogue gave to another receiver of a fleet (its bytes
+    /// must not shadow the ones acknowledged). The default does nothing: a store where appends are cut in place
+    /// has nothing left to undo.
+    func retract()
 }
 
 extension BlobWriter {
     public func abandon() { discard() }
+    public func retract() {}
 }
 
 extension BlobStore {

@@ -54,11 +54,7 @@ public final class S3Backend: UploadBackend {
     public let options: Options
     public var capabilities: BackendCapabilities { flavor.capabilities }
 
-    private let signer: S3SigV4Signer
-    private let transport: Transport
-    private let clock: any AetherClock
-    private let sleep: @Sendable (Duration) async -> Bool
-    private let random: @Sendable () -> Double
+    private let sender: S3SignedSender
 
     /// A backend that sends through `client`.
     public convenience init(
@@ -99,12 +95,7 @@ public final class S3Backend: UploadBackend {
         destination: S3Destination, endpoint: S3Endpoint, flavor: S3Flavor, credentials: S3Credentials,
         options: Options, transport: @escaping Transport,
         clock: any AetherClock = SystemClock(),
-        sleep: @escaping @Sendable (Duration) async -> Bool = { duration in
-            do {
-                try await Task.sleep(for: duration)
-                return true
-            } catch { return false }
-        },
+        sleep: @escaping @Sendable (Duration) async -> Bool = S3SignedSender.taskSleep,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) throws(TransportError) {
         try endpoint.validate(destination)
@@ -112,11 +103,9 @@ public final class S3Backend: UploadBackend {
         self.endpoint = endpoint
         self.flavor = flavor
         self.options = options
-        self.signer = S3SigV4Signer(credentials: credentials, region: endpoint.region)
-        self.transport = transport
-        self.clock = clock
-        self.sleep = sleep
-        self.random = random
+        self.sender = S3SignedSender(
+            signer: S3SigV4Signer(credentials: credentials, region: endpoint.region), transport: transport,
+            clock: clock, retry: options.retry, timeouts: options.timeouts, sleep: sleep, random: random)
     }
 
     /// The object's URL, which is every `RemoteUpload.location` of this backend.
@@ -322,42 +311,12 @@ public final class S3Backend: UploadBackend {
         body: HTTPRequestBody, payload: S3SigV4Signer.Payload, replayable: Bool,
         validate: (HTTPResponse) throws(TransportError) -> Void = { _ in }
     ) async throws(TransportError) -> HTTPResponse {
-        let url = endpoint.url(for: destination, query: query)
-        var attempt = 1
-        while true {
-            let signature = try signer.sign(
-                S3SigV4Signer.Request(
-                    method: method, host: endpoint.authority(bucket: destination.bucket),
-                    path: endpoint.path(of: destination), query: query, headers: headers),
-                payload: payload, at: clock.wallWholeSeconds())
-            var sent = headers
-            for field in signature.headers { sent.add(field.name, field.value) }
-            let failure: TransportError
-            do {
-                let response = try await transport(
-                    HTTPRequest(method: method, url: url, headers: sent, body: body, timeouts: options.timeouts))
-                if (200..<300).contains(response.status) {
-                    try validate(response)
-                    return response
-                }
-                failure = S3ErrorMapping.error(operation: operation, status: response.status, body: response.body)
-            } catch {
-                failure = error
-            }
-            let transient =
-                S3ErrorMapping.isRetryable(failure.code)
-                || failure.code == .connectionClosed || failure.code == .timedOut
-            guard transient, replayable, attempt < options.retry.maximumAttempts else {
-                if transient, attempt > 1 {
-                    throw TransportError(failure.code, failure.message + " (after \(attempt) attempts)")
-                }
-                throw failure
-            }
-            guard await sleep(options.retry.delay(beforeRetry: attempt, unit: random())) else {
-                throw TransportError(.cancelled, "S3 \(operation) was cancelled while backing off")
-            }
-            attempt += 1
-        }
+        try await sender.perform(
+            S3SignedSender.Request(
+                operation: operation, method: method, host: endpoint.authority(bucket: destination.bucket),
+                path: endpoint.path(of: destination), url: endpoint.url(for: destination, query: query), query: query,
+                headers: headers, body: body, payload: payload, replayable: replayable),
+            validate: validate)
     }
 
     // MARK: Helpers

@@ -92,10 +92,18 @@ public struct S3Endpoint: Sendable, Hashable {
         }
     }
 
+    /// The decoded path of `bucket` itself (bucket-level requests: ListObjectsV2, HeadBucket): `/bucket` or `/`.
+    func bucketPath(_ bucket: String) -> String { addressing == .virtualHost ? "/" : "/\(bucket)" }
+
     /// The full URL for `destination` with `query` (names and values encoded as SigV4 encodes them).
     func url(for destination: S3Destination, query: [(name: String, value: String)]) -> String {
-        var url = "\(scheme)://\(authority(bucket: destination.bucket))"
-        url += S3SigV4Signer.encode(path(of: destination), keepSlash: true)
+        url(bucket: destination.bucket, path: path(of: destination), query: query)
+    }
+
+    /// The full URL of the decoded `path` under `bucket`'s authority, with `query`.
+    func url(bucket: String, path: String, query: [(name: String, value: String)]) -> String {
+        var url = "\(scheme)://\(authority(bucket: bucket))"
+        url += S3SigV4Signer.encode(path, keepSlash: true)
         if !query.isEmpty {
             url +=
                 "?"

@@ -1,0 +1,127 @@
+import AetherIO
+import AetherIntegrity
+import AetherReceiver
+import AetherTransport
+import Foundation
+import Testing
+
+/// The real `UploadEngine` over an `S3BlobStore` on moto and a SQLite catalogue: native, IETF and tus uploads
+/// complete and the object in the bucket is the file (read back with boto3).
+@Suite struct S3BlobEngineTests {
+    final class Fleet: Sendable {
+        let store: S3BlobStore
+        let engine: UploadEngine
+        let directory: String
+
+        init(store: S3BlobStore, limits: ReceiverLimits = ReceiverLimits(minimumChunkSize: 64 * 1024)) throws {
+            directory =
+                FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "aether-s3engine-\(UUID().uuidString)"
+                ).path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            self.store = store
+            engine = UploadEngine(
+                blobs: store, catalog: try SQLiteUploadCatalog(path: FilePath(directory + "/catalog.sqlite3")),
+                limits: limits)
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+        func objectInBucket(_ id: UploadID) throws -> MotoTestServer.Object {
+            try MotoTestServer.shared.get().object(bucket: store.client.bucket, key: "fleet/a/objects/\(id)")
+        }
+    }
+
+    static let alice = ClientIdentity("alice")
+
+    @Test(arguments: [256 * 1024, 6 << 20]) func aNativeUploadCompletesIntoAnObjectInTheBucket(_ chunkSize: Int)
+        async throws
+    {
+        let fleet = try Fleet(store: try await MotoTestServer.shared.get().store())
+        let content = EngineFixture.NativeContent(
+            bytes: EngineFixture.bytes(13 << 20, seed: 11), chunkSize: chunkSize, session: "s3-session")
+        let id = try await MotoTestServer.onThread { () throws -> UploadID in
+            let record = try fleet.engine.create(content.newUpload, owner: Self.alice)
+            // Out of order, so the stream has gaps until the end.
+            for index in (0..<content.chunks.count).reversed() {
+                let sink = try fleet.engine.openChunk(
+                    record.id, index: index, descriptor: content.descriptor(index), owner: Self.alice)
+                try sink.write(content.chunks[index])
+                #expect(try sink.finish() == .stored)
+            }
+            let answers = try fleet.engine.challenge(
+                record.id, indices: [0, content.chunks.count - 1], nonce: [UInt8](repeating: 7, count: 32),
+                owner: Self.alice)
+            #expect(answers.map(\.sha256) == [content.hashes[0], content.hashes[content.chunks.count - 1]])
+            let receipt = try fleet.engine.complete(record.id, owner: Self.alice, claim: content.claim)
+            #expect(receipt.fileSHA256 == SHA256.hash(content.bytes))
+            return record.id
+        }
+        let object = try fleet.objectInBucket(id)
+        #expect(object.size == content.bytes.count)
+        #expect(object.sha256 == SHA256.hash(content.bytes).hex)
+        // The pieces are gone once the completion is recorded.
+        #expect(try await MotoTestServer.onThread { try fleet.store.size(of: .stream(id)) } == nil)
+    }
+
+    @Test(arguments: [UploadProtocol.ietf, .tus]) func aByteStreamUploadCompletesIntoAnObjectInTheBucket(
+        _ uploadProtocol: UploadProtocol
+    ) async throws {
+        let fleet = try Fleet(store: try await MotoTestServer.shared.get().store())
+        let content = EngineFixture.bytes(7 << 20, seed: 12)
+        let id = try await MotoTestServer.onThread { () throws -> UploadID in
+            let record = try fleet.engine.create(
+                NewUpload(uploadProtocol: uploadProtocol, size: Int64(content.count)), owner: Self.alice)
+            var offset = 0
+            for length in [100_000, 3 << 20, content.count - 100_000 - (3 << 20)] {
+                let sink = try fleet.engine.openAppend(
+                    record.id, offset: Int64(offset), owner: Self.alice, length: Int64(length))
+                try sink.write(Array(content[offset..<(offset + length)]))
+                let result = try sink.finish()
+                offset += length
+                #expect(result.offset == Int64(offset))
+            }
+            #expect(try fleet.engine.status(record.id, owner: Self.alice).isComplete)
+            return record.id
+        }
+        let object = try fleet.objectInBucket(id)
+        #expect(object.size == content.count)
+        #expect(object.sha256 == SHA256.hash(content).hex)
+    }
+
+    @Test func anAppendWhileS3RefusesIs503AndTheRetryLosesNothing() async throws {
+        let moto = try MotoTestServer()
+        let store = S3BlobStore(
+            client: try await moto.client(bucket: "refusing", retry: S3RetryPolicy(maximumAttempts: 2)),
+            prefix: "fleet/a")
+        let fleet = try Fleet(store: store)
+        let content = EngineFixture.bytes(300_000, seed: 13)
+        let record = try await MotoTestServer.onThread {
+            let record = try fleet.engine.create(
+                NewUpload(uploadProtocol: .tus, size: Int64(content.count)), owner: Self.alice)
+            let sink = try fleet.engine.openAppend(record.id, offset: 0, owner: Self.alice, length: 100_000)
+            try sink.write(Array(content[0..<100_000]))
+            #expect(try sink.finish().offset == 100_000)
+            return record
+        }
+        try moto.stop()
+        let refused = try await MotoTestServer.onThread { () -> ReceiverError? in
+            receiverError {
+                let sink = try fleet.engine.openAppend(record.id, offset: 100_000, owner: Self.alice, length: 200_000)
+                try sink.write(Array(content[100_000...]))
+                _ = try sink.finish()
+            }
+        }
+        #expect(refused?.code == .unavailable)
+        #expect(refused?.code.status == 503)
+        try moto.start()
+        try await MotoTestServer.onThread {
+            #expect(try fleet.engine.status(record.id, owner: Self.alice).offset == 100_000)
+            let sink = try fleet.engine.openAppend(record.id, offset: 100_000, owner: Self.alice, length: 200_000)
+            try sink.write(Array(content[100_000...]))
+            #expect(try sink.finish().completed)
+        }
+        let object = try moto.object(bucket: "refusing", key: "fleet/a/objects/\(record.id)")
+        #expect(object.sha256 == SHA256.hash(content).hex)
+    }
+}
