@@ -27,16 +27,14 @@ final class RoundRobinRelay: Sendable {
     var stats: Stats { get throws { try peer.request(["op": "stats"], as: Stats.self) } }
 }
 
-/// `peers/fleet_moto.py`: moto S3 on 127.0.0.1 that can stop answering and come back with its objects.
+/// `peers/s3_blob_peer.py`: moto S3 on 127.0.0.1 without access checks, bucket `aether-fleet`, that can stop
+/// answering and come back with its objects.
 final class FleetMoto: Sendable {
     let port: UInt16
-    let bucket: String
+    let bucket = "aether-fleet"
     private let peer: LongRunningPeer
 
-    private struct Started: Decodable {
-        let port: UInt16
-        let bucket: String
-    }
+    private struct Started: Decodable { let port: UInt16 }
 
     struct Object: Decodable {
         let size: Int?
@@ -45,12 +43,13 @@ final class FleetMoto: Sendable {
     }
 
     private struct Keys: Decodable { let keys: [String] }
-    private struct Done: Decodable { let ok: Bool }
+    private struct Stopped: Decodable { let stopped: Bool }
+    private struct Restarted: Decodable { let started: Bool }
 
     init() throws {
-        let (peer, started) = try LongRunningPeer.start("fleet_moto.py", announcing: Started.self)
+        let (peer, started) = try LongRunningPeer.start("s3_blob_peer.py", announcing: Started.self)
         self.peer = peer
-        (port, bucket) = (started.port, started.bucket)
+        port = started.port
     }
 
     var endpoint: String { "http://127.0.0.1:\(port)" }
@@ -61,14 +60,16 @@ final class FleetMoto: Sendable {
     ]
 
     /// Stops answering (connections refused); its objects are kept.
-    func stop() throws { _ = try peer.request(["op": "stop"], as: Done.self) }
+    func stop() throws { _ = try peer.request(["op": "stop"], as: Stopped.self) }
     /// Answers again, on the same port, with the same objects.
-    func start() throws { _ = try peer.request(["op": "start"], as: Done.self) }
+    func start() throws { _ = try peer.request(["op": "start"], as: Restarted.self) }
     /// The object as boto3 downloads it.
-    func object(_ key: String) throws -> Object { try peer.request(["op": "get", "key": key], as: Object.self) }
+    func object(_ key: String) throws -> Object {
+        try peer.request(["op": "get", "bucket": bucket, "key": key], as: Object.self)
+    }
     /// Every key under `prefix`.
     func keys(prefix: String) throws -> [String] {
-        try peer.request(["op": "list", "prefix": prefix], as: Keys.self).keys
+        try peer.request(["op": "keys", "bucket": bucket, "prefix": prefix], as: Keys.self).keys
     }
 }
 
