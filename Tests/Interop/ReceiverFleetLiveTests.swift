@@ -13,7 +13,8 @@ import Testing
 /// receiver (docs/RECEIVER.md, fleet mode). Without `--blobs` (the S3 blob store not built in) the cases that need
 /// receivers sharing their blobs are skipped: two `--dir` stores cannot be shared safely (an append cuts its stream
 /// back and a native chunk is written in place, so one receiver would cut or overwrite bytes the other acknowledged).
-@Suite struct ReceiverFleetLiveTests {
+/// Serialized: each case runs PostgreSQL, moto, two receivers and a relay, which the other process suites share.
+@Suite(.serialized) struct ReceiverFleetLiveTests {
     /// Whether this `aether serve` takes `--blobs s3://`.
     static let hasS3Blobs: Bool = {
         guard let (_, out, _) = try? SessionLive.runAether(["serve", "--help"]) else { return false }
