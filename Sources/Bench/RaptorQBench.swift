@@ -11,66 +11,104 @@ import Foundation
 /// The machine is shared, so each of Aether's timed runs is paired with one of the peer's taken right after
 /// it, and the ratio printed is the median of the run-by-run ratios: a burst of load from other jobs then
 /// slows both sides of a pair rather than one side of the whole comparison.
+///
+/// Options (for profiling one side alone, e.g. under callgrind with `AETHER_PYTHON` unset to a missing file):
+/// `--size-mib N` codes only an N MiB object, `--runs N` takes N timed runs, `--lines LIST` picks among
+/// `encode,decode,failure`.
 enum RaptorQBench: BenchSuite {
     static let name = "raptorq"
     static let runsByDefault = true
     static let summary = "RaptorQ (RFC 6330) encode and decode against the PyPI raptorq package (Rust)"
     static let symbolSize = 1280
 
+    static let allLines = ["encode", "decode", "failure"]
+
     static func run(options: [String]) async throws {
-        try run()
+        let size = try E2EBench.option("--size-mib", in: options).map { try E2EBench.mebibytes($0, default: 1) << 20 }
+        let runs = try E2EBench.option("--runs", in: options).map { text in
+            guard let runs = Int(text), runs >= 1, runs <= 1000 else {
+                throw BenchError("--runs takes a whole number of runs (1...1000), not \(text)")
+            }
+            return runs
+        }
+        var lines = Set(allLines)
+        if let text = try E2EBench.option("--lines", in: options) {
+            let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard names.allSatisfy(allLines.contains) else {
+                throw BenchError(
+                    "--lines takes a comma-separated list of \(allLines.joined(separator: ", ")), not \(text)")
+            }
+            lines = Set(names)
+        }
+        try run(sizes: size.map { [$0] } ?? [1 << 20, 16 << 20], runs: runs, lines: lines)
     }
 
-    static func run() throws {
-        for size in [1 << 20, 16 << 20] {
+    static func run(sizes: [Int], runs requestedRuns: Int?, lines: Set<String>) throws {
+        for size in sizes where lines.contains("encode") || lines.contains("decode") {
             var generator = SplitMix64(seed: UInt64(size))
             let data = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let oti = try RaptorQTransmissionInformation.derived(transferLength: UInt64(size), symbolSize: symbolSize)
             let repair = (oti.sourceSymbols(inBlock: 0) + 9) / 10
-            let label = size >> 20 == 1 ? "1MiB" : "16MiB"
-            let runs = size > 1 << 20 ? 5 : 7
+            let label = "\(size >> 20)MiB"
+            let runs = requestedRuns ?? (size > 1 << 20 ? 5 : 7)
 
-            var packets: [RaptorQPacket] = []
-            let encode = try paired(runs: runs, peer: ["time-encode", "\(symbolSize)", "\(repair)"], input: data) {
+            // The peer's get_encoded_packets returns each packet as bytes (payload ID + symbol), so ours are
+            // serialized too, inside the timing.
+            var packets: [[UInt8]] = []
+            func encodeAll() throws {
                 packets = try RaptorQEncoder(data: data, transmissionInformation: oti).packets(
-                    repairSymbolsPerBlock: repair)
+                    repairSymbolsPerBlock: repair
+                ).map(\.serialized)
             }
+            var encode: (seconds: Double, ratio: Double?)?
+            if lines.contains("encode") {
+                encode = try paired(runs: runs, peer: ["time-encode", "\(symbolSize)", "\(repair)"], input: data) {
+                    try encodeAll()
+                }
+            } else {
+                try encodeAll()
+            }
+            // The peer's decoder parses each packet from its bytes, so ours does too.
             let kept = packets.enumerated().filter { $0.offset % 20 != 0 }.map { $0.element }
-            var decoded: [UInt8]?
-            let decode = try paired(runs: runs, peer: ["time-decode", "\(symbolSize)", "\(repair)"], input: data) {
-                var decoder = try RaptorQDecoder(transmissionInformation: oti)
-                for packet in kept where decoder.progress != .decoded { try decoder.add(packet) }
-                decoded = decoder.decodedObject
+            var decode: (seconds: Double, ratio: Double?)?
+            if lines.contains("decode") {
+                var decoded: [UInt8]?
+                decode = try paired(runs: runs, peer: ["time-decode", "\(symbolSize)", "\(repair)"], input: data) {
+                    var decoder = try RaptorQDecoder(transmissionInformation: oti)
+                    for packet in kept where decoder.progress != .decoded { try decoder.add(serialized: packet) }
+                    decoded = decoder.decodedObject
+                }
+                guard decoded == data else { throw BenchError("RaptorQ decode did not restore the data") }
             }
-            guard decoded == data else { throw BenchError("RaptorQ decode did not restore the data") }
 
-            let k = 10
-            let shardLength = (size + k - 1) / k
-            var shards = (0..<k).map { index in
-                Array(data[min(index * shardLength, size)..<min((index + 1) * shardLength, size)])
+            if let encode {
+                let k = 10
+                let shardLength = (size + k - 1) / k
+                var shards = (0..<k).map { index in
+                    Array(data[min(index * shardLength, size)..<min((index + 1) * shardLength, size)])
+                }
+                for index in 0..<k {
+                    shards[index].append(contentsOf: repeatElement(0, count: shardLength - shards[index].count))
+                }
+                let code = try ReedSolomonCode(dataShards: k, parityShards: 1)
+                let rsSeconds = try Measure.median(runs: runs, warmup: 1) { _ = try code.encode(shards) }
+                var ratios: [(String, Double)] = []
+                if let ratio = encode.ratio { ratios.append(("ratio_vs_pypi_raptorq", ratio)) }
+                ratios.append(("rs_to_raptorq_speed", encode.seconds / rsSeconds))
+                Measure.line(
+                    "raptorq_encode_\(label)_T1280_r10", Measure.rate(bytes: size, seconds: encode.seconds),
+                    ratios: ratios)
             }
-            for index in 0..<k {
-                shards[index].append(contentsOf: repeatElement(0, count: shardLength - shards[index].count))
+            if let decode {
+                Measure.line(
+                    "raptorq_decode_\(label)_T1280_r10", Measure.rate(bytes: size, seconds: decode.seconds),
+                    ratios: decode.ratio.map { [("ratio_vs_pypi_raptorq", $0)] } ?? [])
             }
-            let code = try ReedSolomonCode(dataShards: k, parityShards: 1)
-            let rsSeconds = try Measure.median(runs: runs, warmup: 1) { _ = try code.encode(shards) }
-
-            var encodeRatios: [(String, Double)] = []
-            var decodeRatios: [(String, Double)] = []
-            if let ratio = encode.ratio { encodeRatios.append(("ratio_vs_pypi_raptorq", ratio)) }
-            if let ratio = decode.ratio { decodeRatios.append(("ratio_vs_pypi_raptorq", ratio)) }
-            encodeRatios.append(("rs_to_raptorq_speed", encode.seconds / rsSeconds))
-            Measure.line(
-                "raptorq_encode_\(label)_T1280_r10", Measure.rate(bytes: size, seconds: encode.seconds),
-                ratios: encodeRatios)
-            Measure.line(
-                "raptorq_decode_\(label)_T1280_r10", Measure.rate(bytes: size, seconds: decode.seconds),
-                ratios: decodeRatios)
-            if encode.ratio == nil || decode.ratio == nil {
+            if encode.map({ $0.ratio == nil }) ?? false || decode.map({ $0.ratio == nil }) ?? false {
                 print("  (no PyPI raptorq baseline: run `make venv`, or set AETHER_PYTHON to a Python with raptorq)")
             }
         }
-        try failureRates()
+        if lines.contains("failure") { try failureRates() }
     }
 
     /// The median seconds of `body` over `runs` timed runs (after one untimed), and the median over the runs

@@ -18,7 +18,7 @@ public struct RaptorQBlockDecoder: Sendable {
     let parameters: RaptorQBlockParameters
     private let subSymbolSizes: [Int]
     /// The source symbols received so far, each at ESI * T of K * T bytes (allocated at the first one); once
-    /// decoded, the missing ones are written into their places and this becomes the block.
+    /// decoded, the missing ones are written into their places and this becomes `decodedSymbols`.
     private var source: [UInt8] = []
     /// Which source symbols `source` holds.
     private var present: [Bool] = []
@@ -27,7 +27,8 @@ public struct RaptorQBlockDecoder: Sendable {
     private var repair: [UInt8] = []
     private var repairESIs: [UInt32] = []
     private var repairSeen: Set<UInt32> = []
-    private var block: [UInt8]?
+    /// The decoded block's K symbols as sent (sub-blocks interleaved); the block layout is made on request.
+    private var decodedSymbols: [UInt8]?
     /// How the solver computes the missing source symbols (tests force each way).
     var evaluation: RaptorQSolver.Evaluation = .cheaper
     /// The way the solver took in the decode that succeeded.
@@ -52,11 +53,25 @@ public struct RaptorQBlockDecoder: Sendable {
 
     /// The current progress.
     public var progress: Progress {
-        block == nil ? .needsMore(received: received, sourceSymbols: sourceSymbols) : .decoded
+        decodedSymbols == nil ? .needsMore(received: received, sourceSymbols: sourceSymbols) : .decoded
     }
 
     /// The rebuilt block (K * T bytes, padding included) once decoded.
-    public var decodedBlock: [UInt8]? { block }
+    public var decodedBlock: [UInt8]? {
+        decodedSymbols.map {
+            RaptorQSubBlocks.deinterleave($0, sourceSymbols: sourceSymbols, subSymbolSizes: subSymbolSizes)
+        }
+    }
+
+    /// Writes the first `count` bytes of the decoded block to `out`; false (nothing written) before decoding.
+    func writeDecodedBlock(prefix count: Int, into out: UnsafeMutablePointer<UInt8>) -> Bool {
+        guard let symbols = decodedSymbols else { return false }
+        unsafe symbols.withUnsafeBufferPointer { buffer in
+            unsafe RaptorQSubBlocks.deinterleave(
+                buffer, sourceSymbols: sourceSymbols, subSymbolSizes: subSymbolSizes, into: out, limit: count)
+        }
+        return true
+    }
 
     /// Adds the encoding symbol `esi`; a repeated ESI or a symbol after decoding is ignored. Throws
     /// `.malformedPacket` when the symbol is not T bytes or the ESI does not fit 24 bits.
@@ -68,11 +83,11 @@ public struct RaptorQBlockDecoder: Sendable {
         guard esi <= RaptorQPacket.maximumEncodingSymbolID else {
             throw CodingError(.malformedPacket, "encoding symbol ID \(esi) does not fit 24 bits")
         }
-        if block != nil { return progress }
+        if decodedSymbols != nil { return progress }
         let t = symbolSize
         if Int(esi) < sourceSymbols {
             if source.isEmpty {
-                source = [UInt8](repeating: 0, count: sourceSymbols * t)
+                source = Self.zeroedSymbols(sourceSymbols * t)
                 present = [Bool](repeating: false, count: sourceSymbols)
             }
             if present[Int(esi)] { return progress }
@@ -100,9 +115,20 @@ public struct RaptorQBlockDecoder: Sendable {
         return progress
     }
 
+    /// `count` zero bytes, on huge pages when that many bytes span some (see `HugePages`).
+    private static func zeroedSymbols(_ count: Int) -> [UInt8] {
+        unsafe [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let base = buffer.baseAddress {
+                unsafe HugePages.advise(base, count: count)
+                unsafe base.update(repeating: 0, count: count)
+            }
+            initialized = count
+        }
+    }
+
     /// `source` holds every source symbol: it is the block.
     private mutating func finish() {
-        block = RaptorQSubBlocks.deinterleave(source, sourceSymbols: sourceSymbols, subSymbolSizes: subSymbolSizes)
+        decodedSymbols = source
         source = []
         present = []
         repair = []
@@ -125,7 +151,7 @@ public struct RaptorQBlockDecoder: Sendable {
         // Moved out so that the buffer is uniquely referenced while the solver writes into it.
         var buffer = source
         source = []
-        if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: k * t) }
+        if buffer.isEmpty { buffer = Self.zeroedSymbols(k * t) }
         let solved: Bool = unsafe buffer.withUnsafeMutableBufferPointer { sourceBuffer in
             unsafe repair.withUnsafeBufferPointer { repairBuffer in
                 guard let sourceBase = sourceBuffer.baseAddress else { return false }
@@ -153,6 +179,7 @@ public struct RaptorQBlockDecoder: Sendable {
                     unsafe pointers.append(nil)
                 }
                 let intermediate = UnsafeMutablePointer<UInt8>.allocate(capacity: parameters.intermediateSymbols * t)
+                unsafe HugePages.advise(intermediate, count: parameters.intermediateSymbols * t)
                 defer { unsafe intermediate.deallocate() }
                 do {
                     taken = try unsafe RaptorQSolver.solve(

@@ -32,11 +32,17 @@ public struct RaptorQBlockEncoder: Sendable {
         sourceSymbols = k
         symbolSize = t
         parameters = try RaptorQBlockParameters(sourceSymbols: k)
-        var padded = [UInt8]()
-        padded.reserveCapacity(k * t)
-        padded.append(contentsOf: block)
-        padded.append(contentsOf: repeatElement(0, count: k * t - padded.count))
-        let interleaved = RaptorQSubBlocks.interleave(padded, sourceSymbols: k, subSymbolSizes: oti.subSymbolSizes)
+        let subSymbolSizes = oti.subSymbolSizes
+        let interleaved: [UInt8]
+        if let contiguous = block.withContiguousStorageIfAvailable({ bytes in
+            unsafe RaptorQSubBlocks.interleave(bytes, sourceSymbols: k, subSymbolSizes: subSymbolSizes)
+        }) {
+            interleaved = contiguous
+        } else {
+            interleaved = unsafe Array(block).withUnsafeBufferPointer { bytes in
+                unsafe RaptorQSubBlocks.interleave(bytes, sourceSymbols: k, subSymbolSizes: subSymbolSizes)
+            }
+        }
         source = interleaved
         let l = parameters.intermediateSymbols
         var isis = [UInt32](repeating: 0, count: parameters.extendedSourceSymbols)
@@ -51,6 +57,7 @@ public struct RaptorQBlockEncoder: Sendable {
                     failure = CodingError(.invalidParameters, "empty")
                     return
                 }
+                unsafe HugePages.advise(outBase, count: l * t)
                 var pointers = unsafe [UnsafePointer<UInt8>?](repeating: nil, count: isis.count)
                 for i in 0..<k { unsafe pointers[i] = base + i * t }
                 do throws(CodingError) {
@@ -119,15 +126,17 @@ public struct RaptorQBlockEncoder: Sendable {
         isi: UInt32, parameters: RaptorQBlockParameters, intermediate: UnsafePointer<UInt8>, symbolSize t: Int,
         into out: UnsafeMutablePointer<UInt8>
     ) {
-        // The first column is copied, the rest added (a repeated column cancels, as it should).
-        var first = true
-        RaptorQTuple(isi: isi, parameters: parameters).forEachColumn(parameters: parameters) { column in
-            if first {
-                unsafe out.update(from: intermediate + column * t, count: t)
-                first = false
-            } else {
-                unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+        // One pass over the T bytes reads every column (a repeated column cancels, as it should). The tuple
+        // selects d <= 30 LT columns and d1 <= 3 PI columns, so the pointers fit a small stack buffer.
+        unsafe withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: 64) { operands in
+            guard let base = operands.baseAddress else { return }
+            var count = 0
+            RaptorQTuple(isi: isi, parameters: parameters).forEachColumn(parameters: parameters) { column in
+                guard count < 64 else { return }
+                unsafe base[count] = intermediate + column * t
+                count += 1
             }
+            unsafe RaptorQArithmetic.xorSum(out, UnsafePointer(base), count, count: t)
         }
     }
 }

@@ -51,13 +51,25 @@ public struct RaptorQDecoder: Sendable {
     /// The object (exactly F bytes) once every block is decoded, else nil.
     public var decodedObject: [UInt8]? {
         guard blocksLeft == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(Int(transmissionInformation.transferLength))
-        for block in blocks {
-            guard let bytes = block.decodedBlock else { return nil }
-            out.append(contentsOf: bytes)
+        let total = Int(transmissionInformation.transferLength)
+        let oti = transmissionInformation
+        let blocks = self.blocks
+        var complete = true
+        // Each block is laid out straight into the object (one copy, no block-sized array in between).
+        let out = unsafe [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            initialized = 0
+            guard let base = buffer.baseAddress else { return }
+            unsafe HugePages.advise(base, count: total)
+            for block in blocks {
+                let offset = min(Int(oti.blockOffset(block.sourceBlockNumber)), total)
+                let count = min(block.sourceSymbols * block.symbolSize, total - offset)
+                guard unsafe block.writeDecodedBlock(prefix: count, into: base + offset) else {
+                    complete = false
+                    return
+                }
+            }
+            initialized = total
         }
-        out.removeLast(out.count - Int(transmissionInformation.transferLength))
-        return out
+        return complete ? out : nil
     }
 }

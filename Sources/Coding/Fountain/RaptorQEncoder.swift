@@ -37,6 +37,7 @@ public struct RaptorQEncoder: Sendable {
             throw CodingError(.invalidParameters, "repair symbol count cannot be negative")
         }
         var out: [RaptorQPacket] = []
+        out.reserveCapacity(blocks.reduce(0) { $0 + $1.sourceSymbols + repairSymbolsPerBlock })
         for block in blocks {
             for esi in 0..<(block.sourceSymbols + repairSymbolsPerBlock) {
                 out.append(try block.packet(esi: UInt32(esi)))

@@ -29,21 +29,27 @@ public struct RaptorQPacket: Sendable, Hashable {
 
     /// Parses payload ID + symbol; throws `.malformedPacket` when there is no payload ID or no symbol.
     public init(serialized bytes: some Collection<UInt8>) throws(CodingError) {
-        let b = Array(bytes)
+        // One copy of the bytes (a block copy for contiguous storage), then the payload ID is shifted out of it
+        // in place, so the symbol needs no second array.
+        var b = Array(bytes)
         guard b.count > Self.payloadIDLength else {
             throw CodingError(.malformedPacket, "a packet of \(b.count) bytes has no symbol after its payload ID")
         }
-        try self.init(
-            sourceBlockNumber: Int(b[0]), encodingSymbolID: UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3]),
-            symbol: Array(b[Self.payloadIDLength...]))
+        let sourceBlockNumber = Int(b[0])
+        let encodingSymbolID = UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
+        b.removeFirst(Self.payloadIDLength)
+        try self.init(sourceBlockNumber: sourceBlockNumber, encodingSymbolID: encodingSymbolID, symbol: b)
     }
 
     /// Payload ID followed by the symbol.
     public var serialized: [UInt8] {
-        var out: [UInt8] = [
-            UInt8(sourceBlockNumber), UInt8(encodingSymbolID >> 16 & 0xFF), UInt8(encodingSymbolID >> 8 & 0xFF),
-            UInt8(encodingSymbolID & 0xFF),
-        ]
+        // One allocation of the final size (a 4-byte literal grown by the symbol took two and a copy).
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.payloadIDLength + symbol.count)
+        out.append(UInt8(sourceBlockNumber))
+        out.append(UInt8(encodingSymbolID >> 16 & 0xFF))
+        out.append(UInt8(encodingSymbolID >> 8 & 0xFF))
+        out.append(UInt8(encodingSymbolID & 0xFF))
         out.append(contentsOf: symbol)
         return out
     }

@@ -126,53 +126,92 @@ struct RaptorQSolver {
             }
         }
 
+        // The symbols one row's XOR reads (its own, then one per other column), gathered for `xorSum`.
+        var longestRow = 0
+        for row in 0..<sparseRows { longestRow = max(longestRow, rowStart[row + 1] - rowStart[row]) }
+        let operands = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: longestRow + 1)
+        defer { unsafe operands.deallocate() }
+
         // MARK: Peeling with inactivation.
-        var state = [ColumnState](repeating: .active, count: l)
-        var inactiveIndex = [Int](repeating: -1, count: l)
+        // The per-row and per-column state lives in buffers allocated once: the loops below update it about
+        // once per nonzero of A, and an array's copy-on-write check on each update cost a tenth of the solve.
         var inactiveColumns: [Int] = []
-        var pivotIndex = [Int](repeating: -1, count: l)
         var pivotRows: [Int] = []
         var pivotColumns: [Int] = []
         pivotRows.reserveCapacity(l)
         pivotColumns.reserveCapacity(l)
-        var degree = [Int](repeating: 0, count: sparseRows)
-        var used = [Bool](repeating: false, count: sparseRows)
+        let state = UnsafeMutableBufferPointer<ColumnState>.allocate(capacity: l)
+        let inactiveIndex = UnsafeMutableBufferPointer<Int>.allocate(capacity: l)
+        let pivotIndex = UnsafeMutableBufferPointer<Int>.allocate(capacity: l)
+        let degree = UnsafeMutableBufferPointer<Int>.allocate(capacity: sparseRows)
+        let used = UnsafeMutableBufferPointer<Bool>.allocate(capacity: sparseRows)
+        // Rows whose degree fell to one, as a stack (a row gets there once at most): the newest is pivoted
+        // first, so a row is solved soon after the column that freed it, while that symbol is still cached.
+        let queue = UnsafeMutableBufferPointer<Int>.allocate(capacity: max(sparseRows, 1))
+        // Rows by degree, as a stack per degree (newest first) in one pool: a row is pushed at the start and
+        // after each drop of its degree, so once per row plus once per nonzero at most.
+        let poolCapacity = sparseRows + columns.count
+        let poolRow = UnsafeMutableBufferPointer<Int>.allocate(capacity: max(poolCapacity, 1))
+        let poolNext = UnsafeMutableBufferPointer<Int>.allocate(capacity: max(poolCapacity, 1))
+        defer {
+            unsafe state.deallocate()
+            unsafe inactiveIndex.deallocate()
+            unsafe pivotIndex.deallocate()
+            unsafe degree.deallocate()
+            unsafe used.deallocate()
+            unsafe queue.deallocate()
+            unsafe poolRow.deallocate()
+            unsafe poolNext.deallocate()
+        }
+        unsafe state.initialize(repeating: .active)
+        unsafe inactiveIndex.initialize(repeating: -1)
+        unsafe pivotIndex.initialize(repeating: -1)
+        unsafe used.initialize(repeating: false)
         var activeCount = w
         for c in w..<l {
-            state[c] = .inactive
-            inactiveIndex[c] = inactiveColumns.count
+            unsafe state[c] = .inactive
+            unsafe inactiveIndex[c] = inactiveColumns.count
             inactiveColumns.append(c)
         }
         var maximumDegree = 0
         for row in 0..<sparseRows {
             var count = 0
             for index in rowStart[row]..<rowStart[row + 1] where columns[index] < w { count += 1 }
-            degree[row] = count
+            unsafe degree[row] = count
             maximumDegree = max(maximumDegree, count)
         }
-        var queue: [Int] = []
-        var buckets = [[Int]](repeating: [], count: maximumDegree + 1)
-        for row in 0..<sparseRows {
-            if degree[row] == 1 { queue.append(row) } else if degree[row] >= 2 { buckets[degree[row]].append(row) }
+        var queueCount = 0
+        var poolCount = 0
+        var bucketHead = [Int](repeating: -1, count: maximumDegree + 1)
+        func push(_ row: Int, degree d: Int) {
+            if d == 1 {
+                unsafe queue[queueCount] = row
+                queueCount += 1
+            } else if d >= 2 {
+                unsafe poolRow[poolCount] = row
+                unsafe poolNext[poolCount] = bucketHead[d]
+                bucketHead[d] = poolCount
+                poolCount += 1
+            }
         }
+        for row in 0..<sparseRows { unsafe push(row, degree: degree[row]) }
 
         func remove(column: Int) {
             activeCount -= 1
             for index in columnStart[column]..<columnStart[column + 1] {
                 let row = columnRows[index]
-                if used[row] { continue }
-                degree[row] -= 1
-                if degree[row] == 1 { queue.append(row) } else if degree[row] >= 2 { buckets[degree[row]].append(row) }
+                if unsafe used[row] { continue }
+                unsafe degree[row] -= 1
+                unsafe push(row, degree: degree[row])
             }
         }
 
-        var queueHead = 0
         while activeCount > 0 {
             var chosen = -1
-            while queueHead < queue.count {
-                let row = queue[queueHead]
-                queueHead += 1
-                if !used[row] && degree[row] == 1 {
+            while queueCount > 0 {
+                queueCount -= 1
+                let row = unsafe queue[queueCount]
+                if unsafe !used[row] && degree[row] == 1 {
                     chosen = row
                     break
                 }
@@ -181,9 +220,11 @@ struct RaptorQSolver {
                 // No row of degree one: take a row of least degree and inactivate all but one of its columns.
                 var d = 2
                 while d <= maximumDegree && chosen < 0 {
-                    while let row = buckets[d].last {
-                        buckets[d].removeLast()
-                        if !used[row] && degree[row] == d {
+                    while bucketHead[d] >= 0 {
+                        let entry = bucketHead[d]
+                        let row = unsafe poolRow[entry]
+                        bucketHead[d] = unsafe poolNext[entry]
+                        if unsafe !used[row] && degree[row] == d {
                             chosen = row
                             break
                         }
@@ -192,9 +233,9 @@ struct RaptorQSolver {
                 }
                 if chosen < 0 {
                     // The active columns left appear in no unused row: they join the dense system.
-                    for c in 0..<w where state[c] == .active {
-                        state[c] = .inactive
-                        inactiveIndex[c] = inactiveColumns.count
+                    for c in 0..<w where unsafe state[c] == .active {
+                        unsafe state[c] = .inactive
+                        unsafe inactiveIndex[c] = inactiveColumns.count
                         inactiveColumns.append(c)
                     }
                     activeCount = 0
@@ -203,36 +244,68 @@ struct RaptorQSolver {
                 var keep = true
                 for index in rowStart[chosen]..<rowStart[chosen + 1] {
                     let c = columns[index]
-                    guard state[c] == .active else { continue }
+                    guard unsafe state[c] == .active else { continue }
                     if keep {
                         keep = false
                         continue
                     }
-                    state[c] = .inactive
-                    inactiveIndex[c] = inactiveColumns.count
+                    unsafe state[c] = .inactive
+                    unsafe inactiveIndex[c] = inactiveColumns.count
                     inactiveColumns.append(c)
                     remove(column: c)
                 }
             }
             var pivotColumn = -1
-            for index in rowStart[chosen]..<rowStart[chosen + 1] where state[columns[index]] == .active {
+            for index in rowStart[chosen]..<rowStart[chosen + 1] where unsafe state[columns[index]] == .active {
                 pivotColumn = columns[index]
                 break
             }
             if pivotColumn < 0 { continue }
-            used[chosen] = true
-            state[pivotColumn] = .pivoted
-            pivotIndex[pivotColumn] = pivotRows.count
+            unsafe used[chosen] = true
+            unsafe state[pivotColumn] = .pivoted
+            unsafe pivotIndex[pivotColumn] = pivotRows.count
             pivotRows.append(chosen)
             pivotColumns.append(pivotColumn)
             remove(column: pivotColumn)
+        }
+
+        // MARK: The dense system's rows: the sparse rows no pivot used, then the H HDPC rows.
+        let inactiveCount = inactiveColumns.count
+        var remaining: [Int] = []
+        let densePosition = UnsafeMutableBufferPointer<Int>.allocate(capacity: sparseRows)
+        defer { unsafe densePosition.deallocate() }
+        for row in 0..<sparseRows {
+            if unsafe used[row] {
+                unsafe densePosition[row] = -1
+            } else {
+                unsafe densePosition[row] = remaining.count
+                remaining.append(row)
+            }
+        }
+        let denseRows = remaining.count + h
+        guard denseRows >= inactiveCount else {
+            throw CodingError(.singularMatrix, "too few independent rows for the inactive columns")
+        }
+        let width = max(inactiveCount, 1)
+        let coefficients = UnsafeMutablePointer<UInt8>.allocate(capacity: denseRows * width)
+        let values = UnsafeMutablePointer<UInt8>.allocate(capacity: denseRows * t)
+        defer {
+            unsafe coefficients.deallocate()
+            unsafe values.deallocate()
+        }
+        unsafe coefficients.update(repeating: 0, count: denseRows * width)
+        unsafe values.update(repeating: 0, count: denseRows * t)
+        for (position, row) in remaining.enumerated() where row >= s {
+            if let symbol = unsafe symbols[row - s] { unsafe (values + position * t).update(from: symbol, count: t) }
         }
 
         // MARK: Each pivoted column as (E, M): C_c = E_c + M_c . C_inactive, E in `intermediate`.
         // Every column ends up pivoted or inactive, and each is written before it is read, so `intermediate`
         // needs no clearing: a pivoted column's E is its row's symbol plus the E of the row's other pivoted
         // columns (all pivoted earlier), and an inactive column gets its solution from the dense system.
-        let inactiveCount = inactiveColumns.count
+        // Each E is added to the values of the dense rows that hold its column right after it is made, while
+        // it is still in the cache (those rows' values, a few hundred symbols, stay there too), instead of
+        // being read back from all over the L symbols later.
         let words = max((inactiveCount + 63) / 64, 1)
         let dependency = UnsafeMutablePointer<UInt64>.allocate(capacity: max(pivotRows.count, 1) * words)
         defer { unsafe dependency.deallocate() }
@@ -249,54 +322,31 @@ struct RaptorQSolver {
             for index in rowStart[row]..<rowStart[row + 1] {
                 let other = columns[index]
                 if other == column { continue }
-                if state[other] == .inactive {
-                    let bit = inactiveIndex[other]
+                if unsafe state[other] == .inactive {
+                    let bit = unsafe inactiveIndex[other]
                     unsafe bits[bit >> 6] ^= 1 << UInt64(bit & 63)
                 } else {
                     let sourceBits = unsafe dependency + pivotIndex[other] * words
                     for word in 0..<words { unsafe bits[word] ^= sourceBits[word] }
                 }
             }
-            var written = false
+            var count = 0
+            if let symbol = unsafe first {
+                unsafe operands[0] = symbol
+                count = 1
+            }
             for index in rowStart[row]..<rowStart[row + 1] {
                 let other = columns[index]
-                if other == column || state[other] == .inactive { continue }
-                let value = unsafe UnsafePointer(intermediate + other * t)
-                if written {
-                    unsafe RaptorQArithmetic.add(target, value, count: t)
-                } else if let symbol = unsafe first {
-                    unsafe RaptorQArithmetic.sum(target, symbol, value, count: t)
-                    written = true
-                } else {
-                    unsafe target.update(from: value, count: t)
-                    written = true
-                }
+                if unsafe other == column || state[other] == .inactive { continue }
+                unsafe operands[count] = UnsafePointer(intermediate + other * t)
+                count += 1
             }
-            if !written {
-                if let symbol = unsafe first {
-                    unsafe target.update(from: symbol, count: t)
-                } else {
-                    unsafe target.update(repeating: 0, count: t)
-                }
+            unsafe RaptorQArithmetic.xorSum(target, UnsafePointer(operands), count, count: t)
+            for index in columnStart[column]..<columnStart[column + 1] {
+                let position = unsafe densePosition[columnRows[index]]
+                if position >= 0 { unsafe RaptorQArithmetic.add(values + position * t, target, count: t) }
             }
         }
-
-        // MARK: The dense system over the inactive columns.
-        var remaining: [Int] = []
-        for row in 0..<sparseRows where !used[row] { remaining.append(row) }
-        let denseRows = remaining.count + h
-        guard denseRows >= inactiveCount else {
-            throw CodingError(.singularMatrix, "too few independent rows for the inactive columns")
-        }
-        let width = max(inactiveCount, 1)
-        let coefficients = UnsafeMutablePointer<UInt8>.allocate(capacity: denseRows * width)
-        let values = UnsafeMutablePointer<UInt8>.allocate(capacity: denseRows * t)
-        defer {
-            unsafe coefficients.deallocate()
-            unsafe values.deallocate()
-        }
-        unsafe coefficients.update(repeating: 0, count: denseRows * width)
-        unsafe values.update(repeating: 0, count: denseRows * t)
 
         func addBits(_ q: Int, into row: UnsafeMutablePointer<UInt8>) {
             let source = unsafe dependency + q * words
@@ -310,17 +360,28 @@ struct RaptorQSolver {
             }
         }
 
+        // A remaining row's coefficients are binary: its columns' bit vectors are XORed a word at a time
+        // (an LDPC row holds a hundred and more columns), then spread into bytes once.
+        let rowBits = UnsafeMutablePointer<UInt64>.allocate(capacity: words)
+        defer { unsafe rowBits.deallocate() }
         for (position, row) in remaining.enumerated() {
-            let coefficientRow = unsafe coefficients + position * width
-            let valueRow = unsafe values + position * t
-            if row >= s, let symbol = unsafe symbols[row - s] { unsafe valueRow.update(from: symbol, count: t) }
+            unsafe rowBits.update(repeating: 0, count: words)
             for index in rowStart[row]..<rowStart[row + 1] {
                 let column = columns[index]
-                if state[column] == .inactive {
-                    unsafe coefficientRow[inactiveIndex[column]] ^= 1
+                if unsafe state[column] == .inactive {
+                    let bit = unsafe inactiveIndex[column]
+                    unsafe rowBits[bit >> 6] ^= 1 << UInt64(bit & 63)
                 } else {
-                    unsafe addBits(pivotIndex[column], into: coefficientRow)
-                    unsafe RaptorQArithmetic.add(valueRow, intermediate + column * t, count: t)
+                    let source = unsafe dependency + pivotIndex[column] * words
+                    for word in 0..<words { unsafe rowBits[word] ^= source[word] }
+                }
+            }
+            let coefficientRow = unsafe coefficients + position * width
+            for word in 0..<words {
+                var bits = unsafe rowBits[word]
+                while bits != 0 {
+                    unsafe coefficientRow[word * 64 + bits.trailingZeroBitCount] = 1
+                    bits &= bits - 1
                 }
             }
         }
@@ -341,7 +402,7 @@ struct RaptorQSolver {
             for k in 0...last {
                 unsafe arithmetic.scale(z, alpha, count: width)
                 unsafe arithmetic.scale(y, alpha, count: t)
-                if state[k] == .inactive {
+                if unsafe state[k] == .inactive {
                     unsafe z[inactiveIndex[k]] ^= 1
                 } else {
                     unsafe addBits(pivotIndex[k], into: z)
@@ -426,8 +487,8 @@ struct RaptorQSolver {
                 let bits = unsafe combined + position * words
                 RaptorQTuple(isi: unsafe symbol.isi, parameters: parameters).forEachColumn(parameters: parameters) {
                     column in
-                    if state[column] == .inactive {
-                        let bit = inactiveIndex[column]
+                    if unsafe state[column] == .inactive {
+                        let bit = unsafe inactiveIndex[column]
                         unsafe bits[bit >> 6] ^= 1 << UInt64(bit & 63)
                     } else {
                         let source = unsafe dependency + pivotIndex[column] * words
@@ -443,14 +504,18 @@ struct RaptorQSolver {
                 case .backSubstitution: false
                 }
             if affine {
+                // The tuple's non-inactive columns (at most 33) and the inactive symbols of the combined
+                // bit vector, XORed in one pass.
+                let gathered = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: 64 + inactiveCount)
+                defer { unsafe gathered.deallocate() }
                 for position in 0..<(unsafe wanted.count) {
                     let symbol = unsafe wanted[position]
-                    let out = unsafe symbol.output
-                    unsafe out.update(repeating: 0, count: t)
+                    var count = 0
                     RaptorQTuple(isi: unsafe symbol.isi, parameters: parameters).forEachColumn(parameters: parameters) {
                         column in
-                        if state[column] != .inactive {
-                            unsafe RaptorQArithmetic.add(out, intermediate + column * t, count: t)
+                        if unsafe state[column] != .inactive && count < 64 {
+                            unsafe gathered[count] = UnsafePointer(intermediate + column * t)
+                            count += 1
                         }
                     }
                     let bits = unsafe combined + position * words
@@ -458,10 +523,12 @@ struct RaptorQSolver {
                         var remainingBits = unsafe bits[word]
                         while remainingBits != 0 {
                             let bit = word * 64 + remainingBits.trailingZeroBitCount
-                            unsafe RaptorQArithmetic.add(out, intermediate + inactiveColumns[bit] * t, count: t)
+                            unsafe gathered[count] = UnsafePointer(intermediate + inactiveColumns[bit] * t)
+                            count += 1
                             remainingBits &= remainingBits - 1
                         }
                     }
+                    unsafe RaptorQArithmetic.xorSum(symbol.output, UnsafePointer(gathered), count, count: t)
                 }
                 return .affineForms
             }
@@ -472,30 +539,18 @@ struct RaptorQSolver {
             let row = pivotRows[q]
             let column = pivotColumns[q]
             let target = unsafe intermediate + column * t
-            var first: UnsafePointer<UInt8>? = nil
-            if row >= s { unsafe first = symbols[row - s] }
-            var written = false
+            var count = 0
+            if row >= s, let symbol = unsafe symbols[row - s] {
+                unsafe operands[0] = symbol
+                count = 1
+            }
             for index in rowStart[row]..<rowStart[row + 1] {
                 let other = columns[index]
                 if other == column { continue }
-                let value = unsafe UnsafePointer(intermediate + other * t)
-                if written {
-                    unsafe RaptorQArithmetic.add(target, value, count: t)
-                } else if let symbol = unsafe first {
-                    unsafe RaptorQArithmetic.sum(target, symbol, value, count: t)
-                    written = true
-                } else {
-                    unsafe target.update(from: value, count: t)
-                    written = true
-                }
+                unsafe operands[count] = UnsafePointer(intermediate + other * t)
+                count += 1
             }
-            if !written {
-                if let symbol = unsafe first {
-                    unsafe target.update(from: symbol, count: t)
-                } else {
-                    unsafe target.update(repeating: 0, count: t)
-                }
-            }
+            unsafe RaptorQArithmetic.xorSum(target, UnsafePointer(operands), count, count: t)
         }
         if let wanted = unsafe wanted {
             for position in 0..<(unsafe wanted.count) {
