@@ -154,6 +154,7 @@ let package = Package(
             name: "AetherReceiverTests",
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherReceiver",
+                "AetherTestServers",
             ],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(

@@ -16,6 +16,7 @@ process_suites+='|SessionPythonHostLiveTests|FileSafetyLiveTests|BenchCommandLin
 process_suites+='|ClientCrashTortureTests|ReceiverCrashNativeLiveTests|UploadResumeEdgeLiveTests|UploadFaultLiveTests'
 process_suites+='|LTETraceLiveTests|UploadMemoryLiveTests|ReceiverLoadLiveTests|CommandLineLiveTests|FileCommandsLiveTests'
 process_suites+='|SessionStateDirectoryLiveTests|FountainMemoryLiveTests|FollowLiveTests|ServeS3BlobsLiveTests'
+process_suites+='|ReceiverFleetLiveTests'
 timing_suites='HTTPClientInteropTests|BenchChildTests|LinkLabTests'
 timing_log=$(mktemp -t aether-test.XXXXXX)
 first_log=$(mktemp -t aether-test.XXXXXX)

@@ -72,8 +72,8 @@ enum BenchArguments {
             "options:",
             "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
             "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
-            "  --size-mib N   transport, receiver: the upload's size in MiB (default 1024); e2e: the S3 upload's size",
-            "  --runs N       receiver: timed runs of each side, alternating (default 3)",
+            "  --size-mib N   transport, receiver, fleet: the upload's size in MiB (default 1024); e2e: the S3 upload's size",
+            "  --runs N       receiver: timed runs of each side, alternating (default 3); fleet: of the 1 GiB line (1)",
             "  --chunk-size N, --parallel N  receiver: passed to `aether upload` (default: its scheduler decides)",
             "  --link-mib N   e2e: the bad link's upload size in MiB (default 64); the mobile link's is twice it",
             "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile (default all)",
@@ -84,6 +84,10 @@ enum BenchArguments {
             "resets, all created and removed by the bench); without root it runs the s3 line and says it skipped",
             "the others. It runs the release `aether` built beside aether-bench and the Python peers of .venv",
             "(scripts/setup-venv.sh).",
+            "",
+            "fleet starts PostgreSQL (Debian's postgresql, as the postgres user) for fleet_catalog_postgres_64 (vs",
+            "fleet_catalog_sqlite_64) and moto from .venv for fleet_native (aether serve --catalog --blobs s3:// vs",
+            "--dir); a line whose server is missing is skipped with the reason.",
         ]
         return lines.joined(separator: "\n")
     }

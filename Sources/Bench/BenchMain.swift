@@ -19,6 +19,7 @@ struct BenchMain {
         TransportBench.self,
         ReceiverBench.self,
         ReceiverUploadBench.self,
+        FleetBench.self,
         VaultBench.self,
         E2EBench.self,
     ]

@@ -21,9 +21,11 @@ final class AetherProcess: @unchecked Sendable {
 
     /// Starts `aether` with `arguments`; `inputBytes` go to its standard input exactly, which is then closed
     /// unless `keepInputOpen` (then `writeInput` and `closeInput` feed it). `nonBlockingInput` hands the child
-    /// a standard input in `O_NONBLOCK` mode, as a parent shell may.
+    /// a standard input in `O_NONBLOCK` mode, as a parent shell may; `environment` adds to (or overrides) the test
+    /// process's environment.
     init(
-        _ arguments: [String], inputBytes: [UInt8], keepInputOpen: Bool = false, nonBlockingInput: Bool = false
+        _ arguments: [String], inputBytes: [UInt8], keepInputOpen: Bool = false, nonBlockingInput: Bool = false,
+        environment: [String: String] = [:]
     ) throws {
         directory = try SessionLive.temporaryDirectory()
         outPath = directory + "/out"
@@ -32,6 +34,9 @@ final class AetherProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: SessionLive.aetherPath)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
         if nonBlockingInput {

@@ -1,5 +1,6 @@
 import AetherIO
 import AetherReceiver
+import AetherTestServers
 import Foundation
 import Testing
 

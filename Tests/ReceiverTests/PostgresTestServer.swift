@@ -1,141 +1,19 @@
-import Foundation
-import Testing
+import AetherTestServers
 
-/// A PostgreSQL server for the tests, from Debian's `postgresql`: `initdb` run as the `postgres` user (it refuses
-/// root) in a temporary directory made for that user, listening only on a Unix socket in that directory. A
-/// watchdog stops it and removes the directory when the test process ends, however it ends.
-///
-/// `shared` serves every test that only needs a database of its own (`createDatabase()`); a test that stops or
-/// restarts the server starts a private one.
-final class PostgresTestServer: Sendable {
-    /// The directory: `data/` (the cluster), the socket and `server.log`.
-    let directory: String
-    private var data: String { directory + "/data" }
+/// The tests' PostgreSQL server (AetherTestServers' launcher, shared with the bench and the fleet suite).
+typealias PostgresTestServer = PostgresProcess
+/// Why the test server could not do what was asked.
+typealias PostgresTestError = PostgresProcessError
 
-    /// The server every test shares, started on first use.
-    static let shared: Result<PostgresTestServer, PostgresTestError> = Result { () throws(PostgresTestError) in
-        try PostgresTestServer()
-    }
-
-    /// Starts a new server.
-    init() throws(PostgresTestError) {
-        // Short: the socket's path must fit in sun_path.
-        directory = "/tmp/aether-pg-" + UUID().uuidString.prefix(8).lowercased()
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch { throw PostgresTestError("cannot make \(directory): \(error)") }
-        try Self.run("/bin/chown", ["postgres:postgres", directory])
-        try Self.run(
-            "/usr/sbin/runuser",
-            [
-                "-u", "postgres", "--", Self.binary("initdb"), "-D", directory + "/data", "--auth=trust", "-U",
-                "postgres",
-                "-E", "UTF8", "--no-sync",
-            ])
-        try start()
-        // The watchdog: once this process is gone, stop the server and remove its directory.
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = [
-            "-c",
-            "while kill -0 \"$1\" 2>/dev/null; do sleep 1; done; "
-                + "/usr/sbin/runuser -u postgres -- \"$2\" -D \"$3/data\" -m immediate stop >/dev/null 2>&1; "
-                + "rm -rf \"$3\"",
-            "watchdog", "\(getpid())", Self.binary("pg_ctl"), directory,
-        ]
-        watchdog.standardInput = FileHandle.nullDevice
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        do { try watchdog.run() } catch { throw PostgresTestError("cannot start the watchdog: \(error)") }
-    }
-
-    /// `pg_ctl start`, waiting until it accepts connections.
-    func start() throws(PostgresTestError) {
-        try Self.run(
-            "/usr/sbin/runuser",
-            [
-                "-u", "postgres", "--", Self.binary("pg_ctl"), "-D", data, "-l", directory + "/server.log", "-w",
-                "-o", "-k \(directory) -c listen_addresses='' -c fsync=off -c max_connections=200", "start",
-            ])
-    }
-
-    /// `pg_ctl stop -m immediate`: like a crash of the server (connections cut, WAL replayed at the next start).
-    func stop() throws(PostgresTestError) {
-        try Self.run(
-            "/usr/sbin/runuser",
-            ["-u", "postgres", "--", Self.binary("pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"])
-    }
-
-    /// A new empty database; returns its libpq URL (socket in `directory`, user `postgres`).
-    func createDatabase() throws(PostgresTestError) -> String {
-        let name = "aether_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try Self.run(Self.binary("createdb"), ["-h", directory, "-U", "postgres", name])
-        return url(database: name)
-    }
-
-    /// The URL of `database`.
-    func url(database: String) -> String {
-        "postgresql:///\(database)?host=\(directory)&user=postgres"
-    }
-
-    /// Runs SQL through `psql` (for a test's own changes: a newer schema row, a dropped table).
-    func psql(_ database: String, _ sql: String) throws(PostgresTestError) {
-        try Self.run(
-            Self.binary("psql"),
-            ["-h", directory, "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-qc", sql])
+extension PostgresProcess {
+    /// The server every test shares, started on first use; a test that stops or restarts the server starts a
+    /// private one.
+    static let shared: Result<PostgresProcess, PostgresProcessError> = Result {
+        () throws(PostgresProcessError) in try PostgresProcess()
     }
 
     /// A new database on the shared server.
     static func sharedDatabase() throws -> String {
         try shared.get().createDatabase()
     }
-
-    private static func binary(_ name: String) -> String {
-        for directory in ["/usr/lib/postgresql/15/bin", "/usr/local/bin", "/usr/bin"]
-        where FileManager.default.isExecutableFile(atPath: directory + "/" + name) {
-            return directory + "/" + name
-        }
-        return name
-    }
-
-    private static func run(_ executable: String, _ arguments: [String]) throws(PostgresTestError) {
-        let process = Process()
-        // Through bash, which closes every descriptor past 2 first: the server `pg_ctl start` leaves running must
-        // not inherit the one Foundation watches to learn that the child exited (waitUntilExit would never return).
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments =
-            [
-                "-c",
-                "for fd in /proc/$$/fd/*; do n=${fd##*/}; [ \"$n\" -gt 2 ] && eval \"exec $n>&-\" 2>/dev/null; done; "
-                    + "exec \"$@\"",
-                "run", executable,
-            ] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        // A file, not a pipe: nothing to drain while waiting.
-        let outputPath = NSTemporaryDirectory() + "aether-pg-run-" + UUID().uuidString
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-            let output = FileHandle(forWritingAtPath: outputPath)
-        else { throw PostgresTestError("cannot make \(outputPath)") }
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw PostgresTestError("cannot run \(executable): \(error) (make deps installs postgresql)")
-        }
-        process.waitUntilExit()
-        try? output.close()
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
-            throw PostgresTestError(
-                "\(executable) \(arguments.first ?? "") exited \(process.terminationStatus): \(text)")
-        }
-    }
-}
-
-/// Why the test server could not do what was asked.
-struct PostgresTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
