@@ -345,7 +345,7 @@ public struct NativeBackend: UploadBackend {
         }
         let response = try await exchange(
             "POST", url(upload, "/challenges"), HTTPHeaders([("Content-Type", AetherWire.challengeMediaType)]),
-            body: .bytes(request.jsonBytes))
+            body: .bytes(request.jsonBytes), rereadsStoredBytes: true)
         guard response.status == 200 else { throw error(for: response, "challenge") }
         let answer: NativeChallengeAnswer
         do { answer = try NativeChallengeAnswer(json: response.body) } catch {
@@ -411,7 +411,7 @@ public struct NativeBackend: UploadBackend {
         }
         let response = try await exchange(
             "POST", url(upload, "/possession"), HTTPHeaders([("Content-Type", AetherWire.possessionMediaType)]),
-            body: .bytes(answer.serialized))
+            body: .bytes(answer.serialized), rereadsStoredBytes: true)
         switch response.status {
         case 200: return try verify(response.body, upload: upload, summary: summary)
         case 403 where Self.problem(in: response)?.name == "possession-failed": return nil
@@ -432,7 +432,7 @@ public struct NativeBackend: UploadBackend {
             size: upload.sizeDeferred == true ? upload.size : nil)
         let response = try await exchange(
             "POST", url(upload, "/complete"), HTTPHeaders([("Content-Type", AetherWire.completeMediaType)]),
-            body: .bytes(request.jsonBytes))
+            body: .bytes(request.jsonBytes), rereadsStoredBytes: true)
         guard response.status == 200 else { throw error(for: response, "completion") }
         return try verify(response.body, upload: upload, summary: summary)
     }
@@ -477,8 +477,15 @@ public struct NativeBackend: UploadBackend {
     // MARK: Requests
 
     func exchange(
-        _ method: String, _ url: String, _ extra: HTTPHeaders = HTTPHeaders(), body: HTTPRequestBody = .empty
+        _ method: String, _ url: String, _ extra: HTTPHeaders = HTTPHeaders(), body: HTTPRequestBody = .empty,
+        rereadsStoredBytes: Bool = false
     ) async throws(TransportError) -> HTTPResponse {
+        var timeouts = options.timeouts
+        if rereadsStoredBytes, let idle = timeouts.idle {
+            // The receiver answers these only after reading stored bytes back (sampled chunks, the rest of the
+            // object), which takes long on a slow store (S3): silence is expected, so the idle limit is longer.
+            timeouts.idle = max(idle, Self.storedBytesIdle)
+        }
         var headers = options.headers
         headers.replace(AetherWire.protocolField, String(AetherWire.version))
         if let token = options.bearerToken { headers.replace("Authorization", token.fieldValue) }
@@ -486,8 +493,11 @@ public struct NativeBackend: UploadBackend {
         return try await transport(
             HTTPRequest(
                 method: method, url: url, headers: headers, body: body, version: options.version,
-                timeouts: options.timeouts, responseBodyLimit: AetherWire.maximumStatusDocumentBytes))
+                timeouts: timeouts, responseBodyLimit: AetherWire.maximumStatusDocumentBytes))
     }
+
+    /// The idle limit of a request whose answer waits for the receiver to read stored bytes back.
+    static let storedBytesIdle = Duration.seconds(300)
 
     /// `upload`'s URL with `suffix` appended to its path (before a query).
     func url(_ upload: RemoteUpload, _ suffix: String) -> String {
