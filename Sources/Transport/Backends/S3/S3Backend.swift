@@ -267,12 +267,7 @@ public final class S3Backend: UploadBackend {
         ) { (response) throws(TransportError) in
             // S3 may answer 200 and then report the failure in the body (it has already sent the status while
             // it assembled the parts).
-            let document = try S3XMLElement.parse(response.body)
-            if document.name == "Error" {
-                throw S3ErrorMapping.error(
-                    operation: "CompleteMultipartUpload", status: response.status, code: document.text("Code"),
-                    message: document.text("Message"), requestID: document.text("RequestId"))
-            }
+            let document = try S3ErrorMapping.successDocument(response, operation: "CompleteMultipartUpload")
             guard document.name == "CompleteMultipartUploadResult" else {
                 throw TransportError(
                     .protocolViolation, "S3 CompleteMultipartUpload answered with <\(document.name.prefix(64))>")

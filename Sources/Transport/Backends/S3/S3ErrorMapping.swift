@@ -6,6 +6,19 @@ enum S3ErrorMapping {
     /// Whether a failure may be retried with the same request (S3's guidance: 500, 503 SlowDown, 502, 504).
     static func isRetryable(_ code: TransportError.Code) -> Bool { code == .throttled || code == .serverFailed }
 
+    /// The XML document of a 2xx answer to `operation`; an `<Error>` document in it (S3 may answer 200 and report
+    /// the failure in the body, as CompleteMultipartUpload and UploadPartCopy do once the status is sent) throws
+    /// as the error it names.
+    static func successDocument(_ response: HTTPResponse, operation: String) throws(TransportError) -> S3XMLElement {
+        let document = try S3XMLElement.parse(response.body)
+        if document.name == "Error" {
+            throw error(
+                operation: operation, status: response.status, code: document.text("Code"),
+                message: document.text("Message"), requestID: document.text("RequestId"))
+        }
+        return document
+    }
+
     static let authenticationCodes: Set<String> = [
         "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken",
         "TokenRefreshRequired", "AuthorizationHeaderMalformed", "RequestTimeTooSkewed", "InvalidSecurity",

@@ -243,13 +243,7 @@ public final class S3ObjectClient: Sendable {
             "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)], headers: headers,
             body: Array(xml.utf8)
         ) { (response) throws(TransportError) in
-            // S3 may answer 200 and report the failure in the body.
-            let document = try S3XMLElement.parse(response.body)
-            if document.name == "Error" {
-                throw S3ErrorMapping.error(
-                    operation: "CompleteMultipartUpload", status: response.status, code: document.text("Code"),
-                    message: document.text("Message"), requestID: document.text("RequestId"))
-            }
+            _ = try S3ErrorMapping.successDocument(response, operation: "CompleteMultipartUpload")
         }
     }
 
@@ -272,13 +266,7 @@ public final class S3ObjectClient: Sendable {
     /// A copy answers 200 and may still fail (an `<Error>` body); returns the copy's ETag.
     @discardableResult
     private static func checkCopyResult(_ response: HTTPResponse, operation: String) throws(TransportError) -> String? {
-        let document = try S3XMLElement.parse(response.body)
-        if document.name == "Error" {
-            throw S3ErrorMapping.error(
-                operation: operation, status: response.status, code: document.text("Code"),
-                message: document.text("Message"), requestID: document.text("RequestId"))
-        }
-        return document.text("ETag")
+        try S3ErrorMapping.successDocument(response, operation: operation).text("ETag")
     }
 
     /// Signs and sends one request to `key` (the bucket itself when nil), retrying transient failures per
