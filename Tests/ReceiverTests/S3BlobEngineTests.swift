@@ -89,6 +89,38 @@ import Testing
         #expect(object.sha256 == SHA256.hash(content).hex)
     }
 
+    /// A receiver that starts while another is between writing an append's bytes and committing them leaves those
+    /// bytes alone: start-up recovery changes nothing in a shared store (on a store of its own it would cut the
+    /// stream back to the committed offset).
+    @Test func aReceiverStartingBesideAnotherLeavesItsInFlightWriteAlone() async throws {
+        let fleet = try Fleet(store: try await MotoTestServer.shared.get().store())
+        let content = EngineFixture.bytes(400_000, seed: 14)
+        try await MotoTestServer.onThread {
+            let record = try fleet.engine.create(
+                NewUpload(uploadProtocol: .tus, size: Int64(content.count)), owner: Self.alice)
+            let first = try fleet.engine.openAppend(record.id, offset: 0, owner: Self.alice, length: 100_000)
+            try first.write(Array(content[0..<100_000]))
+            #expect(try first.finish().offset == 100_000)
+            // The other receiver's append: its bytes are stored, its catalogue commit is still to come.
+            let writer = try fleet.store.append(to: .stream(record.id), at: 100_000)
+            try writer.write(Array(content[100_000..<250_000]))
+            try writer.commit()
+            let starting = UploadEngine(
+                blobs: fleet.store,
+                catalog: try SQLiteUploadCatalog(path: FilePath(fleet.directory + "/catalog.sqlite3")))
+            let report = try starting.recover()
+            #expect(report.catalogIntact)
+            #expect(report.blobsRemoved == 0 && report.streamsTruncated == 0 && report.assembliesRolledBack == 0)
+            #expect(try fleet.store.size(of: .stream(record.id)) == 250_000)
+            var held = [UInt8](repeating: 0, count: 150_000)
+            let read = try unsafe held.withUnsafeMutableBytes { raw in
+                try unsafe fleet.store.read(.stream(record.id), at: 100_000, into: raw)
+            }
+            #expect(read == 150_000)
+            #expect(SHA256.hash(held) == SHA256.hash(Array(content[100_000..<250_000])))
+        }
+    }
+
     @Test func anAppendWhileS3RefusesIs503AndTheRetryLosesNothing() async throws {
         let moto = try MotoTestServer()
         let store = S3BlobStore(

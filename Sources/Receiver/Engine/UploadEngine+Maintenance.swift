@@ -64,9 +64,23 @@ extension UploadEngine {
     /// blobs of an upload that no longer takes bytes); a stream is cut back to its committed offset; an object
     /// assembled but not recorded is rolled back (its bytes return to the stream they were written into; a dedup
     /// alias is removed). Chunk files of an older store are moved into their upload's stream. Nothing acknowledged is touched and no partial object stays visible.
+    ///
+    /// A store shared with other live receivers (`sharedWithOtherReceivers`, a fleet's bucket) is left exactly as
+    /// it is: what the catalogue says at this instant cannot tell a crashed write from another receiver's write
+    /// that is between its bytes and its commit, so nothing may be cut, rolled back or removed on its strength. A
+    /// crashed writer's pieces are never read (reads follow the receipts and the committed offset) and go with
+    /// their upload's working blobs when it completes or expires; an object promoted just before a crash is whole
+    /// and is completed again by the client's retry.
     @discardableResult
     public func recover() throws(ReceiverError) -> RecoveryReport {
         var report = RecoveryReport()
+        if blobs.sharedWithOtherReceivers {
+            report.catalogIntact = try catalog.integrityCheck()
+            guard report.catalogIntact else {
+                throw ReceiverError(.storageFailed, "the catalogue failed its integrity check")
+            }
+            return report
+        }
         report.stagingDiscarded = try blobs.discardStaging()
         var records: [UploadID: UploadRecord?] = [:]
         func record(_ id: UploadID) throws(ReceiverError) -> UploadRecord? {

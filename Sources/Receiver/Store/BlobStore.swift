@@ -34,6 +34,9 @@ public protocol BlobStore: Sendable {
     func keys() throws(ReceiverError) -> [BlobKey]
     /// Removes staged blobs that were never committed (a crash left them); returns how many.
     func discardStaging() throws(ReceiverError) -> Int
+    /// True when other receivers write this store at the same time (a fleet's bucket): start-up recovery then
+    /// changes nothing in it, since another receiver's write may lie between its bytes and its catalogue commit.
+    var sharedWithOtherReceivers: Bool { get }
     /// Calls `body` with the whole blob `key`, in order, in pieces of at most `pieceSize` bytes (none for an empty
     /// blob). The default reads into a buffer; a store that can hand out its bytes without a copy does so.
     func forEachPiece(
@@ -68,6 +71,9 @@ extension BlobWriter {
 }
 
 extension BlobStore {
+    /// One receiver's own store, by default.
+    public var sharedWithOtherReceivers: Bool { false }
+
     /// Assembles `parts` in order into a staged blob named `target`, streaming: each piece read is handed to
     /// `observe` (to hash it) and written. The result is durable but invisible until the caller commits it, so a
     /// check of what `observe` saw can still refuse it (`discard()`).

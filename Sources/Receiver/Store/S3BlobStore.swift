@@ -287,6 +287,9 @@ public final class S3BlobStore: BlobStore {
     /// receiver has in flight is not this one's to discard.
     public func discardStaging() throws(ReceiverError) -> Int { 0 }
 
+    /// A bucket prefix is what several receivers of a fleet share.
+    public var sharedWithOtherReceivers: Bool { true }
+
     // MARK: Completion
 
     /// `promote(.stream(id), to: .object(id))`: a multipart upload of the object key from the stream's pieces, in
