@@ -91,9 +91,11 @@ enum UploadSetup {
         let options = BackendDetector.Options(
             headers: headers, s3Endpoint: endpoint, s3Flavor: endpoint == nil ? .aws : .minio)
         let detector = BackendDetector(client: client, options: options)
-        return try await PathFailureWait(resetLimit: resetWait, refusedLimit: refusedWait).run {
-            () async throws(TransportError) in try await detector.detect(destination, forcing: forced)
-        }
+        let wait = PathFailureWait(resetLimit: resetWait, refusedLimit: refusedWait)
+        return try await wait.run(waiting: { error, limit in
+            let what = error.code == .connectionRefused ? "refuses connections" : "reset the connection"
+            StandardError.write("aether: the destination \(what); trying again for up to \(Int(limit)) s\n")
+        }) { () async throws(TransportError) in try await detector.detect(destination, forcing: forced) }
     }
 
     /// The canonical path of `path` (symbolic links and `..` resolved), as bytes.

@@ -15,8 +15,12 @@ public struct PathFailureWait: Sendable {
         self.refusedLimit = refusedLimit ?? resetLimit
     }
 
-    /// The result of `operation`, sent again while the path fails and time is left.
-    public func run<T>(_ operation: () async throws(TransportError) -> T) async throws(TransportError) -> T {
+    /// The result of `operation`, sent again while the path fails and time is left; `waiting` hears the first
+    /// failure that is waited out, with the seconds it may be waited out for.
+    public func run<T>(
+        waiting: (TransportError, Double) -> Void = { _, _ in }, _ operation: () async throws(TransportError) -> T
+    ) async throws(TransportError) -> T {
+        var told = false
         let started = ContinuousClock.now
         var delay = 0.1
         while true {
@@ -30,6 +34,10 @@ public struct PathFailureWait: Sendable {
                     default: -1.0
                     }
                 guard started.duration(to: .now) / .seconds(1) + delay <= limit else { throw error }
+                if !told {
+                    told = true
+                    waiting(error, limit)
+                }
                 do {
                     try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
                 } catch {
