@@ -42,6 +42,32 @@ import Testing
         )
     }
 
+    /// A catalogue of schema version 1 (before possession challenges were shared) is migrated in place: its
+    /// records stay and challenges can be kept and taken once.
+    @Test func aVersionOneCatalogueIsMigratedAndKeepsItsRecords() throws {
+        let fixture = try EngineFixture()
+        let path = fixture.directory.appending("old.sqlite3")
+        let id = try UploadID("ddddddddddddddddddddddddda")
+        try SQLiteUploadCatalog(path: path).insert(record(id))
+        let raw = Process()
+        raw.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        raw.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE possession'); "
+                + "c.execute('PRAGMA user_version=1'); c.commit()",
+            path.description,
+        ]
+        try raw.run()
+        raw.waitUntilExit()
+        #expect(raw.terminationStatus == 0)
+        let migrated = try SQLiteUploadCatalog(path: path)
+        #expect(try migrated.record(id) == record(id))
+        try migrated.recordPossessionChallenge(
+            id, nonce: [1, 2], challenge: [9, 9, 9], issuedAt: 1000, expiredBefore: 0)
+        #expect(try migrated.takePossessionChallenge(id, nonce: [1, 2]) == [9, 9, 9])
+        #expect(try migrated.takePossessionChallenge(id, nonce: [1, 2]) == nil)
+    }
+
     @Test func aCatalogueFromANewerSchemaOrNotSQLiteIsRefused() throws {
         let fixture = try EngineFixture()
         let newer = fixture.directory.appending("newer.sqlite3")
@@ -51,7 +77,7 @@ import Testing
         raw.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         raw.arguments = [
             "python3", "-c",
-            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=2'); c.commit()",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=3'); c.commit()",
             newer.description,
         ]
         try raw.run()

@@ -5,49 +5,70 @@ import Synchronization
 
 extension UploadEngine {
     /// A fresh possession challenge (serialized) when `record`'s content id names a stored object of its size;
-    /// nil otherwise. Each call issues a new single-use challenge (15 s lifetime, AetherSecurity).
+    /// nil otherwise. Each call issues a new single-use challenge (15 s lifetime, AetherSecurity), kept in the
+    /// catalogue with its key so that whichever receiver of a fleet the answer reaches can check it.
     func possessionChallenge(for record: UploadRecord) throws(ReceiverError) -> [UInt8]? {
+        guard let entry = try possessionEntry(for: record) else { return nil }
+        let shared: PossessionSharedChallenge
+        do {
+            shared = try entry.verifier.issueSharedChallenge()
+        } catch {
+            throw ReceiverError(.storageFailed, "a possession challenge could not be made")
+        }
+        let now = clock.wallMilliseconds()
+        try catalog.recordPossessionChallenge(
+            record.id, nonce: shared.challenge.nonce.bytes, challenge: shared.serialized, issuedAt: now,
+            expiredBefore: now - Int64(ProofOfPossessionVerifier.challengeLifetime * 4000))
+        return shared.challenge.serialized
+    }
+
+    /// The verifier of the stored object `record`'s content id names (its chunk hashes read from storage once per
+    /// upload and receiver, then cached), nil when there is no such object of the upload's size.
+    func possessionEntry(for record: UploadRecord) throws(ReceiverError) -> PossessionEntry? {
         guard record.uploadProtocol == .native, let contentID = record.contentID,
             let object = try catalog.object(contentID: contentID), object.size == record.size,
             try blobs.size(of: .object(object.upload)) == object.size
         else { return nil }
+        if let cached = state.withLock({ $0.possession[record.id] }), cached.object == object { return cached }
+        let source = BlobPossessionSource(blobs: blobs, key: .object(object.upload), size: UInt64(object.size))
         let entry: PossessionEntry
-        if let cached = state.withLock({ $0.possession[record.id] }) {
-            entry = cached
-        } else {
-            let source = BlobPossessionSource(blobs: blobs, key: .object(object.upload), size: UInt64(object.size))
-            do {
-                let hashes = try ProofOfPossessionProver.chunkHashes(of: source, chunkSize: UInt32(record.chunkSize))
-                let verifier = try ProofOfPossessionVerifier(
-                    source: source, chunkSize: UInt32(record.chunkSize), chunkHashes: hashes, clock: clock)
-                entry = PossessionEntry(verifier: verifier, chunkHashes: hashes, object: object)
-            } catch {
-                throw ReceiverError(.storageFailed, "the stored object could not be read for a possession check")
-            }
-            state.withLock { $0.possession[record.id] = entry }
-        }
         do {
-            return try entry.verifier.issueChallenge().serialized
+            let hashes = try ProofOfPossessionProver.chunkHashes(of: source, chunkSize: UInt32(record.chunkSize))
+            let verifier = try ProofOfPossessionVerifier(
+                source: source, chunkSize: UInt32(record.chunkSize), chunkHashes: hashes, clock: clock)
+            entry = PossessionEntry(verifier: verifier, chunkHashes: hashes, object: object)
         } catch {
-            throw ReceiverError(.tooManyRequests, "too many possession challenges are outstanding")
+            throw ReceiverError(.storageFailed, "the stored object could not be read for a possession check")
         }
+        state.withLock { $0.possession[record.id] = entry }
+        return entry
     }
 
-    /// Checks a proof-of-possession response (`PossessionResponse.serialized`). A passed check completes the upload
-    /// at once from the stored object (a second object entry with the same bytes) and returns the receipt; a
-    /// failed, replayed, expired or unknown one is `.possessionFailed` and the upload stays open.
+    /// Checks a proof-of-possession response (`PossessionResponse.serialized`) against the challenge the catalogue
+    /// keeps for its nonce (issued by this receiver or another of the fleet; taken out, so it answers once). A
+    /// passed check completes the upload at once from the stored object (a second object entry with the same
+    /// bytes) and returns the receipt; a failed, replayed, expired or unknown one is `.possessionFailed` and the
+    /// upload stays open.
     public func answerPossession(_ id: UploadID, response: [UInt8], owner: ClientIdentity) throws(ReceiverError)
         -> UploadReceiptRecord
     {
         _ = try load(id, owner: owner, allowing: [.open])
+        let parsed: PossessionResponse
+        do {
+            parsed = try PossessionResponse(serialized: response)
+        } catch {
+            throw ReceiverError(.possessionFailed, "the possession proof failed or its challenge expired")
+        }
         return try withGate(id) { () throws(ReceiverError) -> UploadReceiptRecord in
             let record = try load(id, owner: owner, allowing: [.open])
-            guard let entry = state.withLock({ $0.possession[id] }) else {
-                throw ReceiverError(.possessionFailed, "no possession challenge was issued for this upload")
+            guard let stored = try catalog.takePossessionChallenge(id, nonce: parsed.nonce.bytes),
+                let shared = try? PossessionSharedChallenge(serialized: stored),
+                let entry = try possessionEntry(for: record)
+            else {
+                throw ReceiverError(.possessionFailed, "no possession challenge is outstanding for this answer")
             }
             do {
-                let parsed = try PossessionResponse(serialized: response)
-                try entry.verifier.verify(parsed)
+                try entry.verifier.verify(parsed, shared: shared)
             } catch {
                 throw ReceiverError(.possessionFailed, "the possession proof failed or its challenge expired")
             }

@@ -166,9 +166,36 @@ enum CatalogQueries {
         }
     }
 
-    /// Deletes the chunk, parity and object rows of `id` (its upload row and audit stay).
+    /// Keeps an issued possession challenge of `id` under its nonce, and forgets every one issued before
+    /// `expiredBefore` (wall milliseconds; answers to them are refused as late anyway).
+    static func recordPossession<DB: CatalogConnection>(
+        _ db: DB, _ id: UploadID, nonce: [UInt8], challenge: [UInt8], issuedAt: Int64, expiredBefore: Int64
+    ) throws(ReceiverError) {
+        try db.execute("DELETE FROM possession WHERE issued_at < \(DB.placeholder(1))", [.integer(expiredBefore)])
+        try db.execute(
+            "INSERT INTO possession (upload, nonce, challenge, issued_at) VALUES (\(DB.placeholder(1)), "
+                + "\(DB.placeholder(2)), \(DB.placeholder(3)), \(DB.placeholder(4)))",
+            [.text(id.rawValue), .blob(nonce), .blob(challenge), .integer(issuedAt)])
+    }
+
+    /// Removes and returns the challenge of `id` with `nonce` in one statement, so that of two receivers given the
+    /// same answer only one gets it; nil when there is none (answered already, expired and forgotten, or never
+    /// issued).
+    static func takePossession<DB: CatalogConnection>(_ db: DB, _ id: UploadID, nonce: [UInt8])
+        throws(ReceiverError) -> [UInt8]?
+    {
+        let rows = try db.query(
+            "DELETE FROM possession WHERE upload = \(DB.placeholder(1)) AND nonce = \(DB.placeholder(2)) "
+                + "RETURNING challenge",
+            [.text(id.rawValue), .blob(nonce)])
+        guard let row = rows.first else { return nil }
+        guard row.count == 1, case .blob(let challenge) = row[0] else { throw CatalogRow.damaged("possession") }
+        return challenge
+    }
+
+    /// Deletes the chunk, parity, object and possession rows of `id` (its upload row and audit stay).
     static func deleteWorkingRows<DB: CatalogConnection>(_ db: DB, _ id: UploadID) throws(ReceiverError) {
-        for table in ["chunks", "parity", "objects"] {
+        for table in ["chunks", "parity", "objects", "possession"] {
             try db.execute("DELETE FROM \(table) WHERE upload = \(DB.placeholder(1))", [.text(id.rawValue)])
         }
     }

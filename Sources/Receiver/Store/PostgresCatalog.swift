@@ -97,7 +97,15 @@ public final class PostgresCatalog: UploadCatalog {
             CREATE TABLE audit (seq BIGSERIAL PRIMARY KEY, upload TEXT, event TEXT NOT NULL, at BIGINT NOT NULL)
             """,
             "CREATE INDEX audit_upload ON audit (upload, seq)",
-        ]
+        ],
+        [
+            // 2: issued possession challenges, so that any receiver of a fleet can check the answer.
+            """
+            CREATE TABLE possession (upload TEXT NOT NULL REFERENCES uploads(id), nonce BYTEA NOT NULL,
+              challenge BYTEA NOT NULL, issued_at BIGINT NOT NULL, PRIMARY KEY (upload, nonce))
+            """,
+            "CREATE INDEX possession_issued ON possession (issued_at)",
+        ],
     ]
 
     /// The advisory lock key that keeps two receivers from migrating at once.
@@ -338,6 +346,19 @@ public final class PostgresCatalog: UploadCatalog {
 
     public func auditLog(_ id: UploadID) throws(ReceiverError) -> [AuditEntry] {
         try read { db throws(ReceiverError) in try CatalogQueries.auditLog(db, id) }
+    }
+
+    public func recordPossessionChallenge(
+        _ id: UploadID, nonce: [UInt8], challenge: [UInt8], issuedAt: Int64, expiredBefore: Int64
+    ) throws(ReceiverError) {
+        try write { db throws(ReceiverError) in
+            try CatalogQueries.recordPossession(
+                db, id, nonce: nonce, challenge: challenge, issuedAt: issuedAt, expiredBefore: expiredBefore)
+        }
+    }
+
+    public func takePossessionChallenge(_ id: UploadID, nonce: [UInt8]) throws(ReceiverError) -> [UInt8]? {
+        try read { db throws(ReceiverError) in try CatalogQueries.takePossession(db, id, nonce: nonce) }
     }
 
     /// The server answers and holds the schema this code knows.

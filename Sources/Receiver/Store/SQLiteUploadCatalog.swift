@@ -6,7 +6,7 @@ import Synchronization
 /// `PRAGMA user_version`.
 public final class SQLiteUploadCatalog: UploadCatalog {
     /// The schema version this code writes.
-    public static let schemaVersion: Int64 = 1
+    public static let schemaVersion: Int64 = 2
 
     private let connection: SQLiteConnection
     private let lock = Mutex(())
@@ -23,10 +23,26 @@ public final class SQLiteUploadCatalog: UploadCatalog {
             throw ReceiverError(.storageFailed, "the catalogue has no user_version")
         }
         if version == schemaVersion { return }
-        guard version == 0 else {
-            throw ReceiverError(.storageFailed, "the catalogue has schema version \(version), this receiver knows 1")
+        guard version == 0 || version == 1 else {
+            throw ReceiverError(
+                .storageFailed, "the catalogue has schema version \(version), this receiver knows \(schemaVersion)")
         }
         try db.transaction { () throws(ReceiverError) in
+            if version == 0 { try createVersionOne(db) }
+            // 2: issued possession challenges (kept here too, so both catalogues behave alike).
+            try db.execute(
+                """
+                CREATE TABLE possession (upload TEXT NOT NULL REFERENCES uploads(id), nonce BLOB NOT NULL,
+                  challenge BLOB NOT NULL, issued_at INTEGER NOT NULL, PRIMARY KEY (upload, nonce)) WITHOUT ROWID
+                """)
+            try db.execute("CREATE INDEX possession_issued ON possession (issued_at)")
+            try db.execute("PRAGMA user_version = \(schemaVersion)")
+        }
+    }
+
+    /// The tables of schema version 1.
+    private static func createVersionOne(_ db: SQLiteConnection) throws(ReceiverError) {
+        do {
             try db.execute(
                 """
                 CREATE TABLE uploads (id TEXT PRIMARY KEY, owner TEXT NOT NULL, protocol TEXT NOT NULL,
@@ -67,7 +83,6 @@ public final class SQLiteUploadCatalog: UploadCatalog {
                   at INTEGER NOT NULL)
                 """)
             try db.execute("CREATE INDEX audit_upload ON audit (upload, seq)")
-            try db.execute("PRAGMA user_version = \(schemaVersion)")
         }
     }
 
@@ -229,6 +244,19 @@ public final class SQLiteUploadCatalog: UploadCatalog {
 
     public func auditLog(_ id: UploadID) throws(ReceiverError) -> [AuditEntry] {
         try read { db throws(ReceiverError) in try CatalogQueries.auditLog(db, id) }
+    }
+
+    public func recordPossessionChallenge(
+        _ id: UploadID, nonce: [UInt8], challenge: [UInt8], issuedAt: Int64, expiredBefore: Int64
+    ) throws(ReceiverError) {
+        try write { db throws(ReceiverError) in
+            try CatalogQueries.recordPossession(
+                db, id, nonce: nonce, challenge: challenge, issuedAt: issuedAt, expiredBefore: expiredBefore)
+        }
+    }
+
+    public func takePossessionChallenge(_ id: UploadID, nonce: [UInt8]) throws(ReceiverError) -> [UInt8]? {
+        try read { db throws(ReceiverError) in try CatalogQueries.takePossession(db, id, nonce: nonce) }
     }
 
     public func integrityCheck() throws(ReceiverError) -> Bool {

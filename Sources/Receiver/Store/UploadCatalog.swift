@@ -42,6 +42,13 @@ public protocol UploadCatalog: Sendable {
     func idleUploads(before wallSeconds: Int64) throws(ReceiverError) -> [UploadID]
     /// The audit log of `id`, oldest first.
     func auditLog(_ id: UploadID) throws(ReceiverError) -> [AuditEntry]
+    /// Keeps an issued possession challenge of `id` (serialized with the verifier's key: secret) under its nonce,
+    /// for whichever receiver the answer reaches; forgets those issued before `expiredBefore` (wall ms).
+    func recordPossessionChallenge(
+        _ id: UploadID, nonce: [UInt8], challenge: [UInt8], issuedAt: Int64, expiredBefore: Int64
+    ) throws(ReceiverError)
+    /// Removes and returns the challenge of `id` with `nonce` (single use across receivers); nil when none.
+    func takePossessionChallenge(_ id: UploadID, nonce: [UInt8]) throws(ReceiverError) -> [UInt8]?
     /// The backing store's own consistency check (`PRAGMA integrity_check` for SQLite).
     func integrityCheck() throws(ReceiverError) -> Bool
     /// Runs `body` (every catalogue call it makes on this thread) with upload `id` locked against every other

@@ -16,7 +16,7 @@ public final class ProofOfPossessionVerifier: Sendable {
     private let source: any PossessionSource
     private let chunkHashes: [Digest32]
     private let policy: PossessionPolicy
-    private let clock: any AetherClock
+    let clock: any AetherClock
     private let state: Mutex<PossessionVerifierStateMachine>
     /// The claim this verifier checks answers against (its own copy of the content).
     public let claim: PossessionClaim
@@ -53,6 +53,11 @@ public final class ProofOfPossessionVerifier: Sendable {
 
     /// A fresh challenge drawn from the policy with the system CSPRNG.
     public func issueChallenge() throws(SecurityError) -> PossessionChallenge {
+        try issueChallenge(items: drawItems())
+    }
+
+    /// The questions of a fresh challenge, drawn from the policy with the system CSPRNG.
+    func drawItems() -> [PossessionChallenge.Item] {
         var random = SecureRandom()
         var items: [PossessionChallenge.Item] = []
         if policy.includeFullHash { items.append(.fullHash) }
@@ -71,7 +76,7 @@ public final class ProofOfPossessionVerifier: Sendable {
             items += chosen.sorted().map { .merkleChunk(index: $0) }
         }
         if items.isEmpty { items.append(.fullHash) }
-        return try issueChallenge(items: items)
+        return items
     }
 
     /// A challenge with exactly `items` (tests choose questions the cheating prover cannot answer).
@@ -106,7 +111,7 @@ public final class ProofOfPossessionVerifier: Sendable {
         }
     }
 
-    private func check(
+    func check(
         _ response: PossessionResponse, against entry: PossessionVerifierStateMachine.Pending
     ) throws(SecurityError) {
         let challenge = entry.challenge
