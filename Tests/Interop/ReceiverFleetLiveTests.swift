@@ -291,6 +291,31 @@ import Testing
         #expect(fleet.logLines(1, containing: "/uploads") >= 3)
     }
 
+    /// Dedup in a fleet: the same file uploaded again is answered by proof of possession, although the request
+    /// that issued the challenge and the one that answers it went to different receivers (the relay alternates);
+    /// no byte of the file is sent again.
+    @Test(.enabled(if: hasS3Blobs, "aether serve has no --blobs (the S3 blob store)"))
+    func aSecondUploadOfTheSameFileIsProvenAcrossReceiversAndSendsNoChunk() throws {
+        let fleet = try Fleet(s3: true)
+        let content = try Self.upload(fleet, protocolName: "native", size: 3 << 20, fault: .none)
+        try Self.expectStored(content, in: fleet)
+        let again = try AetherProcess(
+            [
+                "upload", fleet.directory + "/native-none.bin", fleet.relay.url + "/uploads", "--protocol", "native",
+                "--json", "--state-dir", fleet.directory + "/state-again", "--chunk-size", "256K",
+            ],
+            inputBytes: [])
+        let (status, output, errors) = try again.wait(timeout: 300)
+        #expect(status == 0, "aether upload: \(errors)")
+        let completed = output.split(separator: "\n").last { $0.contains("\"event\":\"completed\"") }
+        #expect(completed?.contains("\"bytes_sent\":0") == true, "\(output)")
+        let proven = fleet.logLines(0, containing: "/possession 200") + fleet.logLines(1, containing: "/possession 200")
+        #expect(proven == 1)
+        let moto = try #require(fleet.moto)
+        let digest = SHA256.hash(content).hex
+        #expect(try moto.keys(prefix: "fleet/").map { try moto.object($0) }.filter { $0.sha256 == digest }.count == 2)
+    }
+
     @Test(
         .enabled(if: hasS3Blobs, "aether serve has no --blobs (the S3 blob store)"),
         arguments: [Fault.killOneReceiver, .restartPostgres, .stopMoto])
