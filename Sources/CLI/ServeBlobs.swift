@@ -16,6 +16,11 @@ enum ServeBlobs {
         guard url.hasPrefix("s3://") else {
             throw Arguments.UsageError(description: "--blobs takes an s3://BUCKET/PREFIX URL")
         }
+        // The command line decodes its arguments as UTF-8 with U+FFFD for bytes that are not; S3 keys are UTF-8, so
+        // such a prefix would silently name other keys than the ones typed.
+        guard !url.unicodeScalars.contains("\u{FFFD}") else {
+            throw Arguments.UsageError(description: "--blobs: the bucket and prefix must be UTF-8 (S3 keys are)")
+        }
         let rest = url.dropFirst("s3://".count)
         let bucket = String(rest.prefix { $0 != "/" })
         let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })

@@ -66,6 +66,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store + "/objects/" + id))
     }
 
+    /// A prefix whose bytes are not UTF-8 would name other keys than the ones typed (S3 keys are UTF-8): refused
+    /// as a usage error before anything is asked of S3.
+    @Test func aPrefixThatIsNotUTF8IsAUsageError() throws {
+        let child = try UploadChild(
+            ["serve", "--port", "0", "--dir", try SessionLive.temporaryDirectory() + "/store"],
+            launcher: ["/bin/sh", "-c", "exec \"$0\" \"$@\" --blobs \"s3://bucket/$(printf 'a\\377')\""])
+        #expect(try child.wait(timeout: 30) == 2)
+        #expect(child.stderr.contains("must be UTF-8"), "\(child.stderr)")
+    }
+
     @Test func aMissingBucketOrAWrongSecretIsNamedWithoutPrintingTheSecret() throws {
         let s3 = try S3PeerProcess.get()
         let store = try SessionLive.temporaryDirectory() + "/store"
