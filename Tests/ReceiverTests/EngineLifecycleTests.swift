@@ -25,35 +25,22 @@ import Testing
         return try ProofOfPossessionProver(source: source, chunkSize: UInt32(chunkSize), chunkHashes: hashes)
     }
 
-    @Test(arguments: CatalogueKind.allCases) func aPassedPossessionProofCompletesWithoutAnyChunk(
-        _ catalogue: CatalogueKind
+    /// A passed proof completes the upload without a chunk. `elsewhere`: a fleet, the challenge issued by one
+    /// receiver and its answer reaching another (the same catalogue and store under a fresh engine, which holds
+    /// nothing of the first one's memory).
+    @Test(arguments: CatalogueKind.allCases, [false, true]) func aPassedPossessionProofCompletesWithoutAnyChunk(
+        _ catalogue: CatalogueKind, elsewhere: Bool
     ) throws {
         let fixture = try EngineFixture(catalogue: catalogue)
         let content = fixture.native(3 * EngineFixture.chunkSize + 10)
         let (id, status) = try dedupUpload(fixture, content)
         let challenge = try PossessionChallenge(serialized: try #require(status.possessionChallenge))
         let response = try prover(content.bytes, chunkSize: EngineFixture.chunkSize).respond(to: challenge)
+        if elsewhere { try fixture.restart() }
         let receipt = try fixture.engine.answerPossession(id, response: response.serialized, owner: fixture.alice)
         #expect(receipt.fileSHA256 == SHA256.hash(content.bytes))
         #expect(receipt.merkleRoot == (try content.claim).merkleRoot)
         #expect(receipt.chainHead == (try content.claim).chainHead)
-        #expect(try fixture.objectBytes(id) == content.bytes)
-        #expect(try fixture.engine.status(id, owner: fixture.alice).isComplete)
-    }
-
-    /// A fleet: the challenge is issued by one receiver and its answer reaches another (here the same catalogue and
-    /// store under a fresh engine, which holds nothing of the first one's memory); it checks and completes.
-    @Test(arguments: CatalogueKind.allCases) func aChallengeIssuedByOneReceiverIsCheckedByAnother(
-        _ catalogue: CatalogueKind
-    ) throws {
-        let fixture = try EngineFixture(catalogue: catalogue)
-        let content = fixture.native(3 * EngineFixture.chunkSize + 10)
-        let (id, status) = try dedupUpload(fixture, content)
-        let challenge = try PossessionChallenge(serialized: try #require(status.possessionChallenge))
-        let response = try prover(content.bytes, chunkSize: EngineFixture.chunkSize).respond(to: challenge)
-        try fixture.restart()
-        let receipt = try fixture.engine.answerPossession(id, response: response.serialized, owner: fixture.alice)
-        #expect(receipt.fileSHA256 == SHA256.hash(content.bytes))
         #expect(try fixture.objectBytes(id) == content.bytes)
         #expect(try fixture.engine.status(id, owner: fixture.alice).isComplete)
     }
