@@ -321,6 +321,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # The default accept backlog of 5 overflowed when the parallel test run opened connections faster than the
+    # server accepted them (a request cut before it was read, seen as a reset by the client).
+    request_queue_size = 128
 
 
 def main():

@@ -35,6 +35,11 @@ UPLOADS = {}
 LOG = []
 
 
+class ChecksumServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default 5 overflows when the parallel tests connect at once
+
+
 class ChecksumHandler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -200,8 +205,7 @@ def main():
     tus_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     tus_socket.bind(("127.0.0.1", 0))
     tus_socket.listen(128)  # connections made before uvicorn starts wait in the backlog
-    checksum = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ChecksumHandler)
-    checksum.daemon_threads = True
+    checksum = ChecksumServer(("127.0.0.1", 0), ChecksumHandler)
     threading.Thread(target=checksum.serve_forever, daemon=True).start()
 
     def watch_stdin():
