@@ -85,10 +85,6 @@ enum E2EBench: BenchSuite {
         return parsed
     }
 
-    static func label(_ sizeMiB: Int) -> String {
-        sizeMiB % 1024 == 0 ? "\(sizeMiB / 1024)GiB" : "\(sizeMiB)MiB"
-    }
-
     static func seconds(_ value: Double) -> String { Measure.formatted(value, decimals: 2) + " s" }
 
     static func ratio(_ value: Double) -> String { Measure.formatted(value, decimals: 2) }
@@ -130,7 +126,8 @@ enum E2EBench: BenchSuite {
         let oursMedian = IOBench.median(aether)
         let theirsMedian = IOBench.median(boto3)
         say(
-            Measure.pad("e2e_s3_\(label(sizeMiB))_moto", 28) + Measure.pad(seconds(oursMedian), 12)
+            Measure.pad("e2e_s3_\(Measure.sizeLabel(mebibytes: sizeMiB))_moto", 28)
+                + Measure.pad(seconds(oursMedian), 12)
                 + "time_ratio_vs_boto3=\(ratio(oursMedian / theirsMedian))  (target <= 1.0)")
         say(
             Measure.pad("  boto3 upload_file", 28) + Measure.pad(seconds(theirsMedian), 12)
@@ -171,7 +168,8 @@ enum E2EBench: BenchSuite {
             file: file, url: servers.tusURL, name: "badlink-tuspy", deadline: .infinity)
         extra += "  tuspy=\(ratio(tuspy.seconds / rawMedian))"
         say(
-            Measure.pad("e2e_badlink_\(label(sizeMiB))", 28) + Measure.pad(seconds(oursMedian), 12)
+            Measure.pad("e2e_badlink_\(Measure.sizeLabel(mebibytes: sizeMiB))", 28)
+                + Measure.pad(seconds(oursMedian), 12)
                 + "time_ratio_vs_raw_tcp=\(ratio(oursMedian / rawMedian))  (target <= 1.05)" + extra)
         say(
             Measure.pad("  raw TCP stream", 28) + Measure.pad(seconds(rawMedian), 12)
@@ -267,7 +265,8 @@ enum E2EBench: BenchSuite {
             "time_ratio_vs_\($0.name)=\(ratio(counted(ours) / counted($0)))"
         }
         say(
-            Measure.pad("e2e_mobile_\(label(sizeMiB))", 28) + Measure.pad(seconds(counted(ours)), 12)
+            Measure.pad("e2e_mobile_\(Measure.sizeLabel(mebibytes: sizeMiB))", 28)
+                + Measure.pad(seconds(counted(ours)), 12)
                 + ratios.joined(separator: "  ") + "  (target <= 0.8)")
         say(
             Measure.pad("  link limit", 28) + Measure.pad(seconds(limit), 12)

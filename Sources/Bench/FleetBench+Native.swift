@@ -75,7 +75,7 @@ extension FleetBench {
         let size = sizeMiB << 20
         let source = base + "/body.bin"
         try IOBench.makeRandomFile(source, size: size)
-        let label = sizeMiB % 1024 == 0 ? "\(sizeMiB / 1024)GiB" : "\(sizeMiB)MiB"
+        let label = Measure.sizeLabel(mebibytes: sizeMiB)
         print(
             "fleet: \(label) on /dev/shm, aether upload --protocol native (child) -> aether serve --catalog "
                 + "postgres --blobs s3 (moto) vs aether serve --dir; load average \(IOBench.loadAverage())")

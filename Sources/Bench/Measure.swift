@@ -4,6 +4,11 @@
 
 /// Timing helpers: warm up, run several times, take the median.
 enum Measure {
+    /// A size for a line's name: `1GiB`, `64MiB`.
+    static func sizeLabel(mebibytes: Int) -> String {
+        mebibytes % 1024 == 0 ? "\(mebibytes / 1024)GiB" : "\(mebibytes)MiB"
+    }
+
     /// Monotonic seconds.
     static func now() -> Double {
         var spec = timespec()

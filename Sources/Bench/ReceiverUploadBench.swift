@@ -63,7 +63,7 @@ enum ReceiverUploadBench: BenchSuite {
             """
         }
         defer { nginx.stop() }
-        let label = sizeMiB % 1024 == 0 ? "\(sizeMiB / 1024)GiB" : "\(sizeMiB)MiB"
+        let label = Measure.sizeLabel(mebibytes: sizeMiB)
         print(
             "receiver: \(label) on /dev/shm, aether upload --protocol native \(extra.map { $0 + " " }.joined())"
                 + "(child) -> aether serve (child); load average \(IOBench.loadAverage())")

@@ -93,7 +93,7 @@ enum TransportBench: BenchSuite {
             oursTimes.append(try await ours())
             baselineTimes.append(try baseline())
         }
-        let label = sizeMiB % 1024 == 0 ? "\(sizeMiB / 1024)GiB" : "\(sizeMiB)MiB"
+        let label = Measure.sizeLabel(mebibytes: sizeMiB)
         let oursMedian = IOBench.median(oursTimes)
         let baselineMedian = IOBench.median(baselineTimes)
         Measure.line(
