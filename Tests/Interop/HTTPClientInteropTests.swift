@@ -152,11 +152,13 @@ import Testing
     /// the request after the pause goes on a new connection, one within the limit on the same one.
     @Test func aConnectionIdleLongerThanTheReuseLimitIsNotReused() async throws {
         let peer = try HTTPPeerProcess.get()
-        let client = try Self.client(HTTPClientConfiguration(proxy: .none, idleReuseLimit: 1))
+        // libcurl counts the idle time in whole seconds (a connection is stale once idle > limit): a 3 s limit keeps
+        // a loaded machine's gap between the first two requests inside it, and 7 s of pause is well past it.
+        let client = try Self.client(HTTPClientConfiguration(proxy: .none, idleReuseLimit: 3))
         defer { client.shutDown() }
         let first = try await client.send(HTTPRequest(url: peer.url(peer.plain, "/one"), version: .http1))
         let soon = try await client.send(HTTPRequest(url: peer.url(peer.plain, "/two"), version: .http1))
-        try await Task.sleep(for: .milliseconds(2500))
+        try await Task.sleep(for: .seconds(7))
         let late = try await client.send(HTTPRequest(url: peer.url(peer.plain, "/three"), version: .http1))
         #expect(soon.telemetry.connectionReused)
         #expect(try Self.echo(first).client_port == Self.echo(soon).client_port)
