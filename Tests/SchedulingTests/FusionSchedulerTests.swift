@@ -104,6 +104,58 @@ import Testing
         #expect(machine.transportStable)
     }
 
+    @Test(arguments: [2.0, 5, 20, 80])
+    func anInterruptedPathKeepsEachRequestWellInsideTheInterval(mbps: Double) {
+        let machine = Self.scheduler(steadyAt: mbps)
+        let calm = machine.decide(SchedulingContext())
+        let interrupted = machine.decide(SchedulingContext(secondsBetweenInterruptions: 20))
+        let bounds = SchedulingContext().chunkBounds
+        let perStream = interrupted.predictedBitsPerSecond / 8 / Double(interrupted.parallelism)
+        let share = FusionSchedulerStateMachine.Configuration().interruptionShare
+        // A request takes at most a quarter of the interval on its stream, unless the smallest chunk already does.
+        #expect(
+            Double(interrupted.chunkSizeBytes) <= perStream * share * 20
+                || interrupted.chunkSizeBytes == bounds.lowerBound)
+        #expect(interrupted.chunkSizeBytes <= calm.chunkSizeBytes)
+    }
+
+    @Test func resetsEveryTwentySecondsShrinkTheRequestsOfATwentyMegabitLink() {
+        // The mobile line's link: 20 Mbit/s, every connection reset every 20 s. Without the interval the scheduler
+        // aims at 16 s per request per stream; with it, at 5 s.
+        let machine = Self.scheduler(steadyAt: 20)
+        let calm = machine.decide(SchedulingContext())
+        let interrupted = machine.decide(SchedulingContext(secondsBetweenInterruptions: 20))
+        #expect(interrupted.chunkSizeBytes * 2 <= calm.chunkSizeBytes)
+        // The MPC alone also prefers smaller requests when a long one is likely cut.
+        let plan = { (size: Int, interval: Double?) in
+            machine.mpcScore(
+                size: size, parallel: 2, trajectory: [2.5e6, 2.5e6], pessimistic: 2e6,
+                context: SchedulingContext(secondsBetweenInterruptions: interval))
+        }
+        #expect(plan(16 * Self.mib, nil) > plan(2 * Self.mib, nil))
+        #expect(plan(16 * Self.mib, 20) < plan(2 * Self.mib, 20))
+    }
+
+    @Test func aRarelyInterruptedPathIsScheduledAsACalmOne() {
+        for mbps in [5.0, 40, 300] {
+            let machine = Self.scheduler(steadyAt: mbps)
+            let calm = machine.decide(SchedulingContext())
+            #expect(
+                machine.decide(SchedulingContext(secondsBetweenInterruptions: 1e6)).chunkSizeBytes
+                    == calm.chunkSizeBytes)
+        }
+    }
+
+    @Test func aStableTransportIsCappedOnAnInterruptedPathToo() {
+        let stable = Self.scheduler(steadyAt: 40, samples: 40, jitter: 0)
+        #expect(stable.transportStable)
+        let calm = stable.decide(SchedulingContext())
+        let interrupted = stable.decide(SchedulingContext(secondsBetweenInterruptions: 8))
+        let perStream = interrupted.predictedBitsPerSecond / 8 / Double(interrupted.parallelism)
+        #expect(Double(interrupted.chunkSizeBytes) <= perStream * 2)
+        #expect(interrupted.chunkSizeBytes < calm.chunkSizeBytes)
+    }
+
     @Test func aGrowingInFlightQueueShrinksTheChunk() {
         let machine = Self.scheduler(steadyAt: 20, jitter: 0.2)
         let idle = machine.decide(SchedulingContext(inFlightBytes: 0))

@@ -106,13 +106,16 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
             $0.dropAcknowledgement = [3, 7]
         }
         let log = EventLog()
-        let outcome = try await fixture.uploader(backend).run { log.record($0) }
+        let uploader = try fixture.uploader(backend)
+        let outcome = try await uploader.run { log.record($0) }
         #expect(backend.object(outcome.receipt.location) == content)
         #expect(outcome.partCount == 16)
         #expect(outcome.sha256 == SHA256.hash(content))
         #expect(outcome.serverVerified == ["sha256", "merkle-root", "chain-head"])
         #expect(log.retries.count == 5)
         #expect(log.retries.map(\.cause.code).contains(.connectionClosed))
+        // The reset and the timeout, moments apart, are one interruption of the path, which the scheduler now hears.
+        #expect(uploader.interruptions.meanInterval() != nil)
         #expect(Set(log.acknowledged) == Set(0..<16))
         #expect(log.resume?.level == ResumeLevel.none)
         // Completion removes the snapshot.

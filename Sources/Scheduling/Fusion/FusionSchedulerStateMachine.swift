@@ -15,11 +15,20 @@
 ///   link with the MPC's parallelism, takes at most `targetChunkSeconds`.
 /// - EWMA: the EWMA rate × `targetChunkSeconds` / parallelism.
 /// - Kalman: the Kalman rate minus one standard deviation × `targetChunkSeconds` / parallelism.
+///
+/// When the path is interrupted (resets, refusals, timeouts every T seconds on average,
+/// `SchedulingContext.secondsBetweenInterruptions`), a request of d seconds is cut with probability 1 − e^(−d/T)
+/// (interruptions as a Poisson process) and all its bytes go again: the MPC scores plans with that probability, the
+/// rate-based controllers aim at `min(targetChunkSeconds, interruptionShare × T)`, and no request is planned to
+/// take longer than that on its stream.
 public struct FusionSchedulerStateMachine: Sendable {
     /// Tunables.
     public struct Configuration: Sendable, Equatable {
         /// Seconds one chunk should take on one stream (ABR/EWMA/Kalman target).
         public var targetChunkSeconds: Double = 16
+        /// On an interrupted path, the most a request may take on its stream, as a share of the mean time between
+        /// interruptions (a quarter: about one request in five is cut, losing on average an eighth of the interval).
+        public var interruptionShare: Double = 0.25
         /// Forecast steps the MPC looks ahead.
         public var horizon: Int = 5
         /// In-flight bytes beyond this many seconds of the pessimistic rate are penalised.
@@ -103,16 +112,19 @@ public struct FusionSchedulerStateMachine: Sendable {
             }
         }
         let parallel = transportStable ? maxParallel : best.parallel
+        let target = min(
+            configuration.targetChunkSeconds,
+            context.secondsBetweenInterruptions.map { max(0.5, $0 * configuration.interruptionShare) } ?? .infinity)
         // The rate-based controllers size a chunk for one stream's share of a fixed reference stream count, so
         // their proposals grow with the forecast (dividing by the chosen or tier parallelism would make them jump
         // down when a stream is added or the tier changes).
         let streams = Double(UploadConstants.maxParallelChunkUploads)
         // ABR ladder.
         let share = 0.8 * rate / streams
-        let abr = ladder.last { Double($0) / share <= configuration.targetChunkSeconds } ?? bounds.lowerBound
+        let abr = ladder.last { Double($0) / share <= target } ?? bounds.lowerBound
         // EWMA and Kalman.
-        let ewma = ewmaRate / 8 * configuration.targetChunkSeconds / streams
-        let kalmanSize = max(0, kalman.bitsPerSecond / 8 - sigma) * configuration.targetChunkSeconds / streams
+        let ewma = ewmaRate / 8 * target / streams
+        let kalmanSize = max(0, kalman.bitsPerSecond / 8 - sigma) * target / streams
         let candidates = [Double(best.size), Double(abr), ewma, kalmanSize].map {
             Self.align(Int(min($0, 1e15)), bounds)
         }
@@ -124,6 +136,10 @@ public struct FusionSchedulerStateMachine: Sendable {
             let pairs = zip(candidates, configuration.weights).map { (value: Double($0), weight: $1) }
             chosen = Self.align(
                 Int(WeightedTrimmedMean.winsorized(pairs, trimCount: configuration.trimCount) ?? 0), bounds)
+        }
+        // On an interrupted path no request may take more than `target` on its stream, stable transport or not.
+        if context.secondsBetweenInterruptions != nil {
+            chosen = min(chosen, Self.align(Int(min(rate / Double(max(1, parallel)) * target, 1e15)), bounds))
         }
 
         // Lyapunov drift-plus-penalty on the in-flight queue: pick among the fused size and its halvings the one
@@ -165,7 +181,12 @@ public struct FusionSchedulerStateMachine: Sendable {
         let success = 1 - min(0.99, max(0, context.failureProbability))
         var total = 0.0
         for c in trajectory {
-            let goodput = c * s * p / (overhead * c + s * p) * success
+            // A request on one of p streams takes about one round trip plus s / (c / p) seconds; on an interrupted
+            // path it survives with probability e^(−d/T).
+            let survives = context.secondsBetweenInterruptions.map {
+                exp(-(overhead + s * p / max(c, 1)) / max($0, 0.001))
+            }
+            let goodput = c * s * p / (overhead * c + s * p) * success * (survives ?? 1)
             total += goodput
         }
         // Bytes in flight beyond the queue budget are at risk when the rate drops; so is a retried chunk.

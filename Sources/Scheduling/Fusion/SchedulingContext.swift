@@ -18,13 +18,18 @@ public struct SchedulingContext: Sendable, Equatable {
     public var availableMemoryBytes: Int64?
     /// Cap on parallel uploads from the resource manager; nil for none.
     public var parallelismCap: Int?
+    /// Mean seconds between interruptions of the path (connection resets, refusals, timeouts) seen recently; nil
+    /// when none was seen. A request that takes a good share of this is likely cut and sent again, so the
+    /// scheduler keeps requests well inside it.
+    public var secondsBetweenInterruptions: Double?
 
     /// Creates a context; the defaults are the native backend's limits.
     public init(
         roundTripTime: Double = 0.05, failureProbability: Double = 0.01, inFlightBytes: Int = 0,
         minimumChunkBytes: Int = UploadConstants.chunkSizeMinBytes,
         maximumChunkBytes: Int = UploadConstants.chunkSizeMaxBytes, maximumParts: Int? = nil,
-        totalBytes: Int64? = nil, availableMemoryBytes: Int64? = nil, parallelismCap: Int? = nil
+        totalBytes: Int64? = nil, availableMemoryBytes: Int64? = nil, parallelismCap: Int? = nil,
+        secondsBetweenInterruptions: Double? = nil
     ) {
         self.roundTripTime = roundTripTime
         self.failureProbability = failureProbability
@@ -35,6 +40,7 @@ public struct SchedulingContext: Sendable, Equatable {
         self.totalBytes = totalBytes
         self.availableMemoryBytes = availableMemoryBytes
         self.parallelismCap = parallelismCap
+        self.secondsBetweenInterruptions = secondsBetweenInterruptions
     }
 
     /// The aligned chunk-size bounds: at least the backend minimum and `total / maximumParts` rounded up to the

@@ -44,6 +44,8 @@ public actor ChunkedUploader {
     let configuration: UploadConfiguration
     private let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
+    /// Resets, refusals and timeouts seen by this uploader's requests: the scheduler keeps requests short of them.
+    nonisolated let interruptions = InterruptionLog()
     let pacer: RatePacer?
     let clock: any AetherClock
     let telemetry: TelemetryRecorder?
@@ -516,7 +518,7 @@ public actor ChunkedUploader {
                 minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
                 maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
                 maximumParts: capabilities.maximumParts, totalBytes: run.snapshot.remote.size,
-                parallelismCap: configuration.parallel))
+                parallelismCap: configuration.parallel, secondsBetweenInterruptions: interruptions.meanInterval()))
         let nextParallel =
             configuration.flags.adaptiveChunking
             ? min(run.parallelLimit, max(1, configuration.parallel ?? next.parallelism)) : run.parallel
@@ -739,6 +741,7 @@ public actor ChunkedUploader {
                 return (result, sends)
             } catch {
                 if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
+                interruptions.note(error.code)
                 let what = index >= 0 ? "part \(index)" : "the request"
                 let base: Double
                 if Self.isPathFailure(error.code) {
