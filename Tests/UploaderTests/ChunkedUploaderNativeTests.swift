@@ -31,6 +31,8 @@ struct WatchedNativeBackend: NativeExtrasBackend {
     let withhold: Set<Int>
     /// Runs when the upload is created (after the dedup pre-pass read the file).
     var onCreate: (@Sendable () -> Void)? = nil
+    /// The possession answer is lost after the receiver took the proof (a reset under the answer).
+    var losesPossessionAnswer = false
 
     var capabilities: BackendCapabilities { inner.capabilities }
     var server: AetherCapabilities { inner.server }
@@ -38,7 +40,8 @@ struct WatchedNativeBackend: NativeExtrasBackend {
 
     func with(options: NativeBackendOptions) throws(TransportError) -> WatchedNativeBackend {
         WatchedNativeBackend(
-            inner: try inner.with(options: options), wire: wire, withhold: withhold, onCreate: onCreate)
+            inner: try inner.with(options: options), wire: wire, withhold: withhold, onCreate: onCreate,
+            losesPossessionAnswer: losesPossessionAnswer)
     }
     func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload {
         try await inner.create(description)
@@ -72,7 +75,9 @@ struct WatchedNativeBackend: NativeExtrasBackend {
     func provePossession(
         _ upload: RemoteUpload, challenge: [UInt8], prover: ProofOfPossessionProver, summary: CompletionSummary
     ) async throws(TransportError) -> UploadReceipt? {
-        try await inner.provePossession(upload, challenge: challenge, prover: prover, summary: summary)
+        let receipt = try await inner.provePossession(upload, challenge: challenge, prover: prover, summary: summary)
+        if losesPossessionAnswer { throw TransportError(.connectionClosed, "the possession answer was cut") }
+        return receipt
     }
     func complete(_ upload: RemoteUpload, summary: CompletionSummary) async throws(TransportError) -> UploadReceipt {
         try await inner.complete(upload, summary: summary)
@@ -239,6 +244,24 @@ final class NativeUploadFixture: @unchecked Sendable {
         let third = try await fixture.uploader(try await fixture.backend(wire: thirdWire), flags: flags).run { _ in }
         #expect(thirdWire.snapshot.chunks.count == 10)
         #expect(third.partsSent == 10)
+    }
+
+    /// The receiver takes the proof and completes the upload, but its answer is cut: the uploader asks for the
+    /// completion (idempotent), gets the receipt, checks it, and sends no chunk. It used to fall back to sending the
+    /// chunks, which met a complete upload and failed the command.
+    @Test func aProofWhoseAnswerIsLostStillCompletesTheUploadWithoutSendingChunks() async throws {
+        let content = UploadFixture.seeded(Self.size, seed: 28)
+        let fixture = try NativeUploadFixture(bytes: content)
+        let first = try await fixture.uploader(try await fixture.backend()).run { _ in }
+        let secondWire = NativeWire()
+        var lossy = try await fixture.backend(wire: secondWire)
+        lossy.losesPossessionAnswer = true
+        let second = try await fixture.uploader(lossy).run { _ in }
+        #expect(secondWire.snapshot.chunks.isEmpty)
+        #expect(second.partsSent == 0)
+        #expect(second.serverVerified.contains("possession"))
+        #expect(second.receipt.location != first.receipt.location)
+        #expect(try fixture.object(at: second.receipt.location) == content)
     }
 
     @Test func aFileRewrittenAfterTheDedupPrePassIsSentWithTheDigestsOfTheBytesReadThen() async throws {

@@ -284,7 +284,10 @@ extension ChunkedUploader {
                 throw UploaderError(
                     .verificationFailed, "the destination's dedup receipt does not match the file: \(error.message)")
             }
-            return nil  // dedup is a shortcut: any other failure falls back to sending the chunks
+            // The answer may be what was lost (a reset or a timeout after the receiver took the proof): the upload is
+            // then complete, and completing it again returns its receipt. Otherwise dedup, a shortcut, gives way to
+            // sending the chunks.
+            receipt = try await completedByLostProof(native, remote: remote, summary: summary)
         }
         guard let receipt else { return nil }
         try await resume.remove()
@@ -307,6 +310,27 @@ extension ChunkedUploader {
             partCount: snapshot.partCount, resume: report)
         emit(.completed(outcome))
         return outcome
+    }
+}
+
+extension ChunkedUploader {
+    /// The receipt of an upload a possession proof completed although its answer did not arrive: completion is
+    /// idempotent, so asking it returns the receipt, checked against `summary` as the proof's would have been (a
+    /// mismatch is `.verificationFailed`). Nil while the upload is still open: the receiver answers that every
+    /// chunk is missing (409), nothing changes there, and the chunks are sent.
+    func completedByLostProof(_ native: any NativeExtrasBackend, remote: RemoteUpload, summary: CompletionSummary)
+        async throws -> UploadReceipt?
+    {
+        do {
+            return try await native.complete(remote, summary: summary)
+        } catch {
+            if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
+            if error.code == .checksumMismatch {
+                throw UploaderError(
+                    .verificationFailed, "the destination's dedup receipt does not match the file: \(error.message)")
+            }
+            return nil
+        }
     }
 }
 
