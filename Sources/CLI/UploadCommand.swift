@@ -23,7 +23,7 @@ enum UploadCommand: CLICommand {
                           backend's limits apply)
           --part-size N   part size when each request carries a run of parts sized by the scheduler, such as 1M
                           (default off loopback where the backend takes runs: 1 MiB); --chunk-size wins
-          --max-rate N    cap the average rate at N bytes per second, such as 20M (default: no cap)
+          --max-rate N    cap the rate at N bytes per second, such as 20M (default: no cap)
           --parity        ask for parity chunks on a lossy link (only a backend that takes parity gets any)
           --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
           --token T       send Authorization: Bearer T (--token-file F reads it from F's first line)
@@ -104,7 +104,7 @@ enum UploadRun {
         let lock = try UploadSetup.lock(arguments, key: key)
         defer { withExtendedLifetime(lock) {} }
         let token = try UploadSetup.token(arguments)
-        let client = try UploadSetup.client(arguments)
+        let client = try UploadSetup.client(arguments, maximumSendRate: configuration.maximumBytesPerSecond)
         defer { client.shutDown() }
         let detected: DetectedBackend
         do {

@@ -61,9 +61,10 @@ enum UploadSetup {
         return token
     }
 
-    /// An HTTP client, pinned to `--pin` (a SHA-256 SPKI pin in hex) when given.
-    static func client(_ arguments: Arguments) throws -> HTTPClient {
-        var configuration = HTTPClientConfiguration()
+    /// An HTTP client, pinned to `--pin` (a SHA-256 SPKI pin in hex) when given, each request's body sent at most
+    /// at `maximumSendRate` bytes per second when given (`--max-rate`).
+    static func client(_ arguments: Arguments, maximumSendRate: Int64? = nil) throws -> HTTPClient {
+        var configuration = HTTPClientConfiguration(maximumSendBytesPerSecond: maximumSendRate)
         if let text = arguments.option("pin") {
             let digest: Digest32
             do {

@@ -44,6 +44,25 @@ import Testing
         #expect(response.telemetry.bytesReceived == Int64(response.body.count))
     }
 
+    /// A client with a send cap (`aether upload --max-rate`) sends each body no faster than the cap: 3 MiB at
+    /// 2 MiB/s takes at least a second (libcurl averages over the transfer; load only makes it slower), and the
+    /// bytes arrive whole. Without the cap the same request goes at loopback speed.
+    @Test func aSendCapHoldsEachBodyToItsRate() async throws {
+        let peer = try HTTPPeerProcess.get()
+        let capped = try HTTPClient(
+            configuration: HTTPClientConfiguration(proxy: .none, maximumSendBytesPerSecond: 2 << 20))
+        defer { capped.shutDown() }
+        let body = Self.bytes(3 << 20, seed: 7)
+        let started = ContinuousClock.now
+        let response = try await capped.send(
+            HTTPRequest(method: "PUT", url: peer.url(peer.plain, "/capped"), body: .bytes(body), timeouts: Self.patient))
+        let took = started.duration(to: .now)
+        let echo = try Self.echo(response)
+        #expect(response.status == 200)
+        #expect(echo.sha256 == SHA256.hash(body).hex)
+        #expect(took >= .milliseconds(1000), "3 MiB under a 2 MiB/s cap took \(took)")
+    }
+
     @Test(arguments: [
         (HTTPVersionPreference.http1, true), (.http1, false), (.http2, true), (.http2, false),
     ])

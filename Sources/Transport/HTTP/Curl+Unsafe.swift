@@ -236,6 +236,10 @@ struct CurlCode {
                     handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.length ?? -1)),
                 CURLOPT_INFILESIZE_LARGE)
             try set(CURLOPT_UPLOAD_BUFFERSIZE, configuration.uploadBufferSize)
+            try check(
+                unsafe caether_curl_setopt_offset(
+                    handle, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(configuration.maximumSendBytesPerSecond ?? 0)),
+                CURLOPT_MAX_SEND_SPEED_LARGE)
             if method != "PUT" { try set(CURLOPT_CUSTOMREQUEST, method) }
         } else if method == "HEAD" {
             try set(CURLOPT_NOBODY, 1)

@@ -23,12 +23,16 @@ public struct HTTPClientConfiguration: Sendable {
     /// hypercorn, Apache and Node: 5 s); a request sent on one they are closing at that moment fails with a reset
     /// that costs a retry. 4 s stays under those; a new connection costs one round trip.
     public var idleReuseLimit: Int
+    /// The most bytes per second one request's body is sent at (`CURLOPT_MAX_SEND_SPEED_LARGE`); nil for no cap.
+    /// `aether upload --max-rate` sets it to the upload's cap, so that no request bursts past it while the
+    /// uploader spaces the requests (`RatePacer`).
+    public var maximumSendBytesPerSecond: Int64?
 
     /// The defaults: system trust, no pins, proxies from the environment, 1 MiB upload buffer, 64 KiB of headers.
     public init(
         trustAnchorsFile: String? = nil, pinning: CertificatePinManager? = nil, proxy: HTTPProxy = .environment,
         uploadBufferSize: Int = 1 << 20, maximumHeaderBytes: Int = 64 << 10, userAgent: String = "aether/1",
-        idleReuseLimit: Int = 4
+        idleReuseLimit: Int = 4, maximumSendBytesPerSecond: Int64? = nil
     ) {
         self.trustAnchorsFile = trustAnchorsFile
         self.pinning = pinning
@@ -37,5 +41,6 @@ public struct HTTPClientConfiguration: Sendable {
         self.maximumHeaderBytes = maximumHeaderBytes
         self.userAgent = userAgent
         self.idleReuseLimit = max(idleReuseLimit, 0)
+        self.maximumSendBytesPerSecond = maximumSendBytesPerSecond.map { max($0, 1) }
     }
 }
