@@ -55,7 +55,8 @@ import Testing
         let body = Self.bytes(3 << 20, seed: 7)
         let started = ContinuousClock.now
         let response = try await capped.send(
-            HTTPRequest(method: "PUT", url: peer.url(peer.plain, "/capped"), body: .bytes(body), timeouts: Self.patient))
+            HTTPRequest(method: "PUT", url: peer.url(peer.plain, "/capped"), body: .bytes(body), timeouts: Self.patient)
+        )
         let took = started.duration(to: .now)
         let echo = try Self.echo(response)
         #expect(response.status == 200)
