@@ -315,6 +315,27 @@ import Testing
         #expect(!tokens.description.contains("secret"))
     }
 
+    /// A second receiver on a store in use is refused at start, before its recovery touches anything: it would
+    /// have truncated the first one's append in progress and rolled back an object being completed. Once the first
+    /// stops, the store can be served again.
+    @Test func aSecondReceiverOnAStoreInUseIsRefusedUntilTheFirstStops() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("aether-lock-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let first = try ReceiverServer(ReceiverServer.Options(directory: FilePath(path)))
+        #expect(FileManager.default.createFile(atPath: path + "/staging/kept", contents: Data("in progress".utf8)))
+        let error = #expect(throws: ReceiverError.self) {
+            _ = try ReceiverServer(ReceiverServer.Options(directory: FilePath(path)))
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("in use by another receiver") == true)
+        // The refused receiver ran no recovery: the first one's staging is as it was.
+        #expect(FileManager.default.fileExists(atPath: path + "/staging/kept"))
+        first.stop()
+        let second = try ReceiverServer(ReceiverServer.Options(directory: FilePath(path)))
+        second.stop()
+    }
+
     @Test func withoutTokensANonLoopbackBindIsRefused() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("aether-bind-\(UUID().uuidString)")
             .path

@@ -56,6 +56,8 @@ public final class ReceiverServer: Sendable {
     private let log: RequestLog
     private let sweeper: Sweeper
     private let connections: ConnectionCounter
+    /// The store directory's lock, held until `stop` (nil in fleet mode).
+    private let storeLock: Mutex<StoreLock?>
 
     /// The catalogue of a receiver whose blobs are elsewhere: PostgreSQL, or SQLite in the directory (created).
     private static func catalog(_ options: Options) throws(ReceiverError) -> any UploadCatalog {
@@ -78,6 +80,9 @@ public final class ReceiverServer: Sendable {
                 .forbidden,
                 "binding \(options.http.bindAddress) serves other machines: give --tokens, or bind 127.0.0.1 or ::1")
         }
+        // The directory holds the blobs or the SQLite catalogue unless both are elsewhere (fleet mode).
+        let storeLock =
+            options.blobs != nil && options.catalogURL != nil ? nil : try StoreLock(directory: options.directory)
         let engine: UploadEngine
         if let blobs = options.blobs {
             engine = UploadEngine(
@@ -91,6 +96,7 @@ public final class ReceiverServer: Sendable {
         }
         self.recovery = try engine.recover()
         self.engine = engine
+        self.storeLock = Mutex(storeLock)
         let metrics = ReceiverMetrics()
         self.metrics = metrics
         let log = RequestLog(format: options.logFormat, sink: logSink)
@@ -119,6 +125,8 @@ public final class ReceiverServer: Sendable {
         http.stop()
         // The router's connection counter refers back to the server: let go of it so both can be freed.
         connections.server.withLock { $0 = nil }
+        // Requests under way have finished: another receiver may take the store.
+        storeLock.withLock { $0 = nil }
     }
 
     deinit { stop() }
