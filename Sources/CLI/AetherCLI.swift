@@ -197,10 +197,11 @@ enum FailureAdvice {
     }
 }
 
-/// Writes to standard error.
+/// Writes to standard error. Every message is shown through `TerminalText` (line breaks kept): messages quote file
+/// names and destinations' answers. `control` (the progress bar's line clearing) is written as it is, first.
 enum StandardError {
-    static func write(_ text: String) {
-        var bytes = Array(text.utf8)
+    static func write(_ text: String, control: String = "") {
+        var bytes = Array((control + TerminalText.safe(text, keepingLineBreaks: true)).utf8)
         unsafe bytes.withUnsafeMutableBytes { raw in
             _ = unsafe Glibc.write(2, raw.baseAddress, raw.count)
         }

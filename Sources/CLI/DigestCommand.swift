@@ -56,7 +56,7 @@ enum DigestCommand: CLICommand {
             }
             print("]}")
         } else {
-            print("\(file.sha256.hex)  \(path)")
+            print("\(file.sha256.hex)  \(TerminalText.safe("\(path)"))")
             print("sha256 \(file.sha256.hex)")
             print("crc32c \(file.crc32cHex)")
             print("merkle_root \(manifest.merkleRoot.hex)")

@@ -100,8 +100,10 @@ enum ECCommand: CLICommand {
         }
         let oti = index.transmissionInformation
         print(
-            "encoded \(paths[0]) (\(index.fileSize) bytes) with RaptorQ: \(index.packetDigests.count) packets of "
-                + "\(oti.symbolSize)-byte symbols in \(oti.sourceBlocks) source block(s), \(r) repair a block, in \(paths[1])"
+            TerminalText.safe(
+                "encoded \(paths[0]) (\(index.fileSize) bytes) with RaptorQ: \(index.packetDigests.count) packets of "
+                    + "\(oti.symbolSize)-byte symbols in \(oti.sourceBlocks) source block(s), \(r) repair a block, in "
+                    + "\(paths[1])")
         )
         return ExitStatus.success
     }
@@ -110,8 +112,9 @@ enum ECCommand: CLICommand {
     static func decodeFountain(_ paths: [Word]) throws -> Int32 {
         let report = try FountainCodedFile.decode(directory: paths[0].path, to: paths[1].path)
         print(
-            "rebuilt \(paths[1]) (\(report.index.fileSize) bytes) from \(report.packetsUsed) RaptorQ packets; "
-                + "missing \(report.missingPackets), damaged \(report.damagedPackets)")
+            TerminalText.safe(
+                "rebuilt \(paths[1]) (\(report.index.fileSize) bytes) from \(report.packetsUsed) RaptorQ packets; "
+                    + "missing \(report.missingPackets), damaged \(report.damagedPackets)"))
         return ExitStatus.success
     }
 }

@@ -26,7 +26,7 @@ enum PinCommand: CLICommand {
         for path in parsed.positionals {
             let pins = try SPKIPin.pins(certificatesPEM: read(path.path))
             for (index, pin) in pins.enumerated() {
-                print("\(path)[\(index)]")
+                print("\(TerminalText.safe("\(path)"))[\(index)]")
                 print("  base64  \(pin.base64)")
                 print("  hpkp    pin-sha256=\"\(pin.base64)\"")
                 print("  hex     \(pin.hex)")

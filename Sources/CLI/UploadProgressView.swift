@@ -91,8 +91,8 @@ final class UploadProgressView: Sendable {
             case .terminal, .lines:
                 let what = retry.index >= 0 ? "part \(retry.index)" : "request"
                 StandardError.write(
-                    "\(mode == .terminal ? "\r\u{1B}[K" : "")retrying \(what) (attempt \(retry.attempt)) in "
-                        + "\(Self.oneDecimal(retry.delay)) s: \(retry.cause.code)\n")
+                    "retrying \(what) (attempt \(retry.attempt)) in \(Self.oneDecimal(retry.delay)) s: \(retry.cause.code)\n",
+                    control: mode == .terminal ? "\r\u{1B}[K" : "")
             case .quiet: break
             }
         case .completed(let outcome):
@@ -148,7 +148,7 @@ final class UploadProgressView: Sendable {
         }
         guard let tier else { return }
         switch mode {
-        case .terminal: StandardOutput.write("\r\u{1B}[K" + Self.bar(progress, tier: tier))
+        case .terminal: StandardOutput.write(Self.bar(progress, tier: tier), control: "\r\u{1B}[K")
         case .lines: line(Self.summary(progress, tier: tier))
         case .json:
             json(

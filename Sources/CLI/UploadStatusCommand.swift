@@ -48,13 +48,14 @@ enum UploadStatusCommand: CLICommand {
                     StandardOutput.write(
                         "\(id)  \(snapshot.protocolName)  \(snapshot.acknowledged.count)/\(snapshot.partCount) parts  "
                             + "\(UploadProgressView.bytes(snapshot.acknowledgedBytes))/"
-                            + "\(UploadProgressView.bytes(snapshot.remote.size))  \(file) -> \(snapshot.destination)\n")
+                            + "\(UploadProgressView.bytes(snapshot.remote.size))  "
+                            + TerminalText.safe("\(file) -> \(snapshot.destination)") + "\n")
                 }
             } catch {
                 if parsed.flag("json") {
                     view.json(EventJSON(event: "status", id: id, message: error.message))
                 } else {
-                    StandardOutput.write("\(id)  unreadable: \(error.message)\n")
+                    StandardOutput.write("\(id)  unreadable: \(TerminalText.safe(error.message))\n")
                 }
             }
         }

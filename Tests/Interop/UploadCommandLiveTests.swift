@@ -160,6 +160,32 @@ final class UploadChild: @unchecked Sendable {
         #expect(try UploadChild.run(["status", "--state-dir", state]).1.stdout.contains(id) == false)
     }
 
+    /// A file named with terminal escapes (a window title, a colour) and a line break: `aether status` lists it on
+    /// one line with the controls written as escapes, and an error that quotes such a name does too, so nothing the
+    /// name holds reaches the terminal as a control.
+    @Test func aFileNamedWithTerminalEscapesIsListedWithTheEscapesShownNotSent() throws {
+        let peer = try IETFPeerProcess.get()
+        let (plain, state, _) = try Self.file(2_000_000, seed: 79)
+        let path = (plain as NSString).deletingLastPathComponent + "/evil\u{1B}]0;pwned\u{07}\u{1B}[31mRED\n.bin"
+        try FileManager.default.moveItem(atPath: plain, toPath: path)
+        let arguments = [
+            "upload", path, peer.creationURL("normal"), "--state-dir", state, "--json", "--chunk-size", "16K",
+        ]
+        let (status, first) = try Self.interrupt(arguments, after: 4, with: SIGINT)
+        #expect(status == 3, "\(first.stdout) \(first.stderr)")
+        let (listed, child) = try UploadChild.run(["status", "--state-dir", state])
+        #expect(listed == 0)
+        let lines = child.stdout.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.isEmpty }
+        #expect(lines.count == 1, "\(child.stdout)")
+        #expect(!child.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(child.stdout.contains("evil\\x1b]0;pwned\\x07\\x1b[31mRED\\n.bin"), "\(child.stdout)")
+
+        let (failed, missing) = try UploadChild.run(["upload", path + "\u{1B}[2J", peer.creationURL("normal")])
+        #expect(failed == 1)
+        #expect(!missing.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(missing.stderr)")
+        #expect(missing.stderr.contains("\\x1b[2J"), "\(missing.stderr)")
+    }
+
     @Test func killDashNineMidwayThenTheSameCommandResumes() throws {
         let peer = try TusPeerProcess.get()
         let (path, state, content) = try Self.file(4_000_000, seed: 75)
