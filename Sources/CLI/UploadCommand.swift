@@ -55,6 +55,9 @@ enum UploadCommand: CLICommand {
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(arguments, options: options, flags: flags, positionals: 0...2)
         let words = try parsed.positionals(exactly: 2, names: "FILE and DEST")
+        guard !words[0].text.isEmpty, !words[1].text.isEmpty else {
+            throw Arguments.UsageError(description: "FILE and DEST must not be empty")
+        }
         let file = words[0].path
         let destination = words[1].text
         let forced = try parsed.value("protocol", expected: "one of native, ietf, tus, s3") {

@@ -211,6 +211,9 @@ final class UploadChild: @unchecked Sendable {
         #expect(try UploadChild.run(["upload", "only-one"]).0 == 2)
         #expect(try UploadChild.run(["upload", "a", "b", "--token", "x", "--token-file", "y"]).0 == 2)
         #expect(try UploadChild.run(["upload", "a", "b", "--parallel", "0"]).0 == 2)
+        // An empty FILE or DEST is a usage mistake, not a file that cannot be found.
+        #expect(try UploadChild.run(["upload", "", "http://127.0.0.1:9/uploads"]).0 == 2)
+        #expect(try UploadChild.run(["upload", "a", ""]).0 == 2)
         #expect(try UploadChild.run(["upload", "--help"]).0 == 0)
         let (missing, failed) = try UploadChild.run(["upload", "/nonexistent/file", "s3://bucket/key"])
         #expect(missing == 1)
