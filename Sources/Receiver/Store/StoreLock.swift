@@ -30,35 +30,24 @@ final class StoreLock: Sendable {
         } catch {
             throw DirectoryBlobStore.storageError(error)
         }
-        let deadline = ContinuousClock.now + .milliseconds(Int64((max(0, wait) * 1000).rounded()))
-        var taken = Self.flockRetryingInterrupts(opened)
-        var code = errno
-        while taken != 0, code == EWOULDBLOCK, ContinuousClock.now < deadline {
-            usleep(10_000)
-            taken = Self.flockRetryingInterrupts(opened)
-            code = errno
-        }
-        guard taken == 0 else {
+        let taken: Bool
+        do {
+            taken = try Syscall.lockExclusive(opened, waitingUpTo: wait, path: "\(path)")
+        } catch {
             Syscall.close(opened)
-            if code == EWOULDBLOCK {
-                throw ReceiverError(
-                    .unavailable,
-                    "the store \(directory) is in use by another receiver (\(path) is locked); stop that receiver or "
-                        + "give another --dir")
-            }
-            throw ReceiverError(.storageFailed, "cannot lock \(path): errno \(code)")
+            throw DirectoryBlobStore.storageError(error)
+        }
+        guard taken else {
+            Syscall.close(opened)
+            throw ReceiverError(
+                .unavailable,
+                "the store \(directory) is in use by another receiver (\(path) is locked); stop that receiver or "
+                    + "give another --dir")
         }
         descriptor = opened
     }
 
     deinit {
         Syscall.close(descriptor)
-    }
-
-    private static func flockRetryingInterrupts(_ descriptor: Int32) -> Int32 {
-        while true {
-            let result = flock(descriptor, LOCK_EX | LOCK_NB)
-            if result == 0 || errno != EINTR { return result }
-        }
     }
 }

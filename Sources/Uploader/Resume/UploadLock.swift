@@ -43,23 +43,19 @@ public final class UploadLock: Sendable {
         } catch {
             throw UploaderError(.systemCall, "cannot open the lock \(path): \(error.message)", errno: error.errno)
         }
-        let deadline = ContinuousClock.now + .milliseconds(Int64((max(0, wait) * 1000).rounded()))
-        var taken = Syscall.retryingFlock(opened, LOCK_EX | LOCK_NB)
-        var code = errno
-        while taken != 0, code == EWOULDBLOCK, ContinuousClock.now < deadline {
-            usleep(10_000)
-            taken = Syscall.retryingFlock(opened, LOCK_EX | LOCK_NB)
-            code = errno
-        }
-        guard taken == 0 else {
+        let taken: Bool
+        do {
+            taken = try Syscall.lockExclusive(opened, waitingUpTo: wait, path: "\(path)")
+        } catch {
             Syscall.close(opened)
-            if code == EWOULDBLOCK {
-                throw UploaderError(
-                    .alreadyRunning,
-                    "upload \(key) is running in another process now; wait for it, or stop it (Ctrl-C) and run the "
-                        + "same command again")
-            }
-            throw UploaderError(.systemCall, "cannot lock \(path): errno \(code)", errno: code)
+            throw UploaderError(.systemCall, "cannot lock \(path): \(error.message)", errno: error.errno)
+        }
+        guard taken else {
+            Syscall.close(opened)
+            throw UploaderError(
+                .alreadyRunning,
+                "upload \(key) is running in another process now; wait for it, or stop it (Ctrl-C) and run the "
+                    + "same command again")
         }
         descriptor = opened
     }
@@ -71,15 +67,5 @@ public final class UploadLock: Sendable {
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-    }
-}
-
-extension Syscall {
-    /// flock(2), retried on EINTR; the result as flock returns it (errno set on -1).
-    fileprivate static func retryingFlock(_ descriptor: Int32, _ operation: Int32) -> Int32 {
-        while true {
-            let result = flock(descriptor, operation)
-            if result == 0 || errno != EINTR { return result }
-        }
     }
 }
