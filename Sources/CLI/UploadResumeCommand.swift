@@ -7,16 +7,18 @@ enum UploadResumeCommand: CLICommand {
     static let name = "resume"
     static let summary = "continue a paused or interrupted upload by its id"
     static let usage = """
-        usage: aether resume ID [--parallel N] [--pin SHA256] [--token T | --token-file F] [--state-dir D]
-                                [--flags LIST] [--follow-idle SECONDS] [--json] [--quiet]
+        usage: aether resume ID [--parallel N] [--max-rate N] [--pin SHA256] [--token T | --token-file F]
+                                [--state-dir D] [--flags LIST] [--follow-idle SECONDS] [--json] [--quiet]
           ID   the upload's id (aether upload and aether status print it); the token is not kept: give it again
+          --max-rate N caps the rate as with aether upload (it is not kept either)
           an upload started with --follow is followed again (--follow-idle as with aether upload)
 
         """ + UploadSetup.exitCodesText
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(
-            arguments, options: ["parallel", "pin", "token", "token-file", "state-dir", "flags", "follow-idle"],
+            arguments,
+            options: ["parallel", "max-rate", "pin", "token", "token-file", "state-dir", "flags", "follow-idle"],
             flags: ["json", "quiet"],
             positionals: 0...1)
         let id = try parsed.positionals(exactly: 1, names: "ID")[0].text

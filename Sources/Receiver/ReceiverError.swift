@@ -29,6 +29,9 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible {
         public static let duplicateChunk = Code("duplicate-chunk", 409)
         /// Completion was asked while chunks are missing.
         public static let incomplete = Code("incomplete", 409)
+        /// The upload is already complete: it takes no more bytes (its receipt is read with the completion, which
+        /// is idempotent, or with `HEAD`).
+        public static let alreadyComplete = Code("already-complete", 409)
         /// The upload expired or was cancelled.
         public static let expired = Code("expired", 410)
         /// A size, count or body is over a limit.

@@ -214,6 +214,10 @@ final class UploadChild: @unchecked Sendable {
         // An empty FILE or DEST is a usage mistake, not a file that cannot be found.
         #expect(try UploadChild.run(["upload", "", "http://127.0.0.1:9/uploads"]).0 == 2)
         #expect(try UploadChild.run(["upload", "a", ""]).0 == 2)
+        // `aether resume` takes the rate cap too (it is not kept with the upload).
+        #expect(try UploadChild.run(["resume", "--help"]).1.stdout.contains("--max-rate N"))
+        let (unknown, resumed) = try UploadChild.run(["resume", "0123abcd", "--max-rate", "1M"])
+        #expect(unknown == 1 && resumed.stderr.contains("no kept upload"), "\(resumed.stderr)")
         #expect(try UploadChild.run(["upload", "--help"]).0 == 0)
         let (missing, failed) = try UploadChild.run(["upload", "/nonexistent/file", "s3://bucket/key"])
         #expect(missing == 1)

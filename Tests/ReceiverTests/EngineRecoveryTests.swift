@@ -18,6 +18,13 @@ import Testing
         try fixture.send(content, 0, to: native.id)
         let stream = try fixture.engine.create(NewUpload(uploadProtocol: .ietf, size: 100), owner: fixture.alice)
         try fixture.append(EngineFixture.bytes(40), to: stream.id, at: 0)
+        // Not this store's: a directory and a file of other names in staging are left as they are (a directory
+        // there used to stop the start: "unlink failed: Is a directory").
+        try FileManager.default.createDirectory(
+            atPath: "\(fixture.directory)/staging/not-ours", withIntermediateDirectories: true)
+        #expect(
+            FileManager.default.createFile(
+                atPath: "\(fixture.directory)/staging/notes.txt", contents: Data("kept".utf8)))
         let acknowledged = try fixture.storeSnapshot()
 
         // What a crash leaves: a staging file, a chunk renamed into place without its receipt, a stream with

@@ -39,6 +39,11 @@ import Testing
         #expect(try fixture.objectBytes(record.id) == content.bytes)
         // Idempotent.
         #expect(try fixture.engine.complete(record.id, owner: fixture.alice, claim: content.claim) == receipt)
+        // A chunk sent again to the complete upload is told so (409 already-complete), and changes nothing.
+        let late = receiverError { _ = try fixture.send(content, 4, to: record.id) }
+        #expect(late?.code == .alreadyComplete)
+        #expect(late?.code.status == 409)
+        #expect(try fixture.objectBytes(record.id) == content.bytes)
         // Working chunks are gone once the object is stored.
         #expect(try fixture.blobStore.keys() == [.object(record.id)])
     }

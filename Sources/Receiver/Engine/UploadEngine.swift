@@ -213,7 +213,7 @@ public final class UploadEngine: Sendable {
     static func stateError(_ record: UploadRecord) -> ReceiverError {
         switch record.state {
         case .expired: ReceiverError(.expired, "the upload expired or was cancelled")
-        case .complete: ReceiverError(.malformedRequest, "the upload is complete")
+        case .complete: ReceiverError(.alreadyComplete, "the upload is complete")
         case .open: ReceiverError(.malformedRequest, "the upload is still open")
         case .failed:
             if let failure = record.failure, failure.hasPrefix(ReceiverError.Code.chainBroken.name) {

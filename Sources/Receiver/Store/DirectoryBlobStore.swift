@@ -206,7 +206,9 @@ public struct DirectoryBlobStore: BlobStore {
 
     public func discardStaging() throws(ReceiverError) -> Int {
         let staging = root.appending("staging")
-        let names = try Self.entries(of: staging)
+        // Only the names `stage` gives (32 hex digits and `.tmp`): anything else there is not this store's, and
+        // is left as it is rather than failing the start (a directory could not be unlinked anyway).
+        let names = try Self.entries(of: staging).filter(Self.isStagedName)
         for name in names { try Self.removeIfPresent(staging.appending(name)) }
         return names.count
     }
@@ -288,6 +290,12 @@ public struct DirectoryBlobStore: BlobStore {
             if error.errno == ENOENT { return [] }
             throw Self.storageError(error)
         }
+    }
+
+    /// Whether `name` is one `stage` gives: 32 lower-case hex digits and `.tmp`.
+    static func isStagedName(_ name: String) -> Bool {
+        name.utf8.count == 36 && name.hasSuffix(".tmp")
+            && name.utf8.prefix(32).allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     private static func decimal(_ text: some StringProtocol) -> Int? {
