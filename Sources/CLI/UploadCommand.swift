@@ -154,13 +154,19 @@ enum UploadRun {
             view.finishBar()
             switch error.code {
             case .cancelled:
+                // Stopped before the destination created the upload (digesting the file, or the creation itself):
+                // nothing is kept, so `aether resume` would not find it; the same command starts it again.
+                let kept = (try? store.load(key: key)) != nil
                 let hint =
-                    "paused; resume with: aether resume \(key)"
-                    + (arguments.option("state-dir").map { " --state-dir \($0)" } ?? "")
+                    kept
+                    ? "paused; resume with: aether resume \(key)"
+                        + (arguments.option("state-dir").map { " --state-dir \($0)" } ?? "")
+                    : "stopped before the destination created it; nothing is kept: run the same command to start it"
                 if view.mode == .json {
                     view.json(EventJSON(event: "paused", id: key, message: hint, exit: UploadSetup.Exit.paused))
                 } else {
-                    StandardError.write("aether: upload \(key) \(hint) (or run the same command again)\n")
+                    StandardError.write(
+                        "aether: upload \(key) \(hint)\(kept ? " (or run the same command again)" : "")\n")
                 }
                 return UploadSetup.Exit.paused
             case .verificationFailed:

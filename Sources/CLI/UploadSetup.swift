@@ -23,6 +23,7 @@ enum UploadSetup {
           1  the upload failed (the message names the cause and the next step; its state is kept for a resume)
           2  the command line was wrong
           3  paused by Ctrl-C (SIGINT) or SIGTERM: the state is saved; run the same command or aether resume ID
+             (stopped before the destination created the upload, nothing is kept and the message says so)
           4  the destination's receipt does not match the file (SHA-256, Merkle root or chain head)
         """
 

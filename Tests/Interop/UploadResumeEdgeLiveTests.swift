@@ -34,6 +34,33 @@ import Testing
         try #require(child.events.first { $0["event"] as? String == "resume" }, "\(child.stdout) \(child.stderr)")
     }
 
+    /// Ctrl-C before the destination created the upload keeps nothing, and says so instead of naming an
+    /// `aether resume` that would not find it (it used to); the same command then starts and finishes it.
+    @Test func aPauseBeforeTheUploadExistsSaysNothingIsKept() throws {
+        let store = try SessionLive.temporaryDirectory() + "/store"
+        let (server, url) = try Self.serve(store: store)
+        defer { withExtendedLifetime(server) {} }
+        let directory = try SessionLive.temporaryDirectory()
+        let path = directory + "/input.bin"
+        let content = Self.bytes(5000, seed: 90)
+        try Data(content).write(to: URL(fileURLWithPath: path))
+        // At one byte a second the creation request's body takes minutes: the pause lands before it is answered.
+        let arguments = ["upload", path, url + "/uploads", "--state-dir", directory + "/state", "--flags", "-dedup"]
+        let child = try UploadChild(arguments + ["--max-rate", "1"])
+        // Nothing is printed before the creation is answered: the probe and the start take milliseconds, so 3 s
+        // is well inside the creation's crawl.
+        usleep(3_000_000)
+        #expect(child.process.isRunning)
+        child.signal(SIGINT)
+        #expect(try child.wait() == 3, "\(child.stderr)")
+        #expect(child.stderr.contains("nothing is kept"), "\(child.stderr)")
+        #expect(!child.stderr.contains("aether resume"))
+        #expect(try UploadChild.run(["status", "--state-dir", directory + "/state"]).1.stdout.contains("no uploads"))
+        let (again, second) = try UploadChild.run(arguments + ["--json"])
+        #expect(again == 0, "\(second.stderr)")
+        #expect(try Self.object(store, try UploadCommandLiveTests.completed(second)) == content)
+    }
+
     @Test func aFileChangedBetweenRunsFailsLevelOneAndTheStoredObjectIsTheNewFileNeverAMix() throws {
         let store = try SessionLive.temporaryDirectory() + "/store"
         let (server, url) = try Self.serve(store: store)
