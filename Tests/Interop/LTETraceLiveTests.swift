@@ -178,14 +178,16 @@ import Testing
         #expect(steps.contains { $1 < $0 }, "the decided request size never fell: \(decided)")
         // Parts found stored after a reset are acknowledged without a request of their own.
         #expect(requests.compactMap { $0["parts"] as? Int }.reduce(0, +) <= size >> 20)
-        // Bytes sent again after the resets: what went on the wire beyond the file (each attempt of a run counts
-        // the parts it carried).
+        // Bytes sent again after the resets: what the attempts carried beyond the file (an attempt of a run counts
+        // the parts it carried; one refused before anything left counts none).
         let sent = try #require(done["bytes_sent"] as? Int)
         let retried = events.filter { $0["event"] as? String == "retry" }.count
         let histogram = Dictionary(grouping: sizes.map { $0 >> 20 }, by: { $0 }).mapValues(\.count)
         print(
             "LTE trace: \(megabytes) MiB in \(Int(seconds)) s, \(resets) resets, \(retried) retries, "
-                + "\(sent - size) bytes re-sent, \(requests.count) requests, request sizes (MiB: count) "
+                + "\(sent - size) bytes re-sent (an attempt cut after it started counts whole, a refused one not "
+                + "at all; aether-bench e2e's mobile line measures what crossed the link), \(requests.count) requests, "
+                + "request sizes (MiB: count) "
                 + "\(histogram.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")), "
                 + "decided sizes (MiB) \(decided.map { $0 >> 20 }), on the wire (MiB) \(Set(wire.map { $0 >> 20 }).sorted())"
         )

@@ -126,6 +126,27 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         }
     }
 
+    /// Attempts refused before anything was sent (a receiver restarting) are not counted in the bytes sent; an
+    /// attempt cut after it started counts whole (the figure is an upper bound of what crossed the link).
+    @Test func refusedAttemptsAreNotCountedAsBytesSent() async throws {
+        let content = UploadFixture.seeded(1_000_003, seed: 3)
+        let fixture = try UploadFixture(bytes: content)
+        defer { fixture.clean() }
+        let backend = InMemoryBackend()
+        backend.state.withLock { $0.failures = [.connectionRefused, .connectionRefused, .connectionRefused] }
+        let outcome = try await fixture.uploader(backend).run { _ in }
+        #expect(backend.object(outcome.receipt.location) == content)
+        #expect(backend.state.withLock { $0.sends.count } == outcome.partCount + 3)
+        #expect(outcome.bytesSent == Int64(content.count))
+
+        let cut = try UploadFixture(bytes: content)
+        defer { cut.clean() }
+        let resetting = InMemoryBackend()
+        resetting.state.withLock { $0.failures = [.connectionClosed] }
+        let again = try await cut.uploader(resetting).run { _ in }
+        #expect(again.bytesSent > Int64(content.count))
+    }
+
     @Test func anEmptyFileUploadsAsOneEmptyPart() async throws {
         let fixture = try UploadFixture(bytes: [])
         defer { fixture.clean() }

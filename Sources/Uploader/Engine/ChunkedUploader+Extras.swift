@@ -214,10 +214,11 @@ extension ChunkedUploader {
         emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SentWork {
         if let pacer { try await pacer.admit(shard.length) }
+        let unsent = UnsentAttempts()
         let (_, attempts) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
-            try await sender.send(shard, to: remote)
+            try await unsent.counting { () async throws(TransportError) in try await sender.send(shard, to: remote) }
         }
-        return .parity(bytesOnWire: Int64(attempts) * shard.length)
+        return .parity(bytesOnWire: Int64(max(1, attempts - unsent.value)) * shard.length)
     }
 
     // MARK: Dedup

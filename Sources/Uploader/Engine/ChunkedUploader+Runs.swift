@@ -90,6 +90,15 @@ final class RunProgress: Sendable {
         }
     }
 
+    /// `parts` were not sent after all: the attempt's connection was refused (`UnsentAttempts.sentNothing`), so
+    /// the destination got nothing and none of their bytes count as sent.
+    func unsent(_ parts: [PartToSend]) {
+        state.withLock { state in
+            state.unknown = false
+            for part in parts { state.sends[part.index, default: 1] -= 1 }
+        }
+    }
+
     var isDone: Bool { state.withLock { $0.pending.isEmpty } }
 
     var receipts: [PartReceipt] { state.withLock { $0.receipts } }
@@ -153,9 +162,15 @@ extension ChunkedUploader {
                 }
                 let pending = progress.nextAttempt(limit: length.current)
                 let started = clock.monotonicSeconds()
-                let outcome = try await Self.attempt(
-                    run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,
-                    telemetry: telemetry, clock: clock, emit: emit)
+                let outcome: RunOutcome
+                do throws(TransportError) {
+                    outcome = try await Self.attempt(
+                        run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,
+                        telemetry: telemetry, clock: clock, emit: emit)
+                } catch {
+                    if UnsentAttempts.sentNothing(error.code) { progress.unsent(pending) }
+                    throw error
+                }
                 progress.acknowledge(outcome.receipts)
                 if !outcome.receipts.isEmpty {
                     emit(
@@ -177,7 +192,7 @@ extension ChunkedUploader {
         let seconds = clock.monotonicSeconds() - start
         return .run(
             zip(receipts, parts).enumerated().map { position, pair in
-                let sends = Int64(progress.sends(of: pair.1.index))
+                let sends = Int64(max(1, progress.sends(of: pair.1.index)))
                 return SentPart(
                     receipt: pair.0, sha256: pair.1.sha256, crc32c: pair.1.crc32c, seconds: seconds,
                     bytesOnWire: sends * pair.1.length, attempts: Int(sends), measuredBytes: position == 0 ? total : 0)

@@ -687,13 +687,18 @@ public actor ChunkedUploader {
     ) async throws -> SentPart {
         if let pacer { try await pacer.admit(part.length) }
         let start = clock.monotonicSeconds()
+        let unsent = UnsentAttempts()
         let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
             () async throws(TransportError) in
-            try await Self.attempt(
-                part, to: remote, backend: part.via, tracker: tracker, idempotency: idempotency,
-                telemetry: telemetry, clock: clock, emit: emit)
+            try await unsent.counting { () async throws(TransportError) in
+                try await Self.attempt(
+                    part, to: remote, backend: part.via, tracker: tracker, idempotency: idempotency,
+                    telemetry: telemetry, clock: clock, emit: emit)
+            }
         }
-        let onWire = Int64(attempts) * part.length
+        // Attempts refused before anything left neither count as bytes sent nor as losses (as for runs).
+        let sent = max(1, attempts - unsent.value)
+        let onWire = Int64(sent) * part.length
         guard receipt.index == part.index, receipt.length == part.length else {
             throw UploaderError(
                 .transportFailed,
@@ -705,7 +710,7 @@ public actor ChunkedUploader {
                     index: part.index, parts: 1, bytes: part.length, seconds: clock.monotonicSeconds() - start)))
         return SentPart(
             receipt: receipt, sha256: part.sha256, crc32c: part.crc32c, seconds: clock.monotonicSeconds() - start,
-            bytesOnWire: onWire, attempts: attempts)
+            bytesOnWire: onWire, attempts: sent)
     }
 
     /// Runs `operation` through the circuit breaker, retrying retryable `TransportError`s with backoff.
