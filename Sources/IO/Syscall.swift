@@ -90,25 +90,6 @@ public enum Syscall {
         _ = try retryingEINTR("flock", path: path) { systemFlock(descriptor, LOCK_SH | LOCK_NB) }
     }
 
-    /// flock(2), exclusive: true once taken, false when another holder still has it after `seconds`, asked again
-    /// every 10 ms meanwhile. A process killed a moment ago releases its locks a little after its parent sees it
-    /// die (its descriptors go after it is reaped), so a caller that restarts it at once waits instead of failing.
-    public static func lockExclusive(_ descriptor: Int32, waitingUpTo seconds: Double, path: String) throws(IOError)
-        -> Bool
-    {
-        let deadline = ContinuousClock.now + .milliseconds(Int64((max(0, seconds) * 1000).rounded()))
-        while true {
-            do {
-                _ = try retryingEINTR("flock", path: path) { systemFlock(descriptor, LOCK_EX | LOCK_NB) }
-                return true
-            } catch {
-                guard error.errno == EWOULDBLOCK else { throw error }
-                guard ContinuousClock.now < deadline else { return false }
-                usleep(10_000)
-            }
-        }
-    }
-
     /// read(2) once: the bytes read, 0 at end of file.
     public static func read(
         _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String

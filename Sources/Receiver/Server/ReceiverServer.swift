@@ -57,7 +57,7 @@ public final class ReceiverServer: Sendable {
     private let sweeper: Sweeper
     private let connections: ConnectionCounter
     /// The store directory's lock, held until `stop` (nil in fleet mode).
-    private let storeLock: Mutex<StoreLock?>
+    private let storeLock: Mutex<ExclusiveLockFile?>
 
     /// The catalogue of a receiver whose blobs are elsewhere: PostgreSQL, or SQLite in the directory (created).
     private static func catalog(_ options: Options) throws(ReceiverError) -> any UploadCatalog {
@@ -82,7 +82,7 @@ public final class ReceiverServer: Sendable {
         }
         // The directory holds the blobs or the SQLite catalogue unless both are elsewhere (fleet mode).
         let storeLock =
-            options.blobs != nil && options.catalogURL != nil ? nil : try StoreLock(directory: options.directory)
+            options.blobs != nil && options.catalogURL != nil ? nil : try StoreLock.take(options.directory)
         let engine: UploadEngine
         if let blobs = options.blobs {
             engine = UploadEngine(

@@ -4,19 +4,14 @@ import AetherIO
     import Glibc
 #endif
 
-/// One process at a time per upload: an exclusive `flock` on `locks/KEY.lock` in the state directory, held
-/// while an upload runs (`aether upload`, `resume`) or is cancelled. A second process asking for the same key
-/// gets `.alreadyRunning` instead of writing the same snapshot and sending the same parts. The lock goes with the
-/// process (a crash or kill -9 releases it); the lock file itself stays, empty.
-///
-/// A process killed a moment ago can hold the lock a little longer than its parent sees it live: its descriptors
-/// are released after it has been reaped (measured here: 7-118 ms after `timeout -s KILL` returned, in 37 of 40
-/// kills). A supervisor that restarts the command at once would then be told the upload runs elsewhere, so a held
-/// lock is asked for again every 10 ms for up to `releaseWait` seconds before `.alreadyRunning`.
+/// One process at a time per upload: an exclusive lock (`ExclusiveLockFile`) on `locks/KEY.lock` in the state
+/// directory, held while an upload runs (`aether upload`, `resume`) or is cancelled. A second process asking for
+/// the same key gets `.alreadyRunning` (after `releaseWait`, in case the holder was killed a moment ago) instead
+/// of writing the same snapshot and sending the same parts.
 public final class UploadLock: Sendable {
     /// Seconds a held lock is waited for by default.
     public static let releaseWait = 2.0
-    private let descriptor: Int32
+    private let file: ExclusiveLockFile
 
     /// Takes the lock of `key` (1-256 bytes of letters, digits, `-` and `_`) in `directory`, waiting up to
     /// `waitingUpTo` seconds while another process holds it, then throws `.alreadyRunning`.
@@ -37,31 +32,19 @@ public final class UploadLock: Sendable {
             }
         }
         let path = locks.appending(key + ".lock")
-        let opened: Int32
+        let taken: ExclusiveLockFile?
         do {
-            opened = try Syscall.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
+            taken = try ExclusiveLockFile(path: path, waitingUpTo: wait)
         } catch {
-            throw UploaderError(.systemCall, "cannot open the lock \(path): \(error.message)", errno: error.errno)
-        }
-        let taken: Bool
-        do {
-            taken = try Syscall.lockExclusive(opened, waitingUpTo: wait, path: "\(path)")
-        } catch {
-            Syscall.close(opened)
             throw UploaderError(.systemCall, "cannot lock \(path): \(error.message)", errno: error.errno)
         }
-        guard taken else {
-            Syscall.close(opened)
+        guard let taken else {
             throw UploaderError(
                 .alreadyRunning,
                 "upload \(key) is running in another process now; wait for it, or stop it (Ctrl-C) and run the "
                     + "same command again")
         }
-        descriptor = opened
-    }
-
-    deinit {
-        Syscall.close(descriptor)
+        file = taken
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
