@@ -57,4 +57,17 @@ enum OpenSSLBaseline {
             }
         }
     }
+
+    /// One SHA-256 pass over a file held in memory as chunks (SHA256_Init, SHA256_Update per chunk,
+    /// SHA256_Final): the compute of one verification pass with no reading or copying. Returns the digest.
+    static func sha256Pass(_ chunks: [[UInt8]]) -> [UInt8] {
+        var context = SHA256_CTX()
+        _ = unsafe SHA256_Init(&context)
+        for chunk in chunks {
+            _ = unsafe chunk.withUnsafeBytes { unsafe SHA256_Update(&context, $0.baseAddress, $0.count) }
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        _ = unsafe digest.withUnsafeMutableBufferPointer { unsafe SHA256_Final($0.baseAddress, &context) }
+        return digest
+    }
 }

@@ -14,6 +14,8 @@ import Foundation
 /// (SHA-256), and `aether upload` exits 0 only after its own verification (Merkle root, chain head, receipt).
 /// CPU: the receiver's and nginx's (user + system, from /proc/PID/stat around each upload), the client's from
 /// wait4. The same measurement is issue 17's loopback end-to-end line (`e2e_loopback_1GiB`).
+/// Then the bound: from curl's and nginx's CPU and one SHA-256 pass's, the most an upload hashing every byte twice
+/// (once a side) or four times (Aether: a chunk and a whole-file pass a side) could reach on this machine's cores.
 enum ReceiverUploadBench: BenchSuite {
     static let name = "receiver"
     static let runsByDefault = false
@@ -133,6 +135,33 @@ enum ReceiverUploadBench: BenchSuite {
                 + "curl_cpu=\(Measure.formatted(curlCPU, decimals: 2)) s/GiB")
         Measure.line("e2e_loopback_\(label)", Measure.rate(bytes: size, seconds: oursSeconds), ratios: ratio)
         print("  (e2e_loopback: the same measurement as receiver_native_\(label), issue 17's loopback line)")
+
+        // The bound: the most any upload that hashes every byte `passes` times could reach on this machine, if its
+        // copies cost no more CPU than curl's and nginx's (with libcurl and libmicrohttpd moving the bytes they cannot
+        // cost less: the same read, send, receive and write) and its work spread over every core with no wait at
+        // all. Time >= (curl CPU + nginx CPU + passes x one SHA-256 pass's CPU) / cores, all measured in this run.
+        let chunks = try IOBench.loadChunks(source)
+        var passSamples: [Double] = []
+        for _ in 0..<runs {
+            let start = Measure.now()
+            guard try Digest32(bytes: OpenSSLBaseline.sha256Pass(chunks)) == sourceDigest else {
+                throw BenchError("the SHA-256 pass does not give the file's digest")
+            }
+            passSamples.append(Measure.now() - start)
+        }
+        let passSeconds = IOBench.median(passSamples)
+        let copyCPU = (nginxWorkerCPU + curlCPU) * gib
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        for passes in [2, 4] {
+            let boundSeconds = (copyCPU + Double(passes) * passSeconds) / cores
+            Measure.line(
+                "bound_\(passes)_passes_\(label)", Measure.rate(bytes: size, seconds: boundSeconds),
+                ratios: [("ratio_vs_nginx_webdav", nginxSeconds / boundSeconds)])
+        }
+        print(
+            "  (bound: (curl CPU + nginx CPU + passes x one SHA-256 pass, \(Measure.formatted(passSeconds, decimals: 2)) s)"
+                + " / \(Int(cores)) cores; 2 passes is one a side, the least an upload verified on both sides"
+                + " computes; 4 is Aether's, a chunk and a whole-file pass a side)")
     }
 
     static func nginxCPU(_ nginx: NginxProcess) throws -> Double {
