@@ -1,6 +1,7 @@
 import AetherCoding
 import AetherIO
 import AetherIntegrity
+import AetherReceiver
 import AetherTransport
 import AetherUploader
 
@@ -136,6 +137,7 @@ enum FailureAdvice {
             default: return nil
             }
         }
+        if let error = error as? ReceiverError { return receiverStep(error) }
         if let error = error as? UploaderError { return uploadStep(error) }
         if let error = error as? TransportError { return transportStep(error) }
         if let error = error as? IntegrityError, error.code == .malformedManifest {
@@ -150,6 +152,10 @@ enum FailureAdvice {
 
     static func uploadStep(_ error: UploaderError) -> String? {
         if let code = error.errno, code == EMFILE || code == ENFILE { return openFileLimitStep }
+        if let code = error.errno, code == ENOSPC || code == EDQUOT {
+            return "free some space where it says (the state directory, --state-dir, keeps a few KiB for each upload),"
+                + " then run the same command again"
+        }
         return switch error.code {
         case .transportFailed, .circuitOpen:
             "check the destination and the network, then run the same command again to resume"
@@ -161,6 +167,16 @@ enum FailureAdvice {
         case .fileTruncated, .fileReplaced: "upload the file again once it is written (without --follow if it is done)"
         case .followUnsupported: "upload without --follow once the file is written, or choose native, IETF or S3"
         default: nil
+        }
+    }
+
+    /// `aether serve`'s failures to start: the store, the catalogue, the limits of this process.
+    static func receiverStep(_ error: ReceiverError) -> String? {
+        switch error.errno {
+        case .some(EMFILE), .some(ENFILE): "raise the open-file limit (ulimit -n)"
+        case .some(ENOTDIR), .some(EEXIST): "give --dir a directory (or a path that does not exist yet)"
+        case .some(let code): errnoStep(code)
+        case nil: nil
         }
     }
 

@@ -68,6 +68,8 @@ enum ServeCommand: CLICommand {
         let tokens = try parsed.path("tokens").map { path throws(ReceiverError) in
             try BearerTokens(contentsOf: path)
         }
+        // Up to the hard limit: each connection holds a descriptor or two.
+        OpenFileLimit.raise()
         var options = ReceiverServer.Options(
             directory: directory, http: http, limits: limits, tokens: tokens, logFormat: format ?? .text)
         options.catalogURL = try catalogURL(parsed)

@@ -67,18 +67,21 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible {
     public let chunk: Int?
     /// The offset the receiver holds, for offset problems.
     public let offset: Int64?
+    /// The system error behind a storage failure (`EMFILE`, `ENOSPC`, ...), when there is one.
+    public let errno: Int32?
     /// Source location that threw.
     public let location: String
 
     /// Creates an error; `location` defaults to the caller's file and line.
     public init(
-        _ code: Code, _ message: String, chunk: Int? = nil, offset: Int64? = nil, file: StaticString = #fileID,
-        line: UInt = #line
+        _ code: Code, _ message: String, chunk: Int? = nil, offset: Int64? = nil, errno: Int32? = nil,
+        file: StaticString = #fileID, line: UInt = #line
     ) {
         self.code = code
         self.message = message
         self.chunk = chunk
         self.offset = offset
+        self.errno = errno
         self.location = "\(file):\(line)"
     }
 

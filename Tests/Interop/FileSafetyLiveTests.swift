@@ -165,6 +165,63 @@ import Testing
         #expect(output.contains("intact: 18 chunks"))
     }
 
+    /// Under a limit too low for its store and a few connections the receiver refuses to start and says to raise
+    /// it. 13 ended the process with SIGILL before: libdispatch's worker monitor could not open /proc and crashed.
+    @Test(arguments: [8, 13, 79])
+    func aReceiverWithTooFewFileDescriptorsSaysToRaiseTheLimit(limit: Int) throws {
+        let directory = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (status, _, error) = try Self.shell(
+            "ulimit -n \(limit); exec \"$AETHER\" serve --dir store --port 0", in: directory)
+        #expect(status == 1, "\(error)")
+        #expect(error.contains("the open-file limit is \(limit)"), "\(error)")
+        #expect(error.contains("raise the open-file limit (ulimit -n)"), "\(error)")
+        #expect(!error.contains("Signal"))
+    }
+
+    /// 150 connections held open against a receiver allowed 100 descriptors: it takes no more connections than
+    /// leave its reserve (ReceiverServer.reservedDescriptors, 64) free (the old limit of 1024 let them take every
+    /// descriptor), stays up, and answers once they are gone.
+    @Test func aConnectionFloodLeavesTheReceiverItsReserveOfDescriptors() throws {
+        let directory = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = """
+            (ulimit -n 100; exec "$AETHER" serve --dir store --port 0 > serve.out 2>&1) &
+            pid=$!
+            for i in $(seq 100); do grep -q "listening on" serve.out && break; sleep 0.1; done
+            port=$(sed -n 's/^listening on http:\\/\\/127.0.0.1://p' serve.out)
+            python3 - "$port" "$pid" <<'PY'
+            import socket, sys, time, os, urllib.request
+            port, pid = int(sys.argv[1]), sys.argv[2]
+            held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(150)]
+            time.sleep(2)
+            print("fds=%d" % len(os.listdir("/proc/%s/fd" % pid)))
+            for s in held: s.close()
+            time.sleep(1)
+            print("healthz=%d" % urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port, timeout=10).status)
+            PY
+            kill -TERM $pid; wait $pid; echo "serve=$?"
+            """
+        let (status, output, error) = try Self.shell(script, in: directory, timeout: 60)
+        #expect(status == 0, "\(output) \(error)")
+        let fds = output.split(separator: "\n").first { $0.hasPrefix("fds=") }.flatMap { Int($0.dropFirst(4)) }
+        let count = try #require(fds, "\(output) \(error)")
+        #expect(count <= 100 - 64 + 16, "\(count) descriptors in use")
+        #expect(output.contains("healthz=200"), "\(output) \(error)")
+        #expect(output.contains("serve=0"), "\(output) \(error)")
+    }
+
+    @Test func aFileWhereTheStoreBelongsIsNamedAndKept() throws {
+        let directory = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Self.randomFile(directory + "/store", size: 1000)
+        let before = try Self.contents(directory + "/store")
+        let (status, _, error) = try Self.shell("exec \"$AETHER\" serve --dir store --port 0", in: directory)
+        #expect(status == 1, "\(error)")
+        #expect(error.contains("give --dir a directory"), "\(error)")
+        #expect(try Self.contents(directory + "/store") == before)
+    }
+
     @Test func tooFewFileDescriptorsFailTheEncodingAndLeaveTheEarlierSetWhole() throws {
         let directory = try SessionLive.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -241,6 +241,28 @@ final class UploadChild: @unchecked Sendable {
         #expect(try second.object(try #require(done["location"] as? String)) == content)
     }
 
+    /// The state directory's file system full (a 64 KiB tmpfs, 56 KiB of it taken, in a mount namespace of the
+    /// upload's own): the snapshot cannot be written, and the upload stops with a typed error that names the file
+    /// and says to free space, not a crash and not "check the destination".
+    @Test func aFullStateDirectoryIsATypedErrorThatSaysToFreeSpace() throws {
+        let (path, state, _) = try Self.file(8_000_000, seed: 43)
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let receiver = try ReceiverChild()
+        defer { try? FileManager.default.removeItem(atPath: receiver.store) }
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let mount =
+            "mount -t tmpfs -o size=64k,mode=700 tmpfs '\(state)' && head -c 57344 /dev/zero > '\(state)/fill'"
+            + " && exec \"$0\" \"$@\""
+        let child = try UploadChild(
+            ["upload", path, receiver.url + "/uploads", "--state-dir", state, "--quiet", "--chunk-size", "1M"],
+            launcher: ["/usr/bin/unshare", "--mount", "/bin/sh", "-c", mount])
+        #expect(try child.wait(timeout: 60) == 1, "\(child.stderr)")
+        #expect(child.stderr.contains("No space left on device"), "\(child.stderr)")
+        #expect(child.stderr.contains("free some space"), "\(child.stderr)")
+        #expect(!child.stderr.contains("check the destination"))
+        #expect(!child.stderr.contains("Fatal error"))
+    }
+
     /// Each limit runs out at another step (the state directory, the snapshot, the telemetry files, the socket
     /// libcurl needs); every one is a typed error with the same next step, never "check the destination".
     @Test(arguments: [10, 11, 12, 14, 16])

@@ -80,6 +80,8 @@ public final class ReceiverServer: Sendable {
                 .forbidden,
                 "binding \(options.http.bindAddress) serves other machines: give --tokens, or bind 127.0.0.1 or ::1")
         }
+        var httpConfiguration = options.http
+        httpConfiguration.connectionLimit = try Self.connectionLimit(options.http.connectionLimit)
         // The directory holds the blobs or the SQLite catalogue unless both are elsewhere (fleet mode).
         let storeLock =
             options.blobs != nil && options.catalogURL != nil ? nil : try StoreLock.take(options.directory)
@@ -105,12 +107,36 @@ public final class ReceiverServer: Sendable {
         let router = ReceiverRouter(
             engine: engine, tokens: options.tokens, metrics: metrics, log: log, clock: clock,
             connections: { connections.count })
-        let http = try HTTPServer(configuration: options.http, router: router)
+        let http = try HTTPServer(configuration: httpConfiguration, router: router)
         connections.server.withLock { $0 = http }
         self.connections = connections
         self.http = http
         self.sweeper = Sweeper(engine: engine, log: log, interval: options.expirySweepSeconds)
         sweeper.start()
+    }
+
+    /// Descriptors kept aside from connections: the catalogue (database, WAL, shared memory), the store's lock, the
+    /// listening socket, the standard streams, objects being assembled, and libdispatch's reads of `/proc` (which
+    /// end the process when they fail: `OpenFileLimit`).
+    public static let reservedDescriptors = 64
+
+    /// The fewest connections a receiver starts with.
+    public static let minimumConnections = 8
+
+    /// `configured`, lowered so that the connections (a socket each, and the file of the upload it writes) and the
+    /// reserve fit under the open-file limit; a limit too low for `minimumConnections` is refused at start, with the
+    /// step to take, rather than met later as failed requests or a crash.
+    static func connectionLimit(_ configured: UInt32) throws(ReceiverError) -> UInt32 {
+        let available = OpenFileLimit.current
+        let needed = reservedDescriptors + 2 * minimumConnections
+        guard available >= needed else {
+            throw ReceiverError(
+                .unavailable,
+                "the open-file limit is \(available), under the \(needed) a receiver needs (\(reservedDescriptors) for"
+                    + " its store and two for each connection)",
+                errno: EMFILE)
+        }
+        return min(configured, UInt32(clamping: (available - reservedDescriptors) / 2))
     }
 
     /// The URL clients use (`http://127.0.0.1:PORT`, IPv6 in brackets).

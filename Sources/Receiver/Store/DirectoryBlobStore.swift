@@ -244,8 +244,8 @@ public struct DirectoryBlobStore: BlobStore {
     static func storageError(_ error: IOError) -> ReceiverError {
         let message = "storage failed: \(error.message)\(error.path.map { " (\($0))" } ?? "")"
         switch error.errno {
-        case EMFILE, ENFILE, ENOMEM, EAGAIN: return ReceiverError(.unavailable, message)
-        default: return ReceiverError(.storageFailed, message)
+        case EMFILE, ENFILE, ENOMEM, EAGAIN: return ReceiverError(.unavailable, message, errno: error.errno)
+        default: return ReceiverError(.storageFailed, message, errno: error.errno)
         }
     }
 

@@ -1,6 +1,10 @@
 import AetherIO
 internal import CAetherSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Every call into SQLite made by AetherReceiver: a small safe wrapper over one connection. Values travel only as
 /// bound parameters; errors carry SQLite's message (never a bound value) as `ReceiverError(.storageFailed)`.
 ///
@@ -25,8 +29,9 @@ internal import CAetherSQLite
         let rc = unsafe file.withCString { unsafe sqlite3_open_v2($0, &opened, flags, nil) }
         guard rc == SQLITE_OK, let opened = unsafe opened else {
             let message = unsafe opened.map { unsafe String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let code = unsafe opened.flatMap { unsafe Self.systemErrno($0) }
             if let opened = unsafe opened { _ = unsafe sqlite3_close_v2(opened) }
-            throw ReceiverError(.storageFailed, "cannot open the catalogue: \(message)")
+            throw ReceiverError(.storageFailed, "cannot open the catalogue: \(message)", errno: code)
         }
         unsafe handle = opened
         self.path = path
@@ -145,7 +150,18 @@ internal import CAetherSQLite
 
     private func failure(_ step: String) -> ReceiverError {
         let message = unsafe String(cString: sqlite3_errmsg(handle))
-        return ReceiverError(.storageFailed, "catalogue \(step) failed: \(message)")
+        let code = unsafe Self.systemErrno(handle)
+        let cause = code.map { unsafe " (" + String(cString: strerror($0)) + ")" } ?? ""
+        return ReceiverError(.storageFailed, "catalogue \(step) failed: \(message)\(cause)", errno: code)
+    }
+
+    /// The operating system's error behind the last failure, when SQLite's was one of opening or I/O
+    /// (`sqlite3_system_errno` keeps its value after other kinds of failure, so it is read only for these).
+    private static func systemErrno(_ handle: OpaquePointer) -> Int32? {
+        let primary = unsafe sqlite3_extended_errcode(handle) & 0xFF
+        guard primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR || primary == SQLITE_FULL else { return nil }
+        let code = unsafe sqlite3_system_errno(handle)
+        return code == 0 ? nil : code
     }
 
     /// SQLITE_TRANSIENT (a macro Swift cannot import): SQLite copies the bound bytes at once.
