@@ -157,6 +157,8 @@ enum FailureAdvice {
                 + " then run the same command again"
         }
         return switch error.code {
+        // A transport message that names its own next step (a full receiver, a refused token) keeps it alone.
+        case .transportFailed where error.message.contains("then run the same command again"): nil
         case .transportFailed, .circuitOpen:
             "check the destination and the network, then run the same command again to resume"
         case .fileChanged: "run again once nothing writes the file (the upload starts over)"
