@@ -174,7 +174,12 @@ enum FailureAdvice {
 
     /// `aether serve`'s failures to start: the store, the catalogue, the limits of this process.
     static func receiverStep(_ error: ReceiverError) -> String? {
-        switch error.errno {
+        let damaged = ["file is not a database", "database disk image is malformed"]
+        if damaged.contains(where: { error.message.contains($0) }) {
+            return "the catalogue (catalog.sqlite3 in --dir) is damaged: restore it from a backup (the stored objects"
+                + " are plain files under objects/ and stay as they are)"
+        }
+        return switch error.errno {
         case .some(EMFILE), .some(ENFILE): "raise the open-file limit (ulimit -n)"
         case .some(ENOTDIR), .some(EEXIST): "give --dir a directory (or a path that does not exist yet)"
         case .some(let code): errnoStep(code)

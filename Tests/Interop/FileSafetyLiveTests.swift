@@ -211,6 +211,18 @@ import Testing
         #expect(output.contains("serve=0"), "\(output) \(error)")
     }
 
+    @Test func aDamagedCatalogueIsNamedAndKeptAsItIs() throws {
+        let directory = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/store", withIntermediateDirectories: false)
+        try Self.randomFile(directory + "/store/catalog.sqlite3", size: 8192)
+        let before = try Self.contents(directory + "/store/catalog.sqlite3")
+        let (status, _, error) = try Self.shell("exec \"$AETHER\" serve --dir store --port 0", in: directory)
+        #expect(status == 1, "\(error)")
+        #expect(error.contains("the catalogue (catalog.sqlite3 in --dir) is damaged"), "\(error)")
+        #expect(try Self.contents(directory + "/store/catalog.sqlite3") == before)
+    }
+
     @Test func aFileWhereTheStoreBelongsIsNamedAndKept() throws {
         let directory = try SessionLive.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
