@@ -124,10 +124,12 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         Self.checkRuns(runs, maximum: 4)
         // Nothing was reported for the cut run: the server's offset (HEAD) says which of its parts are stored, and
         // the next request starts after them.
+        // The next run starts at the server's offset; how long it is, the scheduler decides again from the time
+        // measured so far (a loaded machine was seen to send one part of the two, then the other in a later run).
         let cut = try #require(runs.first { $0.count > 2 })
         let again = try #require(runs.first { $0.first == cut[2] })
-        #expect(again == Array(cut[2...]))
-        #expect(runs.filter { $0.contains(cut[0]) }.count == 1)
+        #expect(Array(cut[2...]).starts(with: again) || again.starts(with: cut[2...]), "cut \(cut), again \(again)")
+        #expect(runs.filter { $0.contains(cut[0]) || $0.contains(cut[1]) }.count == 1, "runs: \(runs)")
         #expect(retries >= 1)
         // The two parts the cut request stored are acknowledged by the server's offset, not by a request.
         #expect(requests.map(\.parts).reduce(0, +) == Self.partCount - 2)
@@ -147,10 +149,12 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         let runs = backend.runs.withLock { $0 }
         Self.checkRuns(runs, maximum: 5)
         // The cut run's first two parts were acknowledged; the next request for it starts at its third part.
+        // The next run starts at the server's offset; how long it is, the scheduler decides again from the time
+        // measured so far (a loaded machine was seen to send one part of the two, then the other in a later run).
         let cut = try #require(runs.first { $0.count > 2 })
         let again = try #require(runs.first { $0.first == cut[2] })
-        #expect(again == Array(cut[2...]))
-        #expect(runs.filter { $0.contains(cut[0]) }.count == 1)
+        #expect(Array(cut[2...]).starts(with: again) || again.starts(with: cut[2...]), "cut \(cut), again \(again)")
+        #expect(runs.filter { $0.contains(cut[0]) || $0.contains(cut[1]) }.count == 1, "runs: \(runs)")
         #expect(retries >= 1)
         #expect(Set(requests.map(\.index)).contains(cut[0]))
         #expect(outcome.partsSent == Self.partCount)
