@@ -211,27 +211,24 @@ import Testing
         #expect(output.contains("serve=0"), "\(output) \(error)")
     }
 
-    @Test func aDamagedCatalogueIsNamedAndKeptAsItIs() throws {
+    /// A file where the store directory belongs, and a catalogue that is not a database: each is named with the
+    /// step to take, and left as it is.
+    @Test(arguments: [
+        ("store", "give --dir a directory"),
+        ("store/catalog.sqlite3", "the catalogue (catalog.sqlite3 in --dir) is damaged: restore it from a backup"),
+    ])
+    func aDamagedStoreIsNamedAndKeptAsItIs(damaged: String, step: String) throws {
         let directory = try SessionLive.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory + "/store", withIntermediateDirectories: false)
-        try Self.randomFile(directory + "/store/catalog.sqlite3", size: 8192)
-        let before = try Self.contents(directory + "/store/catalog.sqlite3")
+        if damaged.contains("/") {
+            try FileManager.default.createDirectory(atPath: directory + "/store", withIntermediateDirectories: false)
+        }
+        try Self.randomFile(directory + "/" + damaged, size: 8192)
+        let before = try Self.contents(directory + "/" + damaged)
         let (status, _, error) = try Self.shell("exec \"$AETHER\" serve --dir store --port 0", in: directory)
         #expect(status == 1, "\(error)")
-        #expect(error.contains("the catalogue (catalog.sqlite3 in --dir) is damaged"), "\(error)")
-        #expect(try Self.contents(directory + "/store/catalog.sqlite3") == before)
-    }
-
-    @Test func aFileWhereTheStoreBelongsIsNamedAndKept() throws {
-        let directory = try SessionLive.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try Self.randomFile(directory + "/store", size: 1000)
-        let before = try Self.contents(directory + "/store")
-        let (status, _, error) = try Self.shell("exec \"$AETHER\" serve --dir store --port 0", in: directory)
-        #expect(status == 1, "\(error)")
-        #expect(error.contains("give --dir a directory"), "\(error)")
-        #expect(try Self.contents(directory + "/store") == before)
+        #expect(error.contains(step), "\(error)")
+        #expect(try Self.contents(directory + "/" + damaged) == before)
     }
 
     @Test func tooFewFileDescriptorsFailTheEncodingAndLeaveTheEarlierSetWhole() throws {

@@ -182,6 +182,8 @@ import Testing
         // the parts it carried; one refused before anything left counts none).
         let sent = try #require(done["bytes_sent"] as? Int)
         let retried = events.filter { $0["event"] as? String == "retry" }.count
+        let parity = server.stderr.split(separator: "\n").filter { $0.contains("PUT ") && $0.contains("/parity/") }
+            .count
         let histogram = Dictionary(grouping: sizes.map { $0 >> 20 }, by: { $0 }).mapValues(\.count)
         print(
             "LTE trace: \(megabytes) MiB in \(Int(seconds)) s, \(resets) resets, \(retried) retries, "
@@ -189,7 +191,8 @@ import Testing
                 + "at all; aether-bench e2e's mobile line measures what crossed the link), \(requests.count) requests, "
                 + "request sizes (MiB: count) "
                 + "\(histogram.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")), "
-                + "decided sizes (MiB) \(decided.map { $0 >> 20 }), on the wire (MiB) \(Set(wire.map { $0 >> 20 }).sorted())"
+                + "decided sizes (MiB) \(decided.map { $0 >> 20 }), on the wire (MiB) \(Set(wire.map { $0 >> 20 }).sorted()), "
+                + "parity shards on the wire \(parity), decided parallelism \(tiers.compactMap { $0["parallelism"] as? Int })"
         )
     }
 }

@@ -349,12 +349,16 @@ public actor ChunkedUploader {
 
         try await withThrowingTaskGroup(of: SentWork.self) { group in
             var inFlight = 0
-            while let work = try self.nextWorkOrRun() {
+            while true {
+                // A stream frees first, then the work is formed: a run takes the run length decided by the request
+                // that just ended, not the one current before the wait (on a link whose rate swings, the lag kept
+                // every request at one part while the decisions rose to 16).
                 while inFlight >= self.parallelNow, let sent = try await group.next() {
                     inFlight -= 1
                     try await self.settle(sent, inFlight: inFlight)
                 }
                 try Task.checkCancellation()
+                guard let work = try self.nextWorkOrRun() else { break }
                 inFlight += 1
                 switch work {
                 case .part(let part):
