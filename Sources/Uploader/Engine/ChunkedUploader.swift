@@ -347,41 +347,54 @@ public actor ChunkedUploader {
             runParts: runParts, runLength: RunLength(runParts))
         defer { state = nil }
 
-        try await withThrowingTaskGroup(of: SentWork.self) { group in
+        // Each task returns what it sent and the bytes it held in flight, so the scheduler sees the bytes really in
+        // flight: counted as requests × the current run length, a decision of 16 MiB runs made the next one see
+        // 16 MiB a request, shrink to 1 MiB, see 1 MiB a request, and grow again, one request after another.
+        try await withThrowingTaskGroup(of: (SentWork, Int).self) { group in
             var inFlight = 0
+            var inFlightBytes = 0
             while true {
                 // A stream frees first, then the work is formed: a run takes the run length decided by the request
                 // that just ended, not the one current before the wait (on a link whose rate swings, the lag kept
                 // every request at one part while the decisions rose to 16).
-                while inFlight >= self.parallelNow, let sent = try await group.next() {
+                while inFlight >= self.parallelNow, let (sent, bytes) = try await group.next() {
                     inFlight -= 1
-                    try await self.settle(sent, inFlight: inFlight)
+                    inFlightBytes -= bytes
+                    try await self.settle(sent, inFlightBytes: inFlightBytes)
                 }
                 try Task.checkCancellation()
                 guard let work = try self.nextWorkOrRun() else { break }
                 inFlight += 1
                 switch work {
                 case .part(let part):
+                    let bytes = Int(part.length)
+                    inFlightBytes += bytes
                     group.addTask {
-                        .part(
-                            try await self.send(
-                                part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit))
+                        let sent = try await self.send(
+                            part, to: remote, tracker: tracker, idempotency: idempotency, emit: emit)
+                        return (.part(sent), bytes)
                     }
                 case .parity(let shard, let via):
-                    group.addTask { try await self.sendParity(shard, via: via, to: remote, emit: emit) }
+                    let bytes = Int(shard.length)
+                    inFlightBytes += bytes
+                    group.addTask { (try await self.sendParity(shard, via: via, to: remote, emit: emit), bytes) }
                 case .run(let parts, let via):
                     let runLength = self.runLengthNow
+                    let bytes = Int(parts.reduce(Int64(0)) { $0 + $1.length })
+                    inFlightBytes += bytes
                     group.addTask {
-                        try await self.send(
+                        let sent = try await self.send(
                             run: parts, via: via, to: remote, length: runLength, tracker: tracker,
                             idempotency: idempotency, emit: emit)
+                        return (sent, bytes)
                     }
                 }
             }
-            while let sent = try await group.next() {
+            while let (sent, bytes) = try await group.next() {
                 inFlight -= 1
+                inFlightBytes -= bytes
                 try Task.checkCancellation()
-                try await self.settle(sent, inFlight: inFlight)
+                try await self.settle(sent, inFlightBytes: inFlightBytes)
             }
         }
         try Task.checkCancellation()
@@ -476,20 +489,20 @@ public actor ChunkedUploader {
     }
 
     /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
-    private func settle(_ work: SentWork, inFlight: Int) async throws {
+    private func settle(_ work: SentWork, inFlightBytes: Int) async throws {
         switch work {
         case .parity(let bytes):
             guard var run = state else { return }
             run.counters.runBytes += bytes
             run.parityShardsSent += 1
             state = run
-        case .part(let part): try await settle(part: part, inFlight: inFlight)
+        case .part(let part): try await settle(part: part, inFlightBytes: inFlightBytes)
         case .run(let parts):
-            for part in parts { try await settle(part: part, inFlight: inFlight) }
+            for part in parts { try await settle(part: part, inFlightBytes: inFlightBytes) }
         }
     }
 
-    private func settle(part sent: SentPart, inFlight: Int) async throws {
+    private func settle(part sent: SentPart, inFlightBytes: Int) async throws {
         guard var run = state else { return }
         run.attempts += sent.attempts
         run.failures += sent.attempts - 1
@@ -518,7 +531,7 @@ public actor ChunkedUploader {
         }
         let next = scheduler.decide(
             SchedulingContext(
-                inFlightBytes: inFlight * run.runParts * Int(run.snapshot.partSize),
+                inFlightBytes: inFlightBytes,
                 minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
                 maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
                 maximumParts: capabilities.maximumParts, totalBytes: run.snapshot.remote.size,
