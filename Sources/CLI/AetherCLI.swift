@@ -180,8 +180,7 @@ enum FailureAdvice {
                 + " are plain files under objects/ and stay as they are)"
         }
         return switch error.errno {
-        case .some(EMFILE), .some(ENFILE): "raise the open-file limit (ulimit -n)"
-        case .some(ENOTDIR), .some(EEXIST): "give --dir a directory (or a path that does not exist yet)"
+        case .some(ENOTDIR): "give --dir a directory (or a path that does not exist yet)"
         case .some(let code): errnoStep(code)
         case nil: nil
         }

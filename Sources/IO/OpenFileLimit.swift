@@ -8,7 +8,7 @@
 /// `/proc/TID/stat` for its threads and ends the process (SIGILL, "registered worker exited prematurely") when
 /// that `open` fails, so a long-running process keeps its own use under the limit with room to spare.
 public enum OpenFileLimit {
-    /// The soft limit in force (the hard one when the soft one cannot be read).
+    /// The soft limit in force (1,024, the usual default, when it cannot be read).
     public static var current: Int {
         var limit = rlimit()
         guard unsafe getrlimit(resource, &limit) == 0 else { return 1024 }
@@ -16,18 +16,16 @@ public enum OpenFileLimit {
     }
 
     /// Raises the soft limit to the hard one (at most `ceiling`), as a server that holds a descriptor a connection
-    /// does at start; returns the soft limit then in force. A limit that cannot be raised is left as it is.
-    @discardableResult
-    public static func raise(ceiling: Int = 1 << 20) -> Int {
+    /// does at start (`current` then tells the limit in force). A limit that cannot be raised is left as it is.
+    public static func raise(ceiling: Int = 1 << 20) {
         var limit = rlimit()
-        guard unsafe getrlimit(resource, &limit) == 0 else { return current }
+        guard unsafe getrlimit(resource, &limit) == 0 else { return }
         let wanted = min(limit.rlim_max, rlim_t(ceiling))
         if limit.rlim_cur < wanted {
             var raised = limit
             raised.rlim_cur = wanted
             _ = unsafe setrlimit(resource, &raised)
         }
-        return current
     }
 
     /// RLIM_INFINITY (all bits set) and anything past Int32 count as Int32.max.

@@ -62,11 +62,7 @@ public final class ReceiverServer: Sendable {
     /// The catalogue of a receiver whose blobs are elsewhere: PostgreSQL, or SQLite in the directory (created).
     private static func catalog(_ options: Options) throws(ReceiverError) -> any UploadCatalog {
         if let catalogURL = options.catalogURL { return try PostgresCatalog(url: catalogURL) }
-        do {
-            try Syscall.mkdir(options.directory, mode: 0o750)
-        } catch {
-            if error.errno != EEXIST { throw DirectoryBlobStore.storageError(error) }
-        }
+        try DirectoryBlobStore.makeDirectory(options.directory)
         return try SQLiteUploadCatalog(path: options.directory.appending("catalog.sqlite3"))
     }
 

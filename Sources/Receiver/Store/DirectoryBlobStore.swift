@@ -257,7 +257,9 @@ public struct DirectoryBlobStore: BlobStore {
         }
     }
 
-    private static func makeDirectory(_ path: FilePath) throws(ReceiverError) {
+    /// Creates the directory `path` (0750) unless it exists; something else in its place (a file, a FIFO) is named,
+    /// with ENOTDIR.
+    static func makeDirectory(_ path: FilePath) throws(ReceiverError) {
         do {
             try Syscall.mkdir(path, mode: 0o750)
         } catch {
@@ -267,7 +269,8 @@ public struct DirectoryBlobStore: BlobStore {
             // Something is there already: it must be a directory (a file or FIFO in its place is named).
             if let status = try? Syscall.stat(path), !status.isDirectory {
                 throw ReceiverError(
-                    .storageFailed, "the store directory \(path) is \(status.kindName), not a directory")
+                    .storageFailed, "the store directory \(path) is \(status.kindName), not a directory",
+                    errno: ENOTDIR)
             }
         }
     }

@@ -28,10 +28,12 @@ internal import CAetherSQLite
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
         let rc = unsafe file.withCString { unsafe sqlite3_open_v2($0, &opened, flags, nil) }
         guard rc == SQLITE_OK, let opened = unsafe opened else {
-            let message = unsafe opened.map { unsafe String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            let code = unsafe opened.flatMap { unsafe Self.systemErrno($0) }
-            if let opened = unsafe opened { _ = unsafe sqlite3_close_v2(opened) }
-            throw ReceiverError(.storageFailed, "cannot open the catalogue: \(message)", errno: code)
+            guard let opened = unsafe opened else {
+                throw ReceiverError(.storageFailed, "cannot open the catalogue: out of memory")
+            }
+            let error = unsafe Self.failure("cannot open the catalogue", handle: opened)
+            _ = unsafe sqlite3_close_v2(opened)
+            throw error
         }
         unsafe handle = opened
         self.path = path
@@ -149,10 +151,15 @@ internal import CAetherSQLite
     }
 
     private func failure(_ step: String) -> ReceiverError {
+        unsafe Self.failure("catalogue \(step) failed", handle: handle)
+    }
+
+    /// `what`, SQLite's message for `handle`'s last failure and, for one of opening or I/O, the system's error.
+    private static func failure(_ what: String, handle: OpaquePointer) -> ReceiverError {
         let message = unsafe String(cString: sqlite3_errmsg(handle))
-        let code = unsafe Self.systemErrno(handle)
+        let code = unsafe systemErrno(handle)
         let cause = code.map { unsafe " (" + String(cString: strerror($0)) + ")" } ?? ""
-        return ReceiverError(.storageFailed, "catalogue \(step) failed: \(message)\(cause)", errno: code)
+        return ReceiverError(.storageFailed, "\(what): \(message)\(cause)", errno: code)
     }
 
     /// The operating system's error behind the last failure, when SQLite's was one of opening or I/O

@@ -14,11 +14,7 @@ enum StoreLock {
     /// seconds (a receiver killed a moment ago still holds it briefly), or throws `.unavailable` naming the
     /// directory when another receiver holds it.
     static func take(_ directory: FilePath, waitingUpTo wait: Double = 3) throws(ReceiverError) -> ExclusiveLockFile {
-        do {
-            try Syscall.mkdir(directory, mode: 0o750)
-        } catch {
-            if error.errno != EEXIST { throw DirectoryBlobStore.storageError(error) }
-        }
+        try DirectoryBlobStore.makeDirectory(directory)
         let path = directory.appending("receiver.lock")
         let taken: ExclusiveLockFile?
         do {
