@@ -180,7 +180,7 @@ let package = Package(
             ],
             path: "Tests/ReadmeExamplesTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherLinkLabTests", dependencies: ["AetherIO", "AetherLinkLab"], path: "Tests/LinkLabTests",
+            name: "AetherLabTests", dependencies: ["AetherIO", "AetherLinkLab"], path: "Tests/LabTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherBenchTests", dependencies: ["aether-bench"], path: "Tests/BenchTests",

@@ -59,6 +59,13 @@ public struct LinkLabDirection: Sendable {
         self.outages = outages
     }
 
+    /// Megabits this direction can carry from `from` to `to` seconds after the lab's clock zero: the rate's
+    /// integral with the outages taken out (what a sender that never idles could put through).
+    public func capacityMegabits(from: Double, to: Double) -> Double {
+        RateSchedule(rate: rate, outages: outages).capacityBits(
+            from: RateSchedule.nanoseconds(from), to: RateSchedule.nanoseconds(to)) / 1e6
+    }
+
     func validate(name: String) throws(LinkLabError) {
         guard delay.isFinite, delay >= 0, delay <= 10 else {
             throw LinkLabError(.invalidConfiguration, "\(name) delay \(delay) s is not in 0...10 s")

@@ -140,7 +140,7 @@ struct RelayLoop {
     /// Reads what one side sent (a bounded batch, so the other side and the timer are not starved).
     private mutating func receive(fromClient: Bool) {
         let descriptor = fromClient ? descriptors.client : descriptors.server
-        for _ in 0..<256 {
+        for _ in 0..<64 {
             guard case .packet(let count) = TunDevice.read(descriptor, into: &buffer) else { return }
             accept(Array(buffer[0..<count]), fromClient: fromClient, at: RelayThread.now())
         }
