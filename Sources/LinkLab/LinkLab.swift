@@ -188,7 +188,8 @@ public final class LinkLab: Sendable {
     /// Address replacements done so far.
     public var addressChanges: Int64 { shared.state.withLock { $0.addressChanges } }
 
-    /// The last failure of an address replacement, if any.
+    /// The last failure of an address replacement, or why the relay stopped (a TUN device failed), if either
+    /// happened.
     public var lastError: String? { shared.state.withLock { $0.lastError } }
 
     /// What the relay has counted since the lab started.

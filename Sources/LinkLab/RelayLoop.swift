@@ -40,6 +40,8 @@ struct RelayLoop {
     private var armedAt: Int64?
     private let startedAt: Int64
     private let cpuAtStart: Int64
+    /// Why the relay stopped on its own (a device failed), if it did.
+    private var failure: String?
 
     init(
         configuration: LinkLabConfiguration, descriptors: Descriptors, shared: RelayShared, clientAddress: UInt32,
@@ -62,7 +64,7 @@ struct RelayLoop {
         let realTime = RelayThread.raisePriority(Self.priority)
         shared.state.withLock { $0.counters.realTimePriority = realTime }
         let waitOn = [descriptors.client, descriptors.server, descriptors.timer, shared.relayWake.read]
-        while true {
+        while failure == nil {
             guard applyCommands(at: RelayThread.now()) else { break }
             step(at: RelayThread.now())
             publish()
@@ -76,6 +78,11 @@ struct RelayLoop {
             wait(on: waitOn)
         }
         arm(nil)
+        publish()
+        if let failure {
+            // A device that fails stays readable in poll(2): going on would spin at a real-time priority.
+            shared.state.withLock { $0.lastError = failure }
+        }
     }
 
     // MARK: - One round
@@ -141,8 +148,17 @@ struct RelayLoop {
     private mutating func receive(fromClient: Bool) {
         let descriptor = fromClient ? descriptors.client : descriptors.server
         for _ in 0..<64 {
-            guard case .packet(let count) = TunDevice.read(descriptor, into: &buffer) else { return }
-            accept(Array(buffer[0..<count]), fromClient: fromClient, at: RelayThread.now())
+            switch TunDevice.read(descriptor, into: &buffer) {
+            case .packet(let count):
+                accept(Array(buffer[0..<count]), fromClient: fromClient, at: RelayThread.now())
+            case .empty:
+                return
+            case .failed(let code):
+                failure =
+                    "the relay stopped: reading the \(fromClient ? "client" : "server")'s TUN device failed: "
+                    + TunDevice.reason(code)
+                return
+            }
         }
     }
 

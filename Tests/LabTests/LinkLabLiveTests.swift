@@ -180,6 +180,20 @@ struct LinkLabLiveTests {
         #expect(try !LabCommand.run(lab.command([LabCommand.ip, "-4", "address"], in: .client)).contains(old + "/"))
     }
 
+    @Test func aDeviceRemovedUnderTheRelayStopsItWithAReasonInsteadOfSpinning() async throws {
+        let lab = try LinkLab(Self.link(delay: 0.001, rate: 10))
+        defer { lab.tearDown() }
+        try LabCommand.run([LabCommand.ip, "-n", lab.clientNamespace, "link", "delete", lab.clientDevice])
+        let deadline = LinkLab.seconds() + 5
+        while lab.lastError == nil && LinkLab.seconds() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(lab.lastError?.contains("client's TUN device") == true, "\(lab.lastError ?? "no error")")
+        // Stopped: its life and CPU time no longer grow.
+        let stopped = lab.counters()
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(lab.counters().relaySeconds == stopped.relaySeconds)
+        #expect(lab.counters().relayCPUSeconds == stopped.relayCPUSeconds)
+    }
+
     @Test func tearingDownRemovesTheNamespacesAndTheSweepRemovesThoseOfDeadProcessesOnly() throws {
         let lab = try LinkLab(Self.link(delay: 0.001, rate: 10))
         let names = [lab.clientNamespace, lab.serverNamespace]
