@@ -76,7 +76,7 @@ enum BenchArguments {
             "  --runs N       receiver: timed runs of each side, alternating (default 3); fleet: of the 1 GiB line (1)",
             "  --chunk-size N, --parallel N  receiver: passed to `aether upload` (default: its scheduler decides)",
             "  --link-mib N   e2e: the bad link's upload size in MiB (default 64); the mobile link's is twice it",
-            "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile (default all)",
+            "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile (default all); lab: ping,tcp,udp,lte,cost",
             "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",
             "",

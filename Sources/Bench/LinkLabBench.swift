@@ -47,14 +47,29 @@ enum LinkLabBench: BenchSuite {
         let directory = "/tmp/aether-bench-lab-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lines = try lines(E2EBench.option("--lines", in: options))
         let calibration = LinkLabCalibration(directory: directory)
         say("lab: load average \(IOBench.loadAverage()); 80 ms RTT, uplink 20 Mbit/s (queue 100 ms), downlink 100")
         say(Measure.pad("line", 34) + Measure.pad("measured", 26) + "expected")
-        try await calibration.ping()
-        try await calibration.tcp()
-        try await calibration.udp()
-        try await calibration.lte(tracePath: BenchOptions.traces(in: options) + "/" + trace)
-        try await calibration.cost()
+        if lines.contains("ping") { try await calibration.ping() }
+        if lines.contains("tcp") { try await calibration.tcp() }
+        if lines.contains("udp") { try await calibration.udp() }
+        if lines.contains("lte") {
+            try await calibration.lte(tracePath: BenchOptions.traces(in: options) + "/" + trace)
+        }
+        if lines.contains("cost") { try await calibration.cost() }
+    }
+
+    static let allLines = ["ping", "tcp", "udp", "lte", "cost"]
+
+    /// The lines `--lines` names (comma-separated), every line without it.
+    static func lines(_ text: String?) throws -> [String] {
+        guard let text else { return allLines }
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard names.allSatisfy(allLines.contains) else {
+            throw BenchError("--lines takes a comma-separated list of \(allLines.joined(separator: ", ")), not \(text)")
+        }
+        return names
     }
 
     /// Prints `line` and flushes it.

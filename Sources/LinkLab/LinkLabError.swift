@@ -19,6 +19,7 @@ public struct LinkLabError: Error, Sendable, CustomStringConvertible {
         public static let systemCall = Code(.systemCall)
         /// Something awaited (a line, a listener, an exit) did not come in time.
         public static let timedOut = Code(.timedOut)
+        /// The code's name.
         public var description: String { "\(base)" }
     }
 
@@ -36,5 +37,6 @@ public struct LinkLabError: Error, Sendable, CustomStringConvertible {
         self.location = "\(file):\(line)"
     }
 
+    /// The code and the message.
     public var description: String { "LinkLabError(\(code)): \(message)" }
 }

@@ -73,14 +73,15 @@ enum LinkLabPeers {
         print("count", n, flush=True)
         """
 
-    /// Sends argv[3] datagrams of 200 bytes to argv[1]:argv[2], 50 at a time every 5 ms; prints `sent N`.
+    /// Sends argv[3] datagrams of 200 bytes to argv[1]:argv[2], 25 at a time every 5 ms (slow enough that a receiver
+    /// descheduled for tens of ms on a loaded machine does not overflow its socket buffer); prints `sent N`.
     static let udpSender = """
         import socket, sys, time
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         n = int(sys.argv[3])
         for i in range(n):
             s.sendto(b"u" * 200, (sys.argv[1], int(sys.argv[2])))
-            if i % 50 == 49: time.sleep(0.005)
+            if i % 25 == 24: time.sleep(0.005)
         print("sent", n, flush=True)
         """
 
