@@ -7,9 +7,7 @@ import Foundation
 /// A child process in one of a lab's namespaces (`ip netns exec`, which becomes the command: its pid is the
 /// command's). Standard output and error go to files (a pipe could fill and stall the child); standard input is a
 /// pipe, closed by `stop()`. The lab stops every child it started when it is torn down.
-public final class LinkLabProcess: @unchecked Sendable {
-    // @unchecked: Process is only asked isRunning, terminate and waitUntilExit after run(), which its
-    // implementation guards; `input` is written by `send` alone.
+public final class LinkLabProcess: Sendable {
     private let process = Process()
     private let input = Pipe()
     /// Where standard output goes.
