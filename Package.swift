@@ -108,6 +108,10 @@ let package = Package(
             path: "Sources/Receiver", swiftSettings: swiftSettings),
         // Tooling for the bench and the interop tests (no layer, never a dependency of one): local nginx.
         .target(name: "AetherTestServers", path: "Sources/TestServers", swiftSettings: swiftSettings),
+        // Test support (no layer, never a dependency of one): the link lab, a TUN delay line between two network
+        // namespaces for the bench and the slow process tests.
+        .target(
+            name: "AetherLinkLab", dependencies: ["AetherIO"], path: "Sources/LinkLab", swiftSettings: swiftSettings),
 
         // MARK: Executables
         .executableTarget(
@@ -125,6 +129,7 @@ let package = Package(
                 "AetherReceiver",
                 "AetherUploader",
                 "AetherTestServers",
+                "AetherLinkLab",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 
@@ -174,6 +179,9 @@ let package = Package(
                 "AetherUploader", "AetherReceiver",
             ],
             path: "Tests/ReadmeExamplesTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AetherLabTests", dependencies: ["AetherIO", "AetherLinkLab"], path: "Tests/LabTests",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherBenchTests", dependencies: ["aether-bench"], path: "Tests/BenchTests",
             swiftSettings: swiftSettings),

@@ -22,6 +22,7 @@ struct BenchMain {
         FleetBench.self,
         VaultBench.self,
         E2EBench.self,
+        LinkLabBench.self,
     ]
 
     static func main() async {

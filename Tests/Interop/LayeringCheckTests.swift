@@ -106,6 +106,23 @@ import Testing
         #expect(downward.2.contains("AetherTransport depends on AetherTestServers, which is neither"))
     }
 
+    @Test func theLinkLabMayUseAetherIOButNoOtherLayerAndNoLayerMayUseIt() throws {
+        let clean = try Self.check(Self.with("AetherLinkLab", dependencies: ["AetherIO"]))
+        #expect(clean.0 == 0, "\(clean.2)")
+        let phases = try Self.check(Self.with("AetherLinkLab", dependencies: ["AetherIO"]), ["--phases"])
+        #expect(!phases.1.contains("AetherLinkLab"))
+        let upward = try Self.check(Self.with("AetherLinkLab", dependencies: ["AetherIO", "AetherTransport"]))
+        #expect(upward.0 == 1)
+        #expect(
+            upward.2.contains(
+                "tooling module AetherLinkLab depends on AetherTransport; it may use C wrappers and AetherIO"))
+        var used = Self.with("AetherLinkLab", dependencies: ["AetherIO"]).filter { $0.name != "AetherUploader" }
+        used.append(("AetherUploader", "library", ["AetherTransport", "AetherLinkLab"]))
+        let downward = try Self.check(used)
+        #expect(downward.0 == 1)
+        #expect(downward.2.contains("AetherUploader depends on AetherLinkLab, which is neither"))
+    }
+
     @Test func theReceiverMayNotReachTheUploaderDirectlyOrThroughAnotherModule() throws {
         let direct = try Self.check(Self.with("AetherReceiver", dependencies: ["AetherTransport", "AetherUploader"]))
         #expect(direct.0 == 1)
