@@ -4,8 +4,8 @@ import Foundation
 import Testing
 
 /// `aether serve` against clients that stretch an upload's lifecycle (issue 24): one append slower than the expiry,
-/// a connection that freezes mid-append and is retried, tus concatenation naming one partial many times and
-/// running out of space. Requests go through the project's HTTP client or a raw socket (`peers/frozen_append.py`).
+/// a connection that freezes mid-append and is retried, tus concatenation naming one partial many times. Requests
+/// go through the project's HTTP client or raw sockets (`peers/stream_client.py`).
 @Suite struct ReceiverAbuseLiveTests: SeededContent {
     /// A byte-stream protocol spoken by the tests, with the headers of each request.
     enum StreamProtocol: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -78,77 +78,56 @@ import Testing
             timeouts: HTTPTimeouts(connect: .seconds(10), idle: .seconds(30), total: .seconds(120)))
     }
 
-    /// Creates an upload of `size` bytes; its path (`/uploads/ID`).
-    static func create(_ proto: StreamProtocol, size: Int, on server: Server, client: HTTPClient) async throws
-        -> String
-    {
-        let created = try await client.send(request("POST", server.url + "/uploads", proto.create(size: size)))
-        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
-        return try #require(created.headers["Location"])
+    /// Runs `peers/stream_client.py` with `order` (the content written to a file first); its JSON answer.
+    static func streamClient(_ order: [String: Any], content: [UInt8]) throws -> [String: Any] {
+        let file = try SessionLive.temporaryDirectory() + "/content.bin"
+        try Data(content).write(to: URL(fileURLWithPath: file))
+        var order = order
+        order["file"] = file
+        let output = try PythonPeer.run("stream_client.py", input: try JSONSerialization.data(withJSONObject: order))
+        return try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
     }
+
+    static func status(_ answer: Any?) -> Int? { (answer as? [String: Any])?["status"] as? Int }
+    static func header(_ answer: Any?, _ name: String) -> String? {
+        ((answer as? [String: Any])?["headers"] as? [String: String])?[name]
+    }
+    static func id(_ path: Any?) -> String { String((path as? String)?.split(separator: "/").last ?? "") }
 
     // MARK: Defect 1: an append slower than the expiry
 
     /// One append whose body takes several expiry times to arrive, under `--expire-after 3` (the sweep then runs
     /// every 0.75 s): every HEAD during it answers the upload (never 410), the append completes, the object is
-    /// byte-identical. An idle upload beside it still expires, by the sweep alone. The append starts right after
-    /// the creation: the time between them is idle time, which a loaded machine must not stretch to an expiry.
+    /// byte-identical. An idle upload beside it still expires, by the sweep alone. The client is a Python process
+    /// on raw sockets with its own clock: the gap between the creation and the append is idle time, which a busy
+    /// test process must not stretch.
     @Test(arguments: StreamProtocol.allCases) func anAppendSlowerThanTheExpiryCompletesAndIsNeverGone(
         _ proto: StreamProtocol
     ) async throws {
         let server = try Self.serve(["--expire-after", "3"])
         defer { server.process.stop() }
+        let content = Self.bytes(320_000, seed: 2401)
+        let result = try Self.streamClient(
+            [
+                "mode": "slow", "port": server.port, "protocol": proto.rawValue, "pieces": 80, "interval": 0.1,
+                "probe_every": 5,
+            ], content: content)
+        let heads = try #require(result["heads"] as? [Int])
+        // The body took more than twice the expiry time; no HEAD found the upload gone.
+        #expect(try #require(result["seconds"] as? Double) >= 8)
+        #expect(heads.count == 16)
+        #expect(heads.allSatisfy { $0 == proto.headed }, "HEAD answers: \(heads)")
+        #expect(Self.status(result["patch"]) == proto.appended(completes: true), "\(result)")
+        #expect(Self.header(result["patch"], "upload-offset") == String(content.count))
+        let stored = try [UInt8](Data(contentsOf: URL(fileURLWithPath: server.path(Self.id(result["path"])))))
+        #expect(stored == content)
+        // The idle upload (3 bytes in its creation) was swept meanwhile: its stream is gone without any request.
+        #expect(result["idle_created"] as? Int == 201)
+        let idle = try #require(result["idle_path"] as? String)
+        #expect(!FileManager.default.fileExists(atPath: server.path(Self.id(idle), "streams")))
         let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
         defer { client.shutDown() }
-        let pieces = 80
-        let pieceSize = 4000
-        let content = Self.bytes(pieces * pieceSize, seed: 2401)
-        let path = try await Self.create(proto, size: content.count, on: server, client: client)
-        let id = String(path.split(separator: "/").last ?? "")
-        let body = HTTPBodyStream(length: Int64(content.count))
-        let appending = Task {
-            try await client.send(
-                Self.request(
-                    "PATCH", server.url + path, proto.append(offset: 0, completes: true), body: .stream(body)))
-        }
-        let started = ContinuousClock.now
-        // The idle upload holds a few committed bytes, so the sweep has a stream file to remove.
-        let idlePath = try await Self.create(proto, size: 100, on: server, client: client)
-        let idleID = String(idlePath.split(separator: "/").last ?? "")
-        let first = try await client.send(
-            Self.request(
-                "PATCH", server.url + idlePath, proto.append(offset: 0, completes: false), body: .bytes([1, 2, 3])))
-        #expect(first.status == 204)
-        #expect(FileManager.default.fileExists(atPath: server.path(idleID, "streams")))
-
-        var heads: [Int] = []
-        do {
-            for piece in 0..<pieces {
-                try await body.write(Array(content[(piece * pieceSize)..<((piece + 1) * pieceSize)]))
-                try await Task.sleep(for: .milliseconds(100))
-                if piece % 5 == 4 {
-                    let head = try await client.send(Self.request("HEAD", server.url + path, proto.common))
-                    heads.append(head.status)
-                }
-            }
-            body.finish()
-        } catch {
-            // The receiver answered before the body ended: the answer below says why.
-            Issue.record("the body could not be sent whole: \(error); HEAD answers so far: \(heads)")
-        }
-        let answer = try await appending.value
-        let elapsed = started.duration(to: .now)
-        // The body took more than twice the expiry time; no HEAD found the upload gone.
-        #expect(elapsed >= .seconds(8))
-        #expect(heads.count == pieces / 5)
-        #expect(heads.allSatisfy { $0 == proto.headed }, "HEAD answers: \(heads)")
-        #expect(answer.status == proto.appended(completes: true), "\(String(decoding: answer.body, as: UTF8.self))")
-        #expect(answer.headers["Upload-Offset"] == String(content.count))
-        let stored = try [UInt8](Data(contentsOf: URL(fileURLWithPath: server.path(id))))
-        #expect(stored == content)
-        // The idle upload was swept meanwhile: its stream is gone without any request naming it.
-        #expect(!FileManager.default.fileExists(atPath: server.path(idleID, "streams")))
-        let gone = try await client.send(Self.request("HEAD", server.url + idlePath, proto.common))
+        let gone = try await client.send(Self.request("HEAD", server.url + idle, proto.common))
         #expect(gone.status == 410)
     }
 
@@ -162,63 +141,29 @@ import Testing
     ) async throws {
         let server = try Self.serve()
         defer { server.process.stop() }
+        let content = Self.bytes(2 << 20, seed: 2408)
+        let result = try Self.streamClient(
+            [
+                "mode": "frozen", "port": server.port, "protocol": proto.rawValue, "send": content.count / 2,
+                "store": server.store,
+            ],
+            content: content)
+        #expect(Self.status(result["head"]) == proto.headed, "\(result)")
+        // Nothing of the frozen request was committed.
+        #expect(Self.header(result["head"], "upload-offset") == "0")
+        #expect(Self.status(result["patch"]) == proto.appended(completes: true), "\(result)")
+        #expect(Self.header(result["patch"], "upload-offset") == String(content.count))
+        // Resumed at once: the claim wait, far below the 60 s connection timeout that held it before.
+        #expect(try #require(result["seconds"] as? Double) < 20)
+        let path = try #require(result["path"] as? String)
+        let object = server.path(Self.id(path))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: object))) == content)
+        // The frozen connection has ended now; waking, it changed nothing.
         let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
         defer { client.shutDown() }
-        let content = Self.bytes(2 << 20, seed: 2408)
-        let directory = try SessionLive.temporaryDirectory()
-        let file = directory + "/content.bin"
-        try Data(content).write(to: URL(fileURLWithPath: file))
-        let path = try await Self.create(proto, size: content.count, on: server, client: client)
-        let id = String(path.split(separator: "/").last ?? "")
-
-        // The frozen first attempt.
-        var head = "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nContent-Length: \(content.count)\r\n"
-        for (name, value) in proto.append(offset: 0, completes: true) { head += "\(name): \(value)\r\n" }
-        head += "\r\n"
-        let frozen = try PythonPeer.process("frozen_append.py")
-        let input = Pipe()
-        let output = Pipe()
-        frozen.standardInput = input
-        frozen.standardOutput = output
-        try frozen.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            frozen.waitUntilExit()
-        }
-        let order = try JSONSerialization.data(withJSONObject: [
-            "port": server.port, "head": head, "body_file": file, "send": content.count / 2,
-        ])
-        input.fileHandleForWriting.write(order + Data("\n".utf8))
-        let line = output.fileHandleForReading.availableLine()
-        #expect(line.contains("\"sent\": \(content.count / 2)"), "frozen_append.py said \(line)")
-        // The receiver has taken (part of) the bytes by now; nothing was committed.
-        try SessionLive.wait("the frozen append's bytes to reach the stream", timeout: 20) {
-            ((try? FileManager.default.attributesOfItem(atPath: server.path(id, "streams")))?[.size] as? Int ?? 0)
-                > 0
-        }
-
-        let started = ContinuousClock.now
-        let status = try await client.send(Self.request("HEAD", server.url + path, proto.common))
-        #expect(status.status == proto.headed)
-        let offset = try #require(Int(status.headers["Upload-Offset"] ?? ""))
-        #expect(offset == 0)
-        let retry = try await client.send(
-            Self.request(
-                "PATCH", server.url + path, proto.append(offset: offset, completes: true),
-                body: .bytes(Array(content[offset...]))))
-        let elapsed = started.duration(to: .now)
-        #expect(retry.status == proto.appended(completes: true), "\(String(decoding: retry.body, as: UTF8.self))")
-        #expect(retry.headers["Upload-Offset"] == String(content.count))
-        // Resumed at once: the claim wait, far below the 60 s connection timeout that held it before.
-        #expect(elapsed < .seconds(20))
-        let stored = try [UInt8](Data(contentsOf: URL(fileURLWithPath: server.path(id))))
-        #expect(stored == content)
-        // The frozen connection ends now; waking, it changes nothing.
-        try? input.fileHandleForWriting.close()
-        frozen.waitUntilExit()
         let after = try await client.send(Self.request("HEAD", server.url + path, proto.common))
         #expect(after.headers["Upload-Offset"] == String(content.count))
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: server.path(id)))) == content)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: object))) == content)
     }
 
     // MARK: Defect 6(c): tus concatenation
@@ -286,18 +231,5 @@ import Testing
         let id = String(location.split(separator: "/").last ?? "")
         let stored = try [UInt8](Data(contentsOf: URL(fileURLWithPath: server.path(id))))
         #expect(stored == parts.flatMap { $0 })
-    }
-}
-
-extension FileHandle {
-    /// One line of output (without its newline), read a byte at a time so nothing past it is consumed.
-    fileprivate func availableLine() -> String {
-        var bytes: [UInt8] = []
-        while true {
-            let data = readData(ofLength: 1)
-            guard let byte = data.first, byte != UInt8(ascii: "\n") else { break }
-            bytes.append(byte)
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

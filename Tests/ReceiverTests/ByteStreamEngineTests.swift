@@ -1,6 +1,7 @@
 import AetherIO
 import AetherIntegrity
 import AetherReceiver
+import Foundation
 import Testing
 
 @Suite struct ByteStreamEngineTests {
@@ -86,22 +87,22 @@ import Testing
 
     @Test(arguments: CatalogueKind.allCases) func aSecondAppendWaitsForTheFirstAndIsAConflictOnceTheFirstCommitted(
         _ catalogue: CatalogueKind
-    ) async throws {
+    ) throws {
         var limits = EngineFixture.smallLimits
         limits.chunkClaimWaitSeconds = 30
         let fixture = try EngineFixture(limits: limits, catalogue: catalogue)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .ietf, size: 10), owner: fixture.alice)
         let first = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice)
         // The second request (a retry racing its own first attempt) waits for the stream; the first one ends soon.
+        // It waits on a thread of its own: a task would hold one of the few cooperative threads for the wait.
         let engine = fixture.engine
         let alice = fixture.alice
-        let second = Task.detached {
-            receiverError { _ = try engine.openAppend(record.id, offset: 0, owner: alice) }
-        }
-        try await Task.sleep(for: .milliseconds(100))
+        let second = ThreadOutcome<ReceiverError?>()
+        Thread { second.set(receiverError { _ = try engine.openAppend(record.id, offset: 0, owner: alice) }) }.start()
+        Thread.sleep(forTimeInterval: 0.1)
         try first.write([1, 2, 3])
         #expect(try first.finish().offset == 3)
-        let error = await second.value
+        let error = try #require(second.wait(seconds: 60))
         #expect(error?.code == .offsetMismatch)
         #expect(error?.offset == 3)
         #expect(try fixture.append([4], to: record.id, at: 3).offset == 4)
@@ -156,5 +157,28 @@ import Testing
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+    }
+}
+
+/// A value set once by another thread, waited for with a deadline.
+final class ThreadOutcome<Value>: @unchecked Sendable {
+    // @unchecked: every access goes through `condition`.
+    private let condition = NSCondition()
+    private var value: Value?
+
+    func set(_ new: Value) {
+        condition.withLock {
+            value = new
+            condition.broadcast()
+        }
+    }
+
+    /// The value once set; nil when `seconds` pass first.
+    func wait(seconds: Double) -> Value? {
+        let deadline = Date().addingTimeInterval(seconds)
+        return condition.withLock {
+            while value == nil, condition.wait(until: deadline) {}
+            return value
+        }
     }
 }

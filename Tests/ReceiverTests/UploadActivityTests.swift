@@ -165,6 +165,24 @@ import Testing
         #expect(try fixture.objectBytes(record.id) == content)
     }
 
+    /// "The same client" is the upload's owner: another client's append is refused at once and cuts nothing.
+    @Test func anotherClientsAppendNeitherWaitsNorTakesTheUploadOver() throws {
+        var limits = EngineFixture.smallLimits
+        limits.chunkClaimWaitSeconds = 0
+        let fixture = try EngineFixture(limits: limits)
+        let content = EngineFixture.bytes(2000, seed: 7)
+        let record = try fixture.engine.create(
+            NewUpload(uploadProtocol: .tus, size: Int64(content.count)), owner: fixture.alice)
+        let running = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice)
+        try running.write(Array(content[0..<1000]))
+        // Refused as another client's upload (403, or 404 where the receiver hides that it exists).
+        let refused = receiverError { _ = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.mallory) }
+        #expect(refused?.code == .forbidden || refused?.code == .notFound)
+        try running.write(Array(content[1000...]))
+        #expect(try running.finish().completed)
+        #expect(try fixture.objectBytes(record.id) == content)
+    }
+
     @Test(arguments: CatalogueKind.allCases) func aStaleAppendThatWakesBeforeTheTakeOverStillEndsAtACommittedOffset(
         _ catalogue: CatalogueKind
     ) throws {
