@@ -1,6 +1,7 @@
 import AetherIO
 import AetherIntegrity
 import AetherReceiver
+import Foundation
 import Testing
 
 @Suite struct ByteStreamEngineTests {
@@ -84,16 +85,26 @@ import Testing
         #expect(try fixture.append([UInt8](repeating: 3, count: 10), to: record.id, at: 0).completed)
     }
 
-    @Test(arguments: CatalogueKind.allCases) func aSecondConcurrentAppendIsAConflict(_ catalogue: CatalogueKind) throws
-    {
-        let fixture = try EngineFixture(catalogue: catalogue)
+    @Test(arguments: CatalogueKind.allCases) func aSecondAppendWaitsForTheFirstAndIsAConflictOnceTheFirstCommitted(
+        _ catalogue: CatalogueKind
+    ) throws {
+        var limits = EngineFixture.smallLimits
+        limits.chunkClaimWaitSeconds = 30
+        let fixture = try EngineFixture(limits: limits, catalogue: catalogue)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .ietf, size: 10), owner: fixture.alice)
         let first = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice)
-        let second = receiverError { _ = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.alice) }
-        #expect(second?.code == .offsetMismatch)
-        #expect(second?.message.contains("in progress") == true)
+        // The second request (a retry racing its own first attempt) waits for the stream; the first one ends soon.
+        // It waits on a thread of its own: a task would hold one of the few cooperative threads for the wait.
+        let engine = fixture.engine
+        let alice = fixture.alice
+        let second = ThreadOutcome<ReceiverError?>()
+        Thread { second.set(receiverError { _ = try engine.openAppend(record.id, offset: 0, owner: alice) }) }.start()
+        Thread.sleep(forTimeInterval: 0.1)
         try first.write([1, 2, 3])
         #expect(try first.finish().offset == 3)
+        let error = try #require(second.wait(seconds: 60))
+        #expect(error?.code == .offsetMismatch)
+        #expect(error?.offset == 3)
         #expect(try fixture.append([4], to: record.id, at: 3).offset == 4)
     }
 
@@ -146,5 +157,28 @@ import Testing
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+    }
+}
+
+/// A value set once by another thread, waited for with a deadline.
+final class ThreadOutcome<Value>: @unchecked Sendable {
+    // @unchecked: every access goes through `condition`.
+    private let condition = NSCondition()
+    private var value: Value?
+
+    func set(_ new: Value) {
+        condition.withLock {
+            value = new
+            condition.broadcast()
+        }
+    }
+
+    /// The value once set; nil when `seconds` pass first.
+    func wait(seconds: Double) -> Value? {
+        let deadline = Date().addingTimeInterval(seconds)
+        return condition.withLock {
+            while value == nil, condition.wait(until: deadline) {}
+            return value
+        }
     }
 }

@@ -4,22 +4,36 @@ import Synchronization
 /// One append in progress: the HTTP layer writes the body's pieces as they arrive, then calls `finish()` (the body
 /// ended) or `interrupted()` (the connection broke). Exactly one of them ends the sink; a sink nobody ends keeps
 /// the stored offset as it was.
+///
+/// The sink holds its upload's byte stream (`ChunkClaim`): a newer append of the same client takes it over once it
+/// waited `ReceiverLimits.chunkClaimWaitSeconds` (this request's connection froze or died unseen). From then on
+/// every call of this sink changes nothing (`.unavailable`): its writer is let go without undoing anything, since the
+/// stream past the committed offset is the newer request's.
 public final class AppendSink: Sendable {
     private let engine: UploadEngine
     private let id: UploadID
     private let request: AppendRequest
     private let state: Mutex<AppendSinkState>
+    /// The upload's byte stream, held until the writer committed or discarded (nil for a retried completion).
+    private let claim: ChunkClaim?
+    /// This request's registration as a writer of the upload (no expiry removes it meanwhile).
+    private let lease: WriterLease?
 
-    init(engine: UploadEngine, id: UploadID, request: AppendRequest, limit: Int64?, writer: (any BlobWriter)?) {
+    init(
+        engine: UploadEngine, id: UploadID, request: AppendRequest, limit: Int64?, writer: (any BlobWriter)?,
+        claim: ChunkClaim? = nil, lease: WriterLease? = nil
+    ) {
         self.engine = engine
         self.id = id
         self.request = request
+        self.claim = claim
+        self.lease = lease
         state = Mutex(AppendSinkState(writer: writer, limit: limit, request: request))
     }
 
     deinit {
-        let active = state.withLock { $0.end() }
-        if active { engine.releaseAppend(id) }
+        _ = underClaim { () throws(ReceiverError) in state.withLock { _ = $0.end() } }
+        release()
     }
 
     /// Bytes taken so far.
@@ -28,16 +42,20 @@ public final class AppendSink: Sendable {
     /// Streams `piece` to storage. Bytes past the upload's size or the declared length end the append with
     /// `.tooLarge` / `.lengthMismatch`, storing nothing of it.
     public func write(_ piece: UnsafeRawBufferPointer) throws(ReceiverError) {
-        let failure: ReceiverError? = state.withLock { state in
-            do throws(ReceiverError) {
-                try unsafe state.write(piece)
-                return nil
-            } catch {
-                return error
+        let outcome: Result<Void, ReceiverError> = underClaim { () throws(ReceiverError) in
+            let failure: ReceiverError? = state.withLock { state in
+                do throws(ReceiverError) {
+                    try unsafe state.write(piece)
+                    return nil
+                } catch {
+                    _ = state.end()
+                    return error
+                }
             }
+            if let failure { throw failure }
         }
-        if let failure {
-            abandon()
+        if case .failure(let failure) = outcome {
+            release()
             throw failure
         }
     }
@@ -53,38 +71,67 @@ public final class AppendSink: Sendable {
         guard let taken = state.withLock({ $0.take() }) else {
             throw ReceiverError(.malformedRequest, "this append has already ended")
         }
-        defer { engine.releaseAppend(id) }
-        if let length = request.length, taken.written != length {
-            taken.writer?.discard()
-            throw ReceiverError(.lengthMismatch, "the body held \(taken.written) bytes, \(length) were declared")
+        defer { release() }
+        return try settle(taken) { () throws(ReceiverError) -> AppendResult in
+            if let length = request.length, taken.written != length {
+                taken.writer?.discard()
+                throw ReceiverError(.lengthMismatch, "the body held \(taken.written) bytes, \(length) were declared")
+            }
+            if let digest = request.digest, !taken.digestMatches(digest) {
+                taken.writer?.discard()
+                throw ReceiverError(.digestMismatch, "the append's bytes do not match its \(digest.algorithm) digest")
+            }
+            return try engine.commitAppend(id, request: request, taken: taken, completing: true)
         }
-        if let digest = request.digest, !taken.digestMatches(digest) {
-            taken.writer?.discard()
-            throw ReceiverError(.digestMismatch, "the append's bytes do not match its \(digest.algorithm) digest")
-        }
-        return try engine.commitAppend(id, request: request, taken: taken, completing: true)
     }
 
     /// The connection broke mid-body: keeps (fsync, commit) the bytes received so far, so the client resumes
-    /// from there; with a per-append digest the whole append is dropped instead. Returns the stored offset.
+    /// from there; with a per-append digest the whole append is dropped instead. Returns the stored offset. Taken
+    /// over by a newer append, it keeps nothing (`.unavailable`).
     @discardableResult
     public func interrupted() throws(ReceiverError) -> Int64 {
         guard let taken = state.withLock({ $0.take() }) else {
             throw ReceiverError(.malformedRequest, "this append has already ended")
         }
-        defer { engine.releaseAppend(id) }
-        if request.digest != nil || taken.written == 0 {
-            taken.writer?.discard()
-            return request.offset
+        defer { release() }
+        return try settle(taken) { () throws(ReceiverError) -> Int64 in
+            if request.digest != nil || taken.written == 0 {
+                taken.writer?.discard()
+                return request.offset
+            }
+            return try engine.commitAppend(id, request: request, taken: taken, completing: false).offset
         }
-        return try engine.commitAppend(id, request: request, taken: taken, completing: false).offset
     }
 
-    private func abandon() {
-        if let taken = state.withLock({ $0.take() }) {
-            taken.writer?.discard()
-            engine.releaseAppend(id)
+    /// Runs `body` on the taken append while this request still holds the stream; once taken over, the writer is
+    /// let go without undoing anything and the answer is `.unavailable`.
+    private func settle<T>(_ taken: TakenAppend, _ body: () throws(ReceiverError) -> T) throws(ReceiverError) -> T {
+        guard let claim else { return try body() }
+        do throws(ReceiverError) {
+            return try claim.whileCurrent(body)
+        } catch {
+            if !claim.token.isCurrent { taken.writer?.abandon() }
+            throw error
         }
+    }
+
+    /// Runs `body` while this request holds the stream (or without a claim: a retried completion). Once a newer
+    /// append took the stream over, the writer is let go without undoing anything and the failure is
+    /// `.unavailable`.
+    private func underClaim(_ body: () throws(ReceiverError) -> Void) -> Result<Void, ReceiverError> {
+        do throws(ReceiverError) {
+            guard let claim else { return .success(try body()) }
+            return .success(try claim.whileCurrent(body))
+        } catch {
+            if let claim, !claim.token.isCurrent { state.withLock { $0.abandon() } }
+            return .failure(error)
+        }
+    }
+
+    /// Lets another append take the stream and ends this request's registration as a writer.
+    private func release() {
+        claim?.release()
+        lease?.end()
     }
 }
 
@@ -167,5 +214,12 @@ struct AppendSinkState: @unchecked Sendable {
         writer?.discard()
         writer = nil
         return true
+    }
+
+    /// Ends without undoing what was written (a newer append owns the stream now).
+    mutating func abandon() {
+        active = false
+        writer?.abandon()
+        writer = nil
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
 
-/// A native chunk's region of its upload's stream file, held by the request that writes it in place
-/// (`UploadEngine.claimRegion`). Every in-place write, discard and commit runs under `whileCurrent`, so once a newer
-/// request took the region over (the older one's connection is usually dead: a reset the receiver never saw), the
-/// older request can change nothing more. Released once, after the writer committed or discarded.
+/// A region of an upload's stream file held by the request that writes it (`UploadEngine.claimRegion`): a native
+/// chunk written in place, or the tail of an IETF or tus byte stream being appended to. Every write, discard and
+/// commit runs under `whileCurrent`, so once a newer request took the region over (the older one's connection is
+/// usually dead: a reset the receiver never saw, or a link that froze without closing), the older request can
+/// change nothing more. Released once, after the writer committed or discarded.
 final class ChunkClaim: Sendable {
     private let engine: UploadEngine
     private let region: ChunkRegion
@@ -41,10 +42,10 @@ final class ClaimToken: Sendable {
     func whileCurrent<T>(region: ChunkRegion, _ body: () throws(ReceiverError) -> T) throws(ReceiverError) -> T {
         let result: Result<T, ReceiverError> = current.withLock { current in
             guard current else {
+                let what = region.index.map { "chunk \($0)" } ?? "the append"
                 return .failure(
                     ReceiverError(
-                        .unavailable, "chunk \(region.index) was taken over by a newer request for it; retry",
-                        chunk: region.index))
+                        .unavailable, "\(what) was taken over by a newer request for it; retry", chunk: region.index))
             }
             do throws(ReceiverError) {
                 return .success(try body())
@@ -62,19 +63,21 @@ final class ClaimToken: Sendable {
     var isCurrent: Bool { current.withLock { $0 } }
 }
 
-/// One chunk index of one native upload.
+/// One chunk index of one native upload, or (index nil) the byte stream of an IETF or tus upload, which takes one
+/// append at a time.
 struct ChunkRegion: Hashable, Sendable {
     let upload: UploadID
-    let index: Int
+    let index: Int?
 }
 
 extension UploadEngine {
-    /// Claims chunk `index` of `id` for writing in place: two requests writing one region at once could leave a mix
-    /// of their bytes under the receipt of one of them. A held region is waited for up to `takeOverAfter` seconds
-    /// (a retry racing its own first attempt then finds the chunk stored); after that the new request takes the
-    /// region over and the older one can write, discard or commit nothing more. With `takeOverAfter` nil, a held
-    /// region gives nil at once (a parity rebuild leaves a chunk being received to its request).
-    func claimRegion(_ id: UploadID, index: Int, takeOverAfter seconds: Double? = nil) -> ChunkClaim? {
+    /// Claims chunk `index` of `id` for writing in place, or with `index` nil the byte stream of `id` for an
+    /// append: two requests writing one region at once could leave a mix of their bytes under the receipt (or the
+    /// offset) of one of them. A held region is waited for up to `takeOverAfter` seconds (a retry racing its own
+    /// first attempt then finds the chunk stored, or the offset moved); after that the new request takes the region
+    /// over and the older one can write, discard or commit nothing more. With `takeOverAfter` nil, a held region
+    /// gives nil at once (a parity rebuild leaves a chunk being received to its request).
+    func claimRegion(_ id: UploadID, index: Int?, takeOverAfter seconds: Double? = nil) -> ChunkClaim? {
         let region = ChunkRegion(upload: id, index: index)
         let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64((seconds ?? 0) * 1000)))
         let token = ClaimToken()

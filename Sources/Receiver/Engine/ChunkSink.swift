@@ -17,16 +17,19 @@ public final class ChunkSink: Sendable {
     private let state: Mutex<ChunkSinkState>
     /// The region a chunk is written into in place, held until the writer committed or discarded.
     private let claim: ChunkClaim?
+    /// This request's registration as a writer of the upload (no expiry removes it meanwhile).
+    private let lease: WriterLease?
 
     init(
         engine: UploadEngine, id: UploadID, target: Target, descriptor: ChunkDescriptor, writer: (any BlobWriter)?,
-        claim: ChunkClaim? = nil
+        claim: ChunkClaim? = nil, lease: WriterLease? = nil
     ) {
         self.engine = engine
         self.id = id
         self.target = target
         self.descriptor = descriptor
         self.claim = claim
+        self.lease = lease
         state = Mutex(ChunkSinkState(writer: writer, limit: descriptor.length))
     }
 
@@ -36,6 +39,7 @@ public final class ChunkSink: Sendable {
             return nil
         }
         claim?.release()
+        lease?.end()
     }
 
     /// Runs `body` while this request owns its chunk's region (or without a claim: a parity shard, a retry of a stored
@@ -69,6 +73,7 @@ public final class ChunkSink: Sendable {
         }
         if let failure {
             claim?.release()
+            lease?.end()
             throw failure
         }
     }
@@ -84,7 +89,10 @@ public final class ChunkSink: Sendable {
         guard let taken = state.withLock({ $0.take() }) else {
             throw ReceiverError(.malformedRequest, "this chunk request has already ended")
         }
-        defer { claim?.release() }
+        defer {
+            claim?.release()
+            lease?.end()
+        }
         guard let claim else { return try settle(taken) }
         do throws(ReceiverError) {
             return try claim.whileCurrent { () throws(ReceiverError) in try settle(taken) }

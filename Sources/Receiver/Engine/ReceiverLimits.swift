@@ -19,10 +19,11 @@ public struct ReceiverLimits: Sendable, Hashable {
     public var expirySeconds: Int64
     /// Largest metadata (keys and values together) in bytes.
     public var maximumMetadataBytes: Int
-    /// How long a request for a native chunk waits while another request writes the same chunk, in seconds, before
-    /// it takes the chunk over (the older request, usually one whose connection was reset without the receiver
-    /// seeing it, can then write, zero or commit nothing more): a retry racing its own first attempt that ends soon
-    /// finds the chunk stored.
+    /// How long a request for a native chunk waits while another request writes the same chunk, or an IETF or tus
+    /// append while another append to the same upload runs, in seconds, before it takes the chunk or the stream
+    /// over (the older request, usually one whose connection was reset or froze without the receiver seeing it, can
+    /// then write, zero or commit nothing more): a retry racing its own first attempt that ends soon finds the chunk
+    /// stored, or the offset moved.
     public var chunkClaimWaitSeconds: Double = 2
     /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
     public var maximumRunChunks = 64

@@ -14,28 +14,72 @@ extension UploadEngine {
     }
 
     /// Opens an append to the byte stream of `id`. The offset must be the stored one (`.offsetMismatch` carries
-    /// it); one append runs at a time per upload (a second one is `.offsetMismatch` too).
+    /// it). One append runs at a time per upload: while another one holds the stream, this one waits up to
+    /// `limits.chunkClaimWaitSeconds`, then takes the stream over (the older request's connection froze or died
+    /// unseen; it can write and commit nothing more, and what it received but did not commit is dropped). The
+    /// offset is checked again once the stream is held: an older append that committed meanwhile moved it.
     public func openAppend(_ id: UploadID, request: AppendRequest, owner: ClientIdentity) throws(ReceiverError)
         -> AppendSink
     {
-        var record = try load(id, owner: owner, allowing: [.open, .complete])
+        let record = try load(id, owner: owner, allowing: [.open, .complete])
         guard record.uploadProtocol.isByteStream else {
             throw ReceiverError(.malformedRequest, "a native upload takes chunks, not appends")
         }
         if case .final = record.concatenation {
             throw ReceiverError(.forbidden, "a final concatenated upload takes no appends")
         }
-        if record.state == .complete {
-            // A retried completing request: nothing more is taken, the answer is the completed state.
-            guard request.offset == record.offset, request.length ?? 0 == 0 else {
-                throw ReceiverError(.offsetMismatch, "the upload is complete", offset: record.offset)
+        if record.state == .complete { return try completedAppend(record, request: request) }
+        if try expireIfIdle(record) { throw ReceiverError(.expired, "the upload expired") }
+        // Refused at once when wrong before anything is waited for; checked again on the state found once held.
+        _ = try checkedAppend(record, request: request)
+        // Registered as a writer before the state is read again below, so no expiry removes the upload meanwhile.
+        guard let lease = beginWriting(id) else { throw ReceiverError(.expired, "the upload expired") }
+        guard let claim = claimRegion(id, index: nil, takeOverAfter: limits.chunkClaimWaitSeconds) else {
+            lease.end()
+            throw ReceiverError(.unavailable, "another append to this upload is in progress; retry")
+        }
+        do throws(ReceiverError) {
+            let current = try load(id, owner: owner, allowing: [.open, .complete])
+            if current.state == .complete {
+                claim.release()
+                lease.end()
+                return try completedAppend(current, request: request)
             }
-            return AppendSink(engine: self, id: id, request: request, limit: 0, writer: nil)
+            let (checked, limit) = try checkedAppend(current, request: request)
+            if checked.size != current.size {
+                try withGate(id) { () throws(ReceiverError) in
+                    guard var stored = try catalog.record(id), stored.state == .open else {
+                        throw ReceiverError(.expired, "the upload ended")
+                    }
+                    stored.size = checked.size
+                    stored.updatedAt = now
+                    try catalog.update(stored, event: "size \(stored.size ?? -1)")
+                }
+            }
+            let writer = try blobs.append(to: .stream(id), at: checked.offset)
+            return AppendSink(
+                engine: self, id: id, request: request, limit: limit, writer: writer, claim: claim, lease: lease)
+        } catch {
+            claim.release()
+            lease.end()
+            throw error
         }
-        if record.updatedAt + limits.expirySeconds <= now {
-            try expireOne(id)
-            throw ReceiverError(.expired, "the upload expired")
+    }
+
+    /// A request at a complete upload: a retried completing request takes nothing and answers the completed state.
+    private func completedAppend(_ record: UploadRecord, request: AppendRequest) throws(ReceiverError) -> AppendSink {
+        guard request.offset == record.offset, request.length ?? 0 == 0 else {
+            throw ReceiverError(.offsetMismatch, "the upload is complete", offset: record.offset)
         }
+        return AppendSink(engine: self, id: record.id, request: request, limit: 0, writer: nil)
+    }
+
+    /// Checks `request` against the open upload `record`: the offset is the stored one, the lengths fit the size.
+    /// Returns the record with the size the request declares, and how many bytes the append may take.
+    private func checkedAppend(_ record: UploadRecord, request: AppendRequest) throws(ReceiverError) -> (
+        UploadRecord, limit: Int64
+    ) {
+        var record = record
         guard request.offset == record.offset else {
             throw ReceiverError(
                 .offsetMismatch, "the append is at \(request.offset), the upload holds \(record.offset) bytes",
@@ -62,26 +106,7 @@ extension UploadEngine {
             throw ReceiverError(.lengthMismatch, "the completing append does not end at the upload's size")
         }
         let limit = record.size.map { $0 - record.offset } ?? (limits.maximumObjectSize - record.offset)
-        let claimed = state.withLock { $0.activeAppends.insert(id).inserted }
-        guard claimed else {
-            throw ReceiverError(
-                .offsetMismatch, "another append to this upload is in progress", offset: record.offset)
-        }
-        do throws(ReceiverError) {
-            if request.uploadLength != nil, record.size != (try catalog.record(id))?.size {
-                record.updatedAt = now
-                try catalog.update(record, event: "size \(record.size ?? -1)")
-            }
-            let writer = try blobs.append(to: .stream(id), at: record.offset)
-            return AppendSink(engine: self, id: id, request: request, limit: limit, writer: writer)
-        } catch {
-            releaseAppend(id)
-            throw error
-        }
-    }
-
-    func releaseAppend(_ id: UploadID) {
-        _ = state.withLock { $0.activeAppends.remove(id) }
+        return (record, limit)
     }
 
     /// Makes an ended append durable and records it; completes the stream when it reached its size.
@@ -191,6 +216,7 @@ extension UploadEngine {
         try? blobs.deleteWorkingBlobs(of: record.id)
         state.withLock { _ = $0.possession.removeValue(forKey: record.id) }
         dropWholeHash(record.id)
+        forgetActivity(record.id)
         return (record, receipt)
     }
 

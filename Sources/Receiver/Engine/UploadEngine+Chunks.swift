@@ -24,15 +24,19 @@ extension UploadEngine {
                 .lengthMismatch, "chunk \(index) is \(expected) bytes, \(descriptor.length) were declared",
                 chunk: index)
         }
+        // The upload is being written into from here on: no expiry removes it under this request.
+        let lease = try writerLease(id)
         // The chunk is written in place into the upload's stream file, so one request at a time owns its region;
         // the receipt is read after the claim (a request that held it before committed its receipt first).
         guard let claim = claimRegion(id, index: index, takeOverAfter: limits.chunkClaimWaitSeconds) else {
+            lease.end()
             throw ReceiverError(
                 .unavailable, "chunk \(index) is being received on another request; retry", chunk: index)
         }
         do throws(ReceiverError) {
             if let stored = try catalog.chunkReceipt(id, index: index) {
                 claim.release()
+                lease.end()
                 guard stored.sha256 == descriptor.sha256 else {
                     throw ReceiverError(.duplicateChunk, "chunk \(index) is stored with other bytes", chunk: index)
                 }
@@ -42,11 +46,27 @@ extension UploadEngine {
             let writer = try blobs.place(into: .stream(id), at: Self.chunkOffset(index: index, record: record))
             return ChunkSink(
                 engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer,
-                claim: claim)
+                claim: claim, lease: lease)
         } catch {
             claim.release()
+            lease.end()
             throw error
         }
+    }
+
+    /// Registers a request writing into the open upload `id` (`beginWriting`), then checks that the upload is still
+    /// open: an expiry or a cancel that ran before the registration is seen here, one after it waits for it.
+    func writerLease(_ id: UploadID) throws(ReceiverError) -> WriterLease {
+        guard let lease = beginWriting(id) else { throw ReceiverError(.expired, "the upload expired") }
+        guard let record = try catalog.record(id) else {
+            lease.withdraw()
+            throw ReceiverError(.notFound, "no upload has this id")
+        }
+        guard record.state == .open else {
+            lease.withdraw()
+            throw Self.stateError(record)
+        }
+        return lease
     }
 
     /// Opens parity shard `shard` of group `group` (every shard is `chunkSize` bytes).
@@ -72,9 +92,17 @@ extension UploadEngine {
             return ChunkSink(
                 engine: self, id: id, target: .parity(group: group, shard: shard), descriptor: descriptor, writer: nil)
         }
-        let writer = try blobs.stage(.parity(id, group: group, shard: shard))
+        let lease = try writerLease(id)
+        let writer: any BlobWriter
+        do throws(ReceiverError) {
+            writer = try blobs.stage(.parity(id, group: group, shard: shard))
+        } catch {
+            lease.end()
+            throw error
+        }
         return ChunkSink(
-            engine: self, id: id, target: .parity(group: group, shard: shard), descriptor: descriptor, writer: writer)
+            engine: self, id: id, target: .parity(group: group, shard: shard), descriptor: descriptor, writer: writer,
+            lease: lease)
     }
 
     private func loadNative(_ id: UploadID, owner: ClientIdentity) throws(ReceiverError) -> UploadRecord {
@@ -82,10 +110,7 @@ extension UploadEngine {
         guard record.uploadProtocol == .native else {
             throw ReceiverError(.malformedRequest, "a byte-stream upload takes appends, not chunks")
         }
-        if record.updatedAt + limits.expirySeconds <= now {
-            try expireOne(id)
-            throw ReceiverError(.expired, "the upload expired")
-        }
+        if try expireIfIdle(record) { throw ReceiverError(.expired, "the upload expired") }
         return record
     }
 

@@ -184,12 +184,22 @@ extension UploadEngine {
 
     /// Creates the final upload of tus concatenation from completed partial uploads of `owner`, in order, and
     /// assembles its object atomically.
+    ///
+    /// What one request may make the receiver write is bounded: each partial may be named once (a partial named
+    /// twice is `.malformedRequest`), so a final writes the sum of distinct partials' sizes, bytes this client
+    /// stored itself, and at most `limits.maximumObjectSize`. A partial may join several finals (tus allows it);
+    /// each final is a copy of its own. A final that fails (the storage full, the catalogue refusing) is removed
+    /// (recorded as expired, its bytes deleted), so it holds no open-upload slot; its partials are not changed.
     public func concatenate(final partials: [UploadID], owner: ClientIdentity, metadata: [String: [UInt8]] = [:])
         throws(ReceiverError) -> UploadRecord
     {
         guard !partials.isEmpty else { throw ReceiverError(.malformedRequest, "a final upload names its partials") }
         var size: Int64 = 0
+        var named = Set<UploadID>()
         for partial in partials {
+            guard named.insert(partial).inserted else {
+                throw ReceiverError(.malformedRequest, "a final upload names partial \(partial) more than once")
+            }
             let record = try load(partial, owner: owner, allowing: [.open, .complete])
             guard record.concatenation == .partial else {
                 throw ReceiverError(.malformedRequest, "a final upload joins partial uploads only")
@@ -209,20 +219,40 @@ extension UploadEngine {
             expectedSHA256: nil, concatenation: .final(partials), offset: 0, chainVerifiedThrough: -1,
             chainLink: nil, createdAt: created, updatedAt: created)
         try catalog.insert(record)
-        return try withGate(record.id) { () throws(ReceiverError) -> UploadRecord in
-            var whole = SHA256()
-            let writer = try unsafe blobs.assemble(.object(record.id), from: partials.map { .object($0) }) {
-                piece throws(ReceiverError) in unsafe whole.update(piece)
+        do throws(ReceiverError) {
+            return try withGate(record.id) { () throws(ReceiverError) -> UploadRecord in
+                var whole = SHA256()
+                let writer = try unsafe blobs.assemble(.object(record.id), from: partials.map { .object($0) }) {
+                    piece throws(ReceiverError) in unsafe whole.update(piece)
+                }
+                do throws(ReceiverError) {
+                    try writer.commit()
+                } catch {
+                    writer.discard()
+                    throw error
+                }
+                return try recordCompletion(
+                    record, fileSHA256: whole.finalize(), chainHead: .zero, merkleRoot: .zero, chunks: 0, size: size,
+                    returnsToStream: false
+                ).record
             }
-            do throws(ReceiverError) {
-                try writer.commit()
-            } catch {
-                writer.discard()
-                throw error
-            }
-            return try recordCompletion(
-                record, fileSHA256: whole.finalize(), chainHead: .zero, merkleRoot: .zero, chunks: 0, size: size
-            ).record
+        } catch {
+            removeFailedFinal(record, failure: error)
+            throw error
+        }
+    }
+
+    /// Removes a final upload whose assembly failed: recorded as expired (no open slot held), its bytes deleted.
+    /// Best effort, since the failure being answered may be the storage's: a record left open expires as usual.
+    private func removeFailedFinal(_ record: UploadRecord, failure: ReceiverError) {
+        _ = try? withGate(record.id) { () throws(ReceiverError) in
+            guard var stored = try catalog.record(record.id), stored.state == .open else { return }
+            try? blobs.delete(.object(record.id))
+            try? blobs.deleteWorkingBlobs(of: record.id)
+            stored.state = .expired
+            stored.failure = "concatenation failed: \(failure.code.name)"
+            stored.updatedAt = now
+            try catalog.recordRemoval(stored, event: "failed: concatenation")
         }
     }
 }

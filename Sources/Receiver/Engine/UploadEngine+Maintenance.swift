@@ -3,8 +3,9 @@ import Synchronization
 
 extension UploadEngine {
     /// Cancels the upload `id` (tus termination, IETF and native `DELETE`): it is recorded as expired first (later
-    /// requests get `.expired`), then its chunks, shards and stream are deleted, and a completed upload's object
-    /// with its dedup index entry (other uploads of the same content keep their own objects).
+    /// requests get `.expired`), then its chunks, shards and stream are deleted (once the last request writing
+    /// into it ended), and a completed upload's object with its dedup index entry (other uploads of the same
+    /// content keep their own objects).
     public func cancel(_ id: UploadID, owner: ClientIdentity) throws(ReceiverError) {
         _ = try load(id, owner: owner, allowing: [.open, .failed, .complete])
         try withGate(id) { () throws(ReceiverError) in
@@ -14,7 +15,9 @@ extension UploadEngine {
             record.failure = "cancelled"
             record.updatedAt = now
             try catalog.recordRemoval(record, event: "cancelled")
-            try blobs.deleteWorkingBlobs(of: id)
+            // A request still writing into it keeps its blobs until it ends (its commit then finds the upload
+            // gone); nothing is deleted under a writer.
+            if forgetActivity(id, deletingWorkingBlobs: true) { try blobs.deleteWorkingBlobs(of: id) }
             if wasComplete { try blobs.delete(.object(id)) }
         }
         state.withLock { _ = $0.possession.removeValue(forKey: id) }
@@ -22,9 +25,12 @@ extension UploadEngine {
     }
 
     /// Removes open uploads idle for longer than `limits.expirySeconds` at `wallSeconds` (default: now); returns
-    /// their ids.
+    /// their ids. An upload is idle when nothing was committed to it and no request wrote into it in that time: one
+    /// with a request writing into it is never removed. First records the activity of the uploads written into
+    /// here (`recordActivity`), so that the receivers of a fleet sharing the catalogue see it.
     @discardableResult
     public func expire(now wallSeconds: Int64? = nil) throws(ReceiverError) -> [UploadID] {
+        try recordActivity()
         let cutoff = (wallSeconds ?? now) - limits.expirySeconds
         var removed: [UploadID] = []
         // One receiver of a fleet sweeps at a time; the others skip this round.
@@ -36,7 +42,8 @@ extension UploadEngine {
         return removed
     }
 
-    /// Expires `id` if it is open and idle past `cutoff` (default: now minus the expiry).
+    /// Expires `id` if it is open and idle past `cutoff` (default: now minus the expiry): its recorded time and
+    /// every request that wrote into it here are older than the cutoff, and none is writing now.
     @discardableResult
     func expireOne(_ id: UploadID, cutoff: Int64? = nil) throws(ReceiverError) -> Bool {
         let limit = cutoff ?? (now - limits.expirySeconds)
@@ -44,10 +51,14 @@ extension UploadEngine {
             guard var record = try catalog.record(id), record.state == .open, record.updatedAt <= limit else {
                 return false
             }
+            guard beginRetiring(id, cutoff: limit) else { return false }
+            var done = false
+            defer { finishRetiring(id, expired: done) }
             record.state = .expired
             record.failure = "expired"
             record.updatedAt = now
             try catalog.recordRemoval(record, event: "expired")
+            done = true
             try blobs.deleteWorkingBlobs(of: id)
             return true
         }
@@ -56,6 +67,13 @@ extension UploadEngine {
             dropWholeHash(id)
         }
         return expired
+    }
+
+    /// Expires `record` when it is idle (`isIdle`); true when it was expired here or meanwhile elsewhere.
+    func expireIfIdle(_ record: UploadRecord) throws(ReceiverError) -> Bool {
+        guard isIdle(record) else { return false }
+        if try expireOne(record.id) { return true }
+        return try catalog.record(record.id)?.state == .expired
     }
 
     /// Brings storage back in line with the catalogue after a crash; run once at start, before serving.

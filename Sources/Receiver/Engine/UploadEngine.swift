@@ -154,11 +154,11 @@ public final class UploadEngine: Sendable {
 
     // MARK: Status
 
-    /// The upload's status for its owner. An idle upload past its expiry is expired first.
+    /// The upload's status for its owner. An idle upload past its expiry is expired first; one with a request
+    /// writing into it is not idle.
     public func status(_ id: UploadID, owner: ClientIdentity) throws(ReceiverError) -> UploadStatus {
         var record = try load(id, owner: owner, allowing: [.open, .complete, .failed])
-        if record.state == .open, record.updatedAt + limits.expirySeconds <= now {
-            try expireOne(id)
+        if try expireIfIdle(record) {
             record = try load(id, owner: owner, allowing: [.open, .complete, .failed])
         }
         var received: [Bool] = []
@@ -193,7 +193,8 @@ public final class UploadEngine: Sendable {
         return UploadStatus(
             record: record, received: received, parityReceived: parityReceived, storedChunks: stored,
             prefixChunks: prefix, offset: offset,
-            expiresAt: record.state == .complete ? nil : record.updatedAt + limits.expirySeconds,
+            expiresAt: record.state == .complete
+                ? nil : max(record.updatedAt, lastActivity(id) ?? record.updatedAt) + limits.expirySeconds,
             possessionChallenge: challenge, receipt: receipt)
     }
 
@@ -227,9 +228,11 @@ public final class UploadEngine: Sendable {
     }
 
     /// Runs `body` holding the upload's gate: every change of one upload's catalogue state is serialized, in this
-    /// process by the gate and across receivers sharing the catalogue by `catalog.serialized`.
+    /// process by the gate and across receivers sharing the catalogue by `catalog.serialized`. A gate lives while a
+    /// request holds or waits for it, so the map holds only uploads being changed right now.
     func withGate<T>(_ id: UploadID, _ body: () throws(ReceiverError) -> T) throws(ReceiverError) -> T {
-        let gate = state.withLock { $0.gate(for: id) }
+        let gate = state.withLock { $0.enterGate(id) }
+        defer { state.withLock { $0.leaveGate(id) } }
         var outcome: Result<T, ReceiverError>?
         gate.lock.withLock { _ in
             do throws(ReceiverError) { outcome = .success(try catalog.serialized(id, body)) } catch {
@@ -239,23 +242,39 @@ public final class UploadEngine: Sendable {
         guard let outcome else { throw ReceiverError(.storageFailed, "the upload's gate ran nothing") }
         return try outcome.get()
     }
+
+    /// How many uploads have a gate in memory (tests check that the map is pruned).
+    package var gateCount: Int { state.withLock { $0.gates.count } }
 }
 
-/// The engine's in-memory state: appends in progress, per-upload gates and possession verifiers.
+/// The engine's in-memory state: per-upload gates, requests writing into uploads, possession verifiers.
 struct EngineState {
-    var activeAppends: Set<UploadID> = []
-    var gates: [UploadID: UploadGate] = [:]
+    /// Each gate with the number of requests holding or waiting for it; removed when that reaches zero.
+    var gates: [UploadID: (gate: UploadGate, users: Int)] = [:]
     var possession: [UploadID: PossessionEntry] = [:]
-    /// Native chunk regions being written in place, one request each (`claimRegion`).
+    /// Claimed write regions, one request each (`claimRegion`): native chunks written in place, and the byte
+    /// stream of an IETF or tus upload (one append at a time).
     var claimedRegions: [ChunkRegion: ClaimToken] = [:]
     /// Native uploads' whole-object hashes, fed as their stored prefix grows (`advanceWholeHash`).
     var wholeHashes: [UploadID: WholeHash] = [:]
+    /// Requests writing into each upload and when the last one ended (`UploadEngine+Activity.swift`).
+    var activity: [UploadID: UploadActivity] = [:]
+    /// Uploads being expired right now: no request may start writing into them.
+    var retiring: Set<UploadID> = []
 
-    mutating func gate(for id: UploadID) -> UploadGate {
-        if let gate = gates[id] { return gate }
+    mutating func enterGate(_ id: UploadID) -> UploadGate {
+        if let entry = gates[id] {
+            gates[id] = (entry.gate, entry.users + 1)
+            return entry.gate
+        }
         let gate = UploadGate()
-        gates[id] = gate
+        gates[id] = (gate, 1)
         return gate
+    }
+
+    mutating func leaveGate(_ id: UploadID) {
+        guard let entry = gates[id] else { return }
+        gates[id] = entry.users > 1 ? (entry.gate, entry.users - 1) : nil
     }
 }
 

@@ -20,7 +20,9 @@ public final class ReceiverServer: Sendable {
         public var tokens: BearerTokens?
         /// Request log format.
         public var logFormat: RequestLog.Format
-        /// Seconds between expiry sweeps.
+        /// Seconds between expiry sweeps at most; the sweep runs at least four times per expiry time, since each
+        /// round also records the activity of uploads being received (`UploadEngine.expire`), which a fleet's other
+        /// receivers must see before they would find the upload idle.
         public var expirySweepSeconds: Double
         /// A PostgreSQL catalogue (`postgres://USER@HOST/DB`) instead of `directory/catalog.sqlite3`; blobs stay in
         /// `directory`.
@@ -107,7 +109,9 @@ public final class ReceiverServer: Sendable {
         connections.server.withLock { $0 = http }
         self.connections = connections
         self.http = http
-        self.sweeper = Sweeper(engine: engine, log: log, interval: options.expirySweepSeconds)
+        self.sweeper = Sweeper(
+            engine: engine, log: log,
+            interval: min(options.expirySweepSeconds, Double(options.limits.expirySeconds) / 4))
         sweeper.start()
     }
 
