@@ -22,8 +22,9 @@ enum ServeCommand: CLICommand {
                              loopback needs --tokens
           --tls-cert C       PEM certificate (chain) for HTTPS; with --tls-key
           --tls-key K        PEM private key for HTTPS; with --tls-cert
-          --tokens F         bearer tokens, one `name:token` or one token per line; F must not be readable
-                             by other users. Without it only loopback clients are served
+          --tokens F         bearer tokens, one `name:token` or one token per line, each of 16 bytes or
+                             more and none twice; F must be mode 600 (no group or other access). Without
+                             it only loopback clients are served
           --log-format F     request log on standard error: text (default) or json (one object a line)
           --max-object N     largest object in bytes (K, M, G suffixes; default 1 TiB)
           --expire-after S   seconds an idle upload is kept (default 86400)
