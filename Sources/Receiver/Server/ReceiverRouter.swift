@@ -24,7 +24,14 @@ public final class ReceiverRouter: HTTPRequestRouter {
     }
 
     public func start(_ request: HTTPServerRequest) -> HTTPRequestStart {
-        let start = route(request)
+        let start: HTTPRequestStart
+        do throws(ReceiverError) {
+            try RequestFields.checkFraming(request)
+            start = route(request)
+        } catch {
+            // Answered at the headers with the body unread: libmicrohttpd then closes the connection.
+            start = .respond(ProblemResponse.make(error))
+        }
         guard case .respond(var response) = start else { return start }
         context.metrics.answered(response.status)
         // A HEAD answer has no content: clients that send HEAD do not wait for one.
