@@ -16,6 +16,7 @@ enum ServeCommand: CLICommand {
                             [--log-format text|json] [--max-object N] [--expire-after S] [--catalog URL]
                             [--blobs s3://BUCKET/PREFIX [--endpoint URL] [--region R]] [--header-timeout S]
                             [--idle-timeout S] [--max-connections N] [--max-connections-per-client N]
+                            [--dedup-across-clients]
 
           --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3
           --port P           TCP port, 0 to pick a free one (the chosen one is printed)
@@ -46,6 +47,9 @@ enum ServeCommand: CLICommand {
           --max-connections-per-client N
                              connections open at once from one address, an IPv6 client counted by its /64
                              (default 64; 0 is no limit, as behind a proxy that limits clients itself)
+          --dedup-across-clients
+                             dedup against files any client stored, not only the uploader's own; then any
+                             client can learn whether anyone holds a file whose SHA-256 and size it knows
 
         Prints `listening on URL` once ready. SIGTERM or SIGINT stops gracefully (requests under way finish)
         and exits 0.
@@ -58,7 +62,7 @@ enum ServeCommand: CLICommand {
                 "dir", "port", "bind", "tls-cert", "tls-key", "tokens", "log-format", "max-object", "expire-after",
                 "catalog", "blobs", "endpoint", "region", "header-timeout", "idle-timeout", "max-connections",
                 "max-connections-per-client",
-            ])
+            ], flags: ["dedup-across-clients"])
         guard let directory = parsed.path("dir") else { throw Arguments.UsageError(description: "--dir is required") }
         guard parsed.option("port") != nil else { throw Arguments.UsageError(description: "--port is required") }
         let port = try parsed.integer("port", default: 0, in: 0...65535)
@@ -72,6 +76,7 @@ enum ServeCommand: CLICommand {
             try parsed.integer("max-object", default: Int(limits.maximumObjectSize), in: 0...(1 << 50)))
         limits.expirySeconds = Int64(
             try parsed.integer("expire-after", default: Int(limits.expirySeconds), in: 1...(365 * 86_400)))
+        limits.dedupAcrossClients = parsed.flag("dedup-across-clients")
         var http = HTTPServerConfiguration(bindAddress: bind, port: UInt16(port))
         http.headerTimeoutSeconds = Double(
             try parsed.integer("header-timeout", default: Int(http.headerTimeoutSeconds), in: 1...3600))

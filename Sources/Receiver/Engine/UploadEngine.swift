@@ -268,10 +268,9 @@ final class UploadGate: Sendable {
     let lock = Mutex(())
 }
 
-/// A possession check in flight: the verifier over the stored object and that object's chunk hashes at the new
-/// upload's chunk size.
+/// A possession check in flight: the verifier over the stored object (its claim from the object's kept Merkle root)
+/// and the dedup index entry it came from.
 struct PossessionEntry: Sendable {
     let verifier: ProofOfPossessionVerifier
-    let chunkHashes: [Digest32]
     let object: StoredObject
 }
