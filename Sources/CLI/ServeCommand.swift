@@ -37,10 +37,10 @@ enum ServeCommand: CLICommand {
                              and region as the S3 backend reads them (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...)
           --endpoint URL     S3-compatible endpoint for --blobs (MinIO, Ceph, moto; path-style addressing)
           --region R         signing region for --blobs (default: AWS_REGION, the profile, us-east-1)
-          --header-timeout S seconds a request's whole header block may take, from the accept or the end of
-                             the previous request on the connection (default 20); past it the connection
-                             is closed, however the bytes trickle in
-          --idle-timeout S   seconds a request may go without a byte moving before it is cut (default 60)
+          --header-timeout S seconds a connection's first request head may take from the accept, in all
+                             (default 20); past it the connection is closed, however the bytes trickle in
+          --idle-timeout S   seconds a request may go without a byte moving before it is cut, and a
+                             kept-alive connection may wait for its next request head in all (default 60)
           --max-connections N
                              connections open at once (default 1024, lowered to fit the open-file limit);
                              more wait to be accepted

@@ -76,6 +76,30 @@ import Testing
         #expect(machine.counters.closedHeaderTimeout == 1)
     }
 
+    @Test func aKeptAliveConnectionWaitsForItsNextHeadAsLongAsTheKeepAliveTimeoutInAll() {
+        var machine = ConnectionGuardStateMachine(
+            perClientLimit: 0, headerTimeoutNanoseconds: 2 * Self.second, keepAliveTimeoutNanoseconds: 60 * Self.second)
+        #expect(machine.keepAliveTimeout == 60 * Self.second)
+        machine.opened(1, key: .v4(1), socket: 10, now: 0)
+        machine.headerReceived(1)
+        machine.requestEnded(1, now: 10 * Self.second, timedOut: false)
+        let early = machine.expired(now: 69 * Self.second)
+        #expect(early.isEmpty)
+        let due = machine.expired(now: 70 * Self.second)
+        #expect(due == [10])
+        // Never shorter than the first head's deadline; no deadline at all when the header timeout is off.
+        #expect(
+            ConnectionGuardStateMachine(
+                perClientLimit: 0, headerTimeoutNanoseconds: 5, keepAliveTimeoutNanoseconds: 1
+            ).keepAliveTimeout == 5)
+        var off = ConnectionGuardStateMachine(
+            perClientLimit: 0, headerTimeoutNanoseconds: 0, keepAliveTimeoutNanoseconds: 60 * Self.second)
+        off.opened(1, key: .v4(1), socket: 10, now: 0)
+        off.requestEnded(1, now: 0, timedOut: false)
+        let never = off.expired(now: .max)
+        #expect(never.isEmpty)
+    }
+
     @Test func aClosedConnectionsSocketIsNeverShut() {
         var machine = ConnectionGuardStateMachine(perClientLimit: 0, headerTimeoutNanoseconds: Self.second)
         machine.opened(1, key: .v4(1), socket: 10, now: 0)

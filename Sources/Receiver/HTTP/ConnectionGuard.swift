@@ -17,13 +17,14 @@ final class ConnectionGuard: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let tickMilliseconds: Int
 
-    /// A guard with `perClientLimit` connections per address (0: none) and `headerTimeoutSeconds` per header
-    /// block (0: none), reading time from `clock`.
-    init(perClientLimit: Int, headerTimeoutSeconds: Double, clock: any AetherClock) {
+    /// A guard with `perClientLimit` connections per address (0: none), `headerTimeoutSeconds` for a connection's
+    /// first header block (0: no deadlines) and `keepAliveSeconds` for each later one, reading time from `clock`.
+    init(perClientLimit: Int, headerTimeoutSeconds: Double, keepAliveSeconds: Double, clock: any AetherClock) {
         let timeout = max(0, headerTimeoutSeconds)
         state = Mutex(
             ConnectionGuardStateMachine(
-                perClientLimit: perClientLimit, headerTimeoutNanoseconds: Int64((timeout * 1e9).rounded())))
+                perClientLimit: perClientLimit, headerTimeoutNanoseconds: Int64((timeout * 1e9).rounded()),
+                keepAliveTimeoutNanoseconds: Int64((max(0, keepAliveSeconds) * 1e9).rounded())))
         self.clock = clock
         // A deadline is enforced within an eighth of itself (at most 250 ms late, at least a 20 ms tick).
         tickMilliseconds = min(250, max(20, Int(timeout * 1000 / 8)))

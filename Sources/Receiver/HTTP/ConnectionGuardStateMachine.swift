@@ -8,11 +8,12 @@ enum ClientAddressKey: Hashable, Sendable {
 }
 
 /// Which connections the HTTP server admits and which it cuts (`docs/RECEIVER.md`, Limits): at most
-/// `perClientLimit` connections open at once per client address, and every request's header block complete within
-/// `headerTimeout` of the moment the server started waiting for it (the accept, or the end of the connection's
-/// previous request). The deadline is a total one: bytes trickling in do not move it, so a client cannot keep a
-/// connection by sending one header byte at a time. Pure: the owner passes the monotonic time and holds it in a
-/// Mutex; connections are named by an opaque id.
+/// `perClientLimit` connections open at once per client address; a connection's first header block complete within
+/// `headerTimeout` of its accept, and each later one within `keepAliveTimeout` of the end of the request before it
+/// (a kept-alive connection may wait as long as a request may stay idle, as it could before, while a new one must
+/// show a whole request soon). Both deadlines are total: bytes trickling in do not move them, so a client cannot
+/// keep a connection by sending one header byte at a time. Pure: the owner passes the monotonic time and holds it
+/// in a Mutex; connections are named by an opaque id.
 struct ConnectionGuardStateMachine: Sendable {
     /// What is counted, for `/metrics`.
     struct Counters: Sendable, Hashable {
@@ -35,15 +36,18 @@ struct ConnectionGuardStateMachine: Sendable {
 
     /// Connections at once per client address; 0 is no limit.
     let perClientLimit: Int
-    /// Nanoseconds a header block may take; 0 is no deadline.
+    /// Nanoseconds a connection's first header block may take from the accept; 0 is no deadline at all.
     let headerTimeout: Int64
+    /// Nanoseconds a later header block may take from the end of the previous request (at least `headerTimeout`).
+    let keepAliveTimeout: Int64
     private var connections: [UInt: Tracked] = [:]
     private var perClient: [ClientAddressKey: Int] = [:]
     private(set) var counters = Counters()
 
-    init(perClientLimit: Int, headerTimeoutNanoseconds: Int64) {
+    init(perClientLimit: Int, headerTimeoutNanoseconds: Int64, keepAliveTimeoutNanoseconds: Int64 = 0) {
         self.perClientLimit = max(0, perClientLimit)
         self.headerTimeout = max(0, headerTimeoutNanoseconds)
+        self.keepAliveTimeout = max(headerTimeout, keepAliveTimeoutNanoseconds)
     }
 
     /// Connections open now.
@@ -66,7 +70,7 @@ struct ConnectionGuardStateMachine: Sendable {
     /// Connection `id` from `key` on `socket` started at `now`: its first header block is due by the deadline.
     mutating func opened(_ id: UInt, key: ClientAddressKey, socket: Int32, now: Int64) {
         if let earlier = connections[id] { release(earlier.key) }
-        let due = deadline(after: now)
+        let due = deadline(now, headerTimeout)
         connections[id] = Tracked(key: key, socket: socket, headerDeadline: due)
         perClient[key, default: 0] += 1
         counters.accepted += 1
@@ -78,10 +82,10 @@ struct ConnectionGuardStateMachine: Sendable {
     }
 
     /// Connection `id`'s request ended at `now` (`timedOut`: cut by the idle timeout); the next header block is due
-    /// by a new deadline.
+    /// `keepAliveTimeout` from now.
     mutating func requestEnded(_ id: UInt, now: Int64, timedOut: Bool) {
         if timedOut { counters.closedIdleTimeout += 1 }
-        let due = deadline(after: now)
+        let due = deadline(now, keepAliveTimeout)
         connections[id]?.headerDeadline = due
     }
 
@@ -102,8 +106,8 @@ struct ConnectionGuardStateMachine: Sendable {
         return sockets
     }
 
-    private func deadline(after now: Int64) -> Int64? {
-        headerTimeout == 0 ? nil : now &+ headerTimeout
+    private func deadline(_ now: Int64, _ timeout: Int64) -> Int64? {
+        headerTimeout == 0 ? nil : now &+ timeout
     }
 
     private mutating func release(_ key: ClientAddressKey) {

@@ -9,9 +9,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Seconds a connection may stay idle (no byte received) before it is closed; this is also the slow-body
     /// timeout: a body that stalls this long is cut short.
     public var idleTimeoutSeconds: UInt32
-    /// Seconds a request's whole header block may take, counted from the accept (or from the end of the
-    /// connection's previous request), however the bytes trickle in; 0 is no deadline. Past it the connection is
-    /// closed: a client sending a header a byte at a time cannot hold a connection (slowloris).
+    /// Seconds a connection's first header block may take from the accept, however the bytes trickle in (a later
+    /// one on a kept-alive connection may take `idleTimeoutSeconds` from the end of the request before it, also in
+    /// all); 0 is no deadline. Past it the connection is closed: a client sending a header a byte at a time cannot
+    /// hold a connection (slowloris).
     public var headerTimeoutSeconds: Double
     /// Memory libmicrohttpd gives each connection for headers and read buffering; large enough for fast
     /// bodies. Header blocks larger than about half of it are refused with 431 by libmicrohttpd.

@@ -41,7 +41,8 @@ public final class HTTPServer: Sendable {
         }
         let connectionGuard = ConnectionGuard(
             perClientLimit: Int(configuration.perClientConnectionLimit),
-            headerTimeoutSeconds: configuration.headerTimeoutSeconds, clock: clock)
+            headerTimeoutSeconds: configuration.headerTimeoutSeconds,
+            keepAliveSeconds: Double(configuration.idleTimeoutSeconds), clock: clock)
         let context = ServerContext(router: router, connectionGuard: connectionGuard)
         let contextPointer = unsafe Unmanaged.passRetained(context).toOpaque()
         let memoryLimit = max(64 * 1024, configuration.connectionMemoryLimit)

@@ -91,10 +91,13 @@ public final class ReceiverMetrics: Sendable {
         out += "aether_connection_limit_per_client \(connections.perClientLimit)\n"
         family(
             "aether_header_timeout_seconds",
-            "Seconds a request's header block may take from accept or the last answer.",
+            "Seconds a connection's first request head may take from the accept.",
             "gauge")
         out += "aether_header_timeout_seconds \(Self.format(connections.headerTimeoutSeconds))\n"
-        family("aether_idle_timeout_seconds", "Seconds a request may stay without a byte moving.", "gauge")
+        family(
+            "aether_idle_timeout_seconds",
+            "Seconds a request may stay without a byte moving, and a kept-alive connection without a new head.", "gauge"
+        )
         out += "aether_idle_timeout_seconds \(Self.format(connections.idleTimeoutSeconds))\n"
         family("aether_connections_accepted_total", "Connections admitted.", "counter")
         out += "aether_connections_accepted_total \(connections.accepted)\n"
