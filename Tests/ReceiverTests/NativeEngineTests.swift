@@ -140,11 +140,11 @@ import Testing
         #expect(receiverError { _ = try fixture.engine.status(unknown, owner: fixture.alice) }?.code == .notFound)
         let record = try fixture.engine.create(NewUpload(uploadProtocol: .tus, size: 4), owner: fixture.alice)
         #expect(try UploadID(record.id.rawValue) == record.id)
-        #expect(receiverError { _ = try fixture.engine.status(record.id, owner: fixture.mallory) }?.code == .forbidden)
+        #expect(receiverError { _ = try fixture.engine.status(record.id, owner: fixture.mallory) }?.code == .notFound)
         #expect(
             receiverError { _ = try fixture.engine.openAppend(record.id, offset: 0, owner: fixture.mallory) }?.code
-                == .forbidden)
-        #expect(receiverError { try fixture.engine.cancel(record.id, owner: fixture.mallory) }?.code == .forbidden)
+                == .notFound)
+        #expect(receiverError { try fixture.engine.cancel(record.id, owner: fixture.mallory) }?.code == .notFound)
     }
 
     @Test(arguments: CatalogueKind.allCases) func creationChecksLayoutAndLimits(_ catalogue: CatalogueKind) throws {

@@ -296,9 +296,9 @@ import Testing
     }
 
     @Test func aBearerTokenIsRequiredAndNeverEchoed() async throws {
-        let fixture = try ReceiverFixture(tokens: BearerTokens([(name: "ci", token: "live-token-123")]))
+        let fixture = try ReceiverFixture(tokens: BearerTokens([(name: "ci", token: "live-token-0123456789")]))
         let withToken = try await Self.detect(
-            fixture, options: NativeBackendOptions(bearerToken: try NativeBearerToken("live-token-123")))
+            fixture, options: NativeBackendOptions(bearerToken: try NativeBearerToken("live-token-0123456789")))
         let object = try Object(ReceiverFixture.bytes(20_000, seed: 12))
         let upload = try await withToken.create(try object.description(withToken))
         try await Self.sendAll(object, [0, 1], withToken, upload)
@@ -309,7 +309,7 @@ import Testing
         let error = await Self.code { _ = try await wrong.create(try object.description(wrong)) }
         #expect(error?.code == .accessDenied)
         #expect(error?.description.contains("not-the-token") == false)
-        #expect(!fixture.log.all.contains { $0.contains("live-token-123") || $0.contains("not-the-token") })
+        #expect(!fixture.log.all.contains { $0.contains("live-token-0123456789") || $0.contains("not-the-token") })
     }
 
     static func code(_ body: () async throws -> Void) async -> TransportError? {

@@ -15,7 +15,8 @@ final class ReceiverFixture: @unchecked Sendable {
 
     init(
         tokens: BearerTokens? = nil, limits: ReceiverLimits = ReceiverLimits(minimumChunkSize: 16 * 1024),
-        logFormat: RequestLog.Format = .text, catalogURL: String? = nil
+        logFormat: RequestLog.Format = .text, catalogURL: String? = nil,
+        http: HTTPServerConfiguration = HTTPServerConfiguration()
     ) throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "aether-serve-\(UUID().uuidString)"
@@ -23,7 +24,8 @@ final class ReceiverFixture: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         directory = FilePath(path)
         let lines = log
-        var options = ReceiverServer.Options(directory: directory, limits: limits, tokens: tokens, logFormat: logFormat)
+        var options = ReceiverServer.Options(
+            directory: directory, http: http, limits: limits, tokens: tokens, logFormat: logFormat)
         options.catalogURL = catalogURL
         server = try ReceiverServer(options, logSink: { line in lines.append(line) })
         client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
