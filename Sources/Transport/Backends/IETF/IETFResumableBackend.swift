@@ -125,7 +125,20 @@ public struct IETFResumableBackend: UploadBackend {
             throw TransportError(
                 .conflict, "the server holds \(state.offset) of \(upload.size) bytes: the upload is not complete")
         }
-        if state.complete { return UploadReceipt(location: upload.location, size: upload.size) }
+        if state.complete {
+            // Completed before this request (an earlier completing PATCH whose answer was lost, or an earlier run):
+            // the digest of that answer is gone. A Repr-Digest on the HEAD answer is checked; without one the
+            // receipt says the SHA-256 was not checked, never that it matched.
+            guard let reported = state.reprDigest else {
+                var receipt = UploadReceipt(location: upload.location, size: upload.size)
+                receipt.unchecked = ["sha256"]
+                receipt.uncheckedReason =
+                    "the upload was already complete at the server and its HEAD answer has no Repr-Digest"
+                return receipt
+            }
+            try Self.check(reported, summary.fileSHA256, "HEAD answer of the completed upload")
+            return UploadReceipt(location: upload.location, size: upload.size, serverSHA256: reported)
+        }
         var headers = HTTPHeaders([
             ("Upload-Offset", "\(upload.size)"), ("Upload-Complete", StructuredField.serialize(true)),
             ("Content-Type", Self.partialUploadMediaType), ("Repr-Digest", Self.digestField(summary.fileSHA256)),
@@ -136,14 +149,27 @@ public struct IETFResumableBackend: UploadBackend {
         if version == .latest, Self.boolean(response.headers, "Upload-Complete") == false {
             throw TransportError(.protocolViolation, "the answer to the completing PATCH says the upload is incomplete")
         }
+        if let stored = Self.integer(response.headers, "Upload-Offset"), stored != upload.size {
+            throw TransportError(
+                .receiptMismatch,
+                "the answer to the completing PATCH reports \(stored) bytes stored, not the \(upload.size) sent")
+        }
         var serverDigest: Digest32?
         if let reported = Self.reprDigest(response.headers) {
-            guard reported == summary.fileSHA256 else {
-                throw TransportError(.checksumMismatch, "the server's Repr-Digest differs from the object's SHA-256")
-            }
+            try Self.check(reported, summary.fileSHA256, "answer to the completing PATCH")
             serverDigest = reported
         }
         return UploadReceipt(location: upload.location, size: upload.size, serverSHA256: serverDigest)
+    }
+
+    /// A `Repr-Digest` the server reported, compared with the object's SHA-256; another one is `.receiptMismatch`
+    /// (final: the server says it stored other bytes).
+    static func check(_ reported: Digest32, _ ours: Digest32, _ answer: String) throws(TransportError) {
+        guard reported != ours else { return }
+        throw TransportError(
+            .receiptMismatch,
+            "the Repr-Digest of the \(answer) (sha-256 \(reported.hex.prefix(16))...) differs from the object's "
+                + "SHA-256 (\(ours.hex.prefix(16))...)")
     }
 
     public func abort(_ upload: RemoteUpload) async throws(TransportError) {
@@ -287,8 +313,11 @@ public struct IETFResumableBackend: UploadBackend {
         _ = try await exchange("DELETE", location)
     }
 
-    /// Offset retrieval (`HEAD`).
-    private func head(_ upload: RemoteUpload) async throws(TransportError) -> (offset: Int64, complete: Bool) {
+    /// Offset retrieval (`HEAD`): the offset, whether the upload is complete, and a `Repr-Digest` if the answer
+    /// has one.
+    private func head(_ upload: RemoteUpload) async throws(TransportError) -> (
+        offset: Int64, complete: Bool, reprDigest: Digest32?
+    ) {
         let response = try await exchange("HEAD", upload.location)
         guard response.status == 200 || response.status == 204 else { throw error(for: response, "HEAD") }
         guard let offset = Self.integer(response.headers, "Upload-Offset") else {
@@ -303,7 +332,7 @@ public struct IETFResumableBackend: UploadBackend {
         if !deferred, let length = Self.integer(response.headers, "Upload-Length"), length != upload.size {
             throw TransportError(.protocolViolation, "the server reports a length of \(length), not \(upload.size)")
         }
-        return (offset, Self.boolean(response.headers, "Upload-Complete") ?? false)
+        return (offset, Self.boolean(response.headers, "Upload-Complete") ?? false, Self.reprDigest(response.headers))
     }
 
     /// The server's offset after a failed append. The connection that failed may take the next request with it

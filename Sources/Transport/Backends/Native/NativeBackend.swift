@@ -198,7 +198,10 @@ public struct NativeBackend: UploadBackend {
             throw TransportError(.protocolViolation, "the receipt of chunk \(part.index) names another chunk")
         }
         guard receipt.sha256 == part.sha256 else {
-            throw TransportError(.checksumMismatch, "the receipt of chunk \(part.index) names another SHA-256")
+            throw TransportError(
+                .receiptMismatch,
+                "the receipt of chunk \(part.index) names SHA-256 \(receipt.sha256.hex.prefix(16))..., not the "
+                    + "client's \(part.sha256.hex.prefix(16))...")
         }
         return PartReceipt(index: part.index, length: part.length, checksumCRC32C: part.crc32c)
     }
@@ -227,7 +230,8 @@ public struct NativeBackend: UploadBackend {
         }
         guard receipt.sha256 == shard.sha256 else {
             throw TransportError(
-                .checksumMismatch, "the receipt of parity shard \(shard.group)/\(shard.shard) names another SHA-256")
+                .receiptMismatch,
+                "the receipt of parity shard \(shard.group)/\(shard.shard) names another SHA-256 than the client's")
         }
         return receipt
     }
@@ -437,8 +441,7 @@ public struct NativeBackend: UploadBackend {
         return try verify(response.body, upload: upload, summary: summary)
     }
 
-    /// Parses a receipt and compares every value with the client's; what differs is named in a
-    /// `.checksumMismatch`.
+    /// Parses a receipt and compares every value with the client's; what differs is named in a `.receiptMismatch`.
     func verify(_ body: [UInt8], upload: RemoteUpload, summary: CompletionSummary) throws(TransportError)
         -> UploadReceipt
     {
@@ -459,7 +462,9 @@ public struct NativeBackend: UploadBackend {
         if receipt.cid != CIDv1(digest: summary.fileSHA256).string { differs.append("cid") }
         guard differs.isEmpty else {
             throw TransportError(
-                .checksumMismatch, "the receipt's \(differs.joined(separator: ", ")) differ from the client's")
+                .receiptMismatch,
+                "the receipt's \(differs.joined(separator: ", ")) \(differs.count == 1 ? "differs" : "differ") from "
+                    + "the client's")
         }
         return UploadReceipt(
             location: upload.location, size: receipt.size, serverSHA256: receipt.fileSHA256,

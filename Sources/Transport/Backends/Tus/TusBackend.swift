@@ -170,6 +170,10 @@ public struct TusBackend: UploadBackend {
                 throw TransportError(
                     .conflict, "the server holds \(state.offset) of \(upload.size) bytes: the upload is not complete")
             }
+            if let length = state.length, length != upload.size {
+                throw TransportError(
+                    .receiptMismatch, "the server records an upload length of \(length), not the \(upload.size) sent")
+            }
             if upload.sizeDeferred == true, state.length == nil { try await declareLength(upload) }
             return UploadReceipt(location: upload.location, size: upload.size)
         }
@@ -185,7 +189,9 @@ public struct TusBackend: UploadBackend {
         let state = try await head(created.location)
         guard state.offset == upload.size, state.length == nil || state.length == upload.size else {
             throw TransportError(
-                .protocolViolation, "the final upload holds \(state.offset) bytes, not the \(upload.size) sent")
+                .receiptMismatch,
+                "the final upload holds \(state.offset) bytes of a length of \(state.length.map { "\($0)" } ?? "none"), "
+                    + "not the \(upload.size) sent")
         }
         return UploadReceipt(location: created.location, size: upload.size)
     }
