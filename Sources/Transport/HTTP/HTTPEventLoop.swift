@@ -63,6 +63,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             }
             multi.perform()
             while let done = multi.nextDone() { complete(handle: done.handle, code: done.code) }
+            stopOverdue()
             multi.poll(milliseconds: 1000)
         }
     }
@@ -93,6 +94,19 @@ final class HTTPEventLoop: @unchecked Sendable {
         case .resume(let id):
             active[id]?.easy?.unpause()
         }
+    }
+
+    /// Fails every transfer whose answer is past its deadline (`HTTPTimeouts.firstByte`, `answer`) with `.timedOut`;
+    /// its connection is closed. Run once a turn, so at least once a second.
+    private func stopOverdue() {
+        var overdue: [(HTTPTransfer, String)] = []
+        for transfer in active.values {
+            guard let easy = transfer.easy,
+                let reason = transfer.overdue(started: easy.requestStarted, queued: easy.hasQueuedBytes)
+            else { continue }
+            overdue.append((transfer, reason))
+        }
+        for (transfer, reason) in overdue { stop(transfer, TransportError(.timedOut, reason)) }
     }
 
     /// Removes a transfer from the multi handle at once (its connection is closed, not reused) and fails it.

@@ -769,6 +769,9 @@ public actor ChunkedUploader {
         var pathFailures = 0
         var pathFailingSince: ContinuousClock.Instant?
         var waitedForBreaker = 0.0
+        // The first attempt that timed out (a stalled connection): a later refusal may be the destination still
+        // holding that request, which the final message then says.
+        var firstTimeout: (attempt: Int, error: TransportError)?
         while true {
             try Task.checkCancellation()
             switch breaker.permission() {
@@ -817,10 +820,17 @@ public actor ChunkedUploader {
                             + error.message)
                 } else {
                     breaker.recordFailure()
+                    if error.code == .timedOut, firstTimeout == nil { firstTimeout = (sends, error) }
                     guard Self.isRetryable(error.code), attempt < configuration.maximumAttempts else {
+                        var note = ""
+                        if let firstTimeout, error.code != .timedOut {
+                            note =
+                                "; attempt \(firstTimeout.attempt) timed out first (\(firstTimeout.error.message)), and "
+                                + "the destination may still hold that request"
+                        }
                         throw UploaderError(
                             .transportFailed,
-                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))")
+                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))\(note)")
                     }
                     attempt += 1
                     base = min(

@@ -129,15 +129,7 @@ public struct IETFResumableBackend: UploadBackend {
             // Completed before this request (an earlier completing PATCH whose answer was lost, or an earlier run):
             // the digest of that answer is gone. A Repr-Digest on the HEAD answer is checked; without one the
             // receipt says the SHA-256 was not checked, never that it matched.
-            guard let reported = state.reprDigest else {
-                var receipt = UploadReceipt(location: upload.location, size: upload.size)
-                receipt.unchecked = ["sha256"]
-                receipt.uncheckedReason =
-                    "the upload was already complete at the server and its HEAD answer has no Repr-Digest"
-                return receipt
-            }
-            try Self.check(reported, summary.fileSHA256, "HEAD answer of the completed upload")
-            return UploadReceipt(location: upload.location, size: upload.size, serverSHA256: reported)
+            return try Self.alreadyComplete(upload, state.reprDigest, summary)
         }
         var headers = HTTPHeaders([
             ("Upload-Offset", "\(upload.size)"), ("Upload-Complete", StructuredField.serialize(true)),
@@ -145,6 +137,13 @@ public struct IETFResumableBackend: UploadBackend {
         ])
         if upload.sizeDeferred == true { headers.add("Upload-Length", "\(upload.size)") }
         let response = try await exchange("PATCH", upload.location, headers)
+        if (400..<500).contains(response.status), response.status != 404, response.status != 410,
+            let after = try? await head(upload), after.complete, after.offset == upload.size
+        {
+            // Refused because it is complete already: a completing PATCH sent before (libcurl sends a request again
+            // when a reused connection died under it) completed it, and its answer was lost.
+            return try Self.alreadyComplete(upload, after.reprDigest, summary)
+        }
         guard (200..<300).contains(response.status) else { throw error(for: response, "completing PATCH") }
         if version == .latest, Self.boolean(response.headers, "Upload-Complete") == false {
             throw TransportError(.protocolViolation, "the answer to the completing PATCH says the upload is incomplete")
@@ -160,6 +159,23 @@ public struct IETFResumableBackend: UploadBackend {
             serverDigest = reported
         }
         return UploadReceipt(location: upload.location, size: upload.size, serverSHA256: serverDigest)
+    }
+
+    /// The receipt of an upload the server reports complete before this client's completing PATCH was answered:
+    /// the `Repr-Digest` of the `HEAD` answer is checked when there is one; otherwise the receipt says the SHA-256
+    /// was not checked.
+    static func alreadyComplete(_ upload: RemoteUpload, _ reported: Digest32?, _ summary: CompletionSummary)
+        throws(TransportError) -> UploadReceipt
+    {
+        guard let reported else {
+            var receipt = UploadReceipt(location: upload.location, size: upload.size)
+            receipt.unchecked = ["sha256"]
+            receipt.uncheckedReason =
+                "the upload was already complete at the server and its HEAD answer has no Repr-Digest"
+            return receipt
+        }
+        try check(reported, summary.fileSHA256, "HEAD answer of the completed upload")
+        return UploadReceipt(location: upload.location, size: upload.size, serverSHA256: reported)
     }
 
     /// A `Repr-Digest` the server reported, compared with the object's SHA-256; another one is `.receiptMismatch`
@@ -353,8 +369,13 @@ public struct IETFResumableBackend: UploadBackend {
         }
     }
 
-    /// Appends `part` from `start` (the server's offset) to its end, recovering from a 409, a 5xx or a closed
-    /// connection by asking the server its offset when the body can be sent again from there.
+    /// Appends `part` from `start` (the server's offset) to its end, recovering from a 409, a 5xx or a closed or
+    /// stalled connection by asking the server its offset when the body can be sent again from there.
+    ///
+    /// A connection that stalls without closing (no byte moves for the idle limit) is abandoned and the rest sent
+    /// from the server's offset. The server may still hold that stalled append and refuse the next one with 409 at
+    /// its own offset: that is not the offset changing, so it is sent again with back-off for up to
+    /// `options.heldAppendWait` until the server lets go. A 409 after which the offset did change resumes from it.
     func transfer(
         _ part: UploadPart, to upload: RemoteUpload, from start: Int64, bodySent: Bool, sendsDigest: Bool = true
     ) async throws(TransportError) {
@@ -362,6 +383,10 @@ public struct IETFResumableBackend: UploadBackend {
         var offset = start
         var streamUsed = bodySent
         var recoveries = 0
+        var moves = 0
+        var held = HeldAppendWait(limit: options.heldAppendWait)
+        // The last failure of the connection, for the message if the append cannot be finished.
+        var lastFailure: TransportError?
         while offset < partEnd {
             guard offset >= part.offset else {
                 throw TransportError(
@@ -382,7 +407,15 @@ public struct IETFResumableBackend: UploadBackend {
                 ("Upload-Offset", "\(offset)"), ("Upload-Complete", StructuredField.serialize(false)),
                 ("Content-Type", Self.partialUploadMediaType),
             ])
-            if offset == part.offset, sendsDigest { headers.add("Content-Digest", Self.digestField(part.sha256)) }
+            if sendsDigest {
+                // The rest of a part sent again carries the digest of the rest, so the server checks it as it would
+                // have checked the whole part.
+                if offset == part.offset {
+                    headers.add("Content-Digest", Self.digestField(part.sha256))
+                } else if let rest = body.heldBytes {
+                    headers.add("Content-Digest", Self.digestField(SHA256.hash(rest)))
+                }
+            }
             let end = partEnd
             let response: HTTPResponse
             do {
@@ -390,8 +423,9 @@ public struct IETFResumableBackend: UploadBackend {
             } catch {
                 guard error.code == .connectionClosed || error.code == .timedOut,
                     part.body.dropping(first: 0) != nil, recoveries < options.recoveryAttempts
-                else { throw error }
+                else { throw Self.after(lastFailure, error) }
                 recoveries += 1
+                lastFailure = error
                 offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
                 continue
             }
@@ -406,11 +440,31 @@ public struct IETFResumableBackend: UploadBackend {
                         .protocolViolation, "the append answer reports \(reported) bytes, not \(end)")
                 }
                 offset = end
-            case 409, 500..<600:
+            case 409:
+                let now = try await offsetAfterFailure(upload, recoveries: &recoveries)
+                if now == offset {
+                    guard let delay = held.next() else {
+                        throw Self.after(
+                            lastFailure,
+                            TransportError(
+                                .conflict,
+                                "the server refused \(held.refusals) appends at its own offset \(offset) with 409 over "
+                                    + "\(Int(held.waited)) s: it still holds an earlier append to this upload; run the "
+                                    + "same command again once the server has let it go"))
+                    }
+                    try await HeldAppendWait.sleep(delay)
+                } else {
+                    // Forward is the held append finishing what it carried; backward, the server lost bytes.
+                    if now < offset { moves += 1 }
+                    guard moves <= options.recoveryAttempts else {
+                        throw TransportError(
+                            .conflict, "the server's offset kept going back (\(moves) answers 409, now \(now))")
+                    }
+                    offset = now
+                }
+            case 500..<600:
                 guard recoveries < options.recoveryAttempts else {
-                    throw response.status == 409
-                        ? TransportError(.conflict, "the server's offset kept changing (\(recoveries + 1) answers 409)")
-                        : error(for: response, "PATCH")
+                    throw Self.after(lastFailure, error(for: response, "PATCH"))
                 }
                 recoveries += 1
                 offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
@@ -418,6 +472,14 @@ public struct IETFResumableBackend: UploadBackend {
                 throw error(for: response, "PATCH")
             }
         }
+    }
+
+    /// `error`, its message prefixed with the connection failure before it (what started the recovery), if any.
+    static func after(_ failure: TransportError?, _ error: TransportError) -> TransportError {
+        guard let failure, failure.message != error.message else { return error }
+        return TransportError(
+            error.code, "after an append failed (\(failure.code): \(failure.message)), \(error.message)",
+            errno: error.errno)
     }
 
     // MARK: Checks

@@ -486,10 +486,11 @@ public struct NativeBackend: UploadBackend {
         rereadsStoredBytes: Bool = false
     ) async throws(TransportError) -> HTTPResponse {
         var timeouts = options.timeouts
-        if rereadsStoredBytes, let idle = timeouts.idle {
+        if rereadsStoredBytes {
             // The receiver answers these only after reading stored bytes back (sampled chunks, the rest of the
-            // object), which takes long on a slow store (S3): silence is expected, so the idle limit is longer.
-            timeouts.idle = max(idle, Self.storedBytesIdle)
+            // object), which takes long on a slow store (S3): silence is expected, so the idle limit and the wait
+            // for the answer are longer.
+            timeouts = timeouts.allowingSilence(Self.storedBytesIdle)
         }
         var headers = options.headers
         headers.replace(AetherWire.protocolField, String(AetherWire.version))
@@ -501,7 +502,7 @@ public struct NativeBackend: UploadBackend {
                 timeouts: timeouts, responseBodyLimit: AetherWire.maximumStatusDocumentBytes))
     }
 
-    /// The idle limit of a request whose answer waits for the receiver to read stored bytes back.
+    /// The idle limit and first-byte wait of a request whose answer waits for the receiver to read stored bytes back.
     static let storedBytesIdle = Duration.seconds(300)
 
     /// `upload`'s URL with `suffix` appended to its path (before a query).
