@@ -12,6 +12,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     private let nextID = Atomic<UInt64>(1)
     private var active: [UInt64: HTTPTransfer] = [:]
     private var byHandle: [Int: UInt64] = [:]
+    private var lastDeadlineCheck = ContinuousClock.now
 
     init(configuration: HTTPClientConfiguration) throws(TransportError) {
         self.configuration = configuration
@@ -97,8 +98,12 @@ final class HTTPEventLoop: @unchecked Sendable {
     }
 
     /// Fails every transfer whose answer is past its deadline (`HTTPTimeouts.firstByte`, `answer`) with `.timedOut`;
-    /// its connection is closed. Run once a turn, so at least once a second.
+    /// its connection is closed. Run at most four times a second (a busy loop turns thousands of times a second, and
+    /// each look costs two calls per transfer), and at least once a second (the poll's longest wait).
     private func stopOverdue() {
+        let now = ContinuousClock.now
+        guard lastDeadlineCheck.duration(to: now) >= .milliseconds(250) else { return }
+        lastDeadlineCheck = now
         var overdue: [(HTTPTransfer, String)] = []
         for transfer in active.values {
             guard let easy = transfer.easy,
