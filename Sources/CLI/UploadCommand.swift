@@ -180,7 +180,15 @@ enum UploadRun {
     }
 
     static func report(_ error: UploaderError, view: UploadProgressView, exit: Int32) {
-        let line = FailureAdvice.line(for: error)
+        var line = FailureAdvice.line(for: error)
+        if error.code == .verificationFailed {
+            // The state is kept (a later run fails the same way, see ResumeSnapshot.receiptMismatch): say how to
+            // remove both.
+            line =
+                "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
+                + "; the stored object is not this file: remove it and the kept state with `aether cancel \(view.id)`, "
+                + "then upload again"
+        }
         if view.mode == .json {
             view.json(EventJSON(event: "failed", id: view.id, message: line, exit: exit))
         }

@@ -103,12 +103,19 @@ final class UploadProgressView: Sendable {
                         event: "completed", id: id, location: outcome.receipt.location, size: outcome.receipt.size,
                         sha256: outcome.sha256.hex, merkleRoot: outcome.merkleRoot.hex,
                         chainHead: outcome.chainHead.hex, serverVerified: outcome.serverVerified,
-                        partsSent: outcome.partsSent, bytesSent: outcome.bytesSent))
+                        serverUnchecked: outcome.receipt.unchecked.isEmpty ? nil : outcome.receipt.unchecked,
+                        uncheckedReason: outcome.receipt.uncheckedReason, partsSent: outcome.partsSent,
+                        bytesSent: outcome.bytesSent))
             } else if mode != .quiet {
-                let checked =
+                var checked =
                     outcome.serverVerified.isEmpty
-                    ? "size and every part acknowledged (the protocol returns no digest)"
+                    ? "size and every part acknowledged (the destination returned no digest)"
                     : outcome.serverVerified.joined(separator: ", ") + " matched"
+                if !outcome.receipt.unchecked.isEmpty {
+                    checked +=
+                        "; NOT checked: \(outcome.receipt.unchecked.joined(separator: ", "))"
+                        + (outcome.receipt.uncheckedReason.map { " (\($0))" } ?? "")
+                }
                 line(
                     "done: \(outcome.receipt.size) bytes at \(outcome.receipt.location)\n  sha256       "
                         + "\(outcome.sha256.hex)\n  merkle root  \(outcome.merkleRoot.hex)\n  chain head   "
@@ -254,6 +261,8 @@ struct EventJSON: Encodable {
     var merkleRoot: String? = nil
     var chainHead: String? = nil
     var serverVerified: [String]? = nil
+    var serverUnchecked: [String]? = nil
+    var uncheckedReason: String? = nil
     var partsSent: Int? = nil
     var bytesSent: Int64? = nil
     var exit: Int32? = nil
@@ -266,7 +275,8 @@ struct EventJSON: Encodable {
         case chunkSize = "chunk_size", parallelism, total, sent, acknowledged, verified, rate, displayed, index, length,
             attempt
         case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
-        case serverVerified = "server_verified", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
+        case serverVerified = "server_verified", serverUnchecked = "server_unchecked"
+        case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
         case requestSize = "request_size", following
     }
 }

@@ -291,7 +291,7 @@ import Testing
         let upload = try await backend.create(try object.description(backend))
         try await Self.sendAll(object, [1, 0], backend, upload)
         let error = await Self.code { _ = try await backend.complete(upload, summary: object.summary) }
-        #expect(error?.code == .checksumMismatch)
+        #expect(error?.code == .receiptMismatch)
         #expect(error?.message.contains("merkleRoot") == true)
     }
 

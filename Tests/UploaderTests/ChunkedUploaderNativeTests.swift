@@ -113,8 +113,12 @@ final class NativeUploadFixture: @unchecked Sendable {
 
     var destination: String { server.url + "/uploads" }
 
-    /// The detected native backend, its requests passing through a counter of chunk bodies and their codings.
-    func backend(withholding withhold: Set<Int> = [], wire given: NativeWire? = nil) async throws
+    /// The detected native backend, its requests passing through a counter of chunk bodies and their codings;
+    /// `rewrite` may change each answer before the backend reads it (a receiver that lies).
+    func backend(
+        withholding withhold: Set<Int> = [], wire given: NativeWire? = nil,
+        rewrite: (@Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse)? = nil
+    ) async throws
         -> WatchedNativeBackend
     {
         let detected = try await BackendDetector(client: client).detect(destination)
@@ -130,7 +134,8 @@ final class NativeUploadFixture: @unchecked Sendable {
                         if let coding = request.headers["Content-Encoding"] { $0.codings.append(coding) }
                     }
                 }
-                return try await client.send(request)
+                let response = try await client.send(request)
+                return rewrite?(request, response) ?? response
             })
         return WatchedNativeBackend(inner: counted, wire: wire, withhold: withhold)
     }

@@ -47,6 +47,10 @@ static inline CURLcode caether_curl_getinfo_offset(CURL *easy, CURLINFO info, cu
     return curl_easy_getinfo(easy, info, value);
 }
 
+static inline CURLcode caether_curl_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
 static inline CURLMcode caether_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

@@ -226,8 +226,7 @@ struct CurlCode {
         try check(unsafe caether_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context), CURLOPT_WRITEDATA)
 
         let method = request.method
-        let sendsBody = !request.body.isEmpty || ["PUT", "POST", "PATCH"].contains(method)
-        if sendsBody {
+        if request.sendsBody {
             try set(CURLOPT_UPLOAD, 1)
             try check(unsafe caether_curl_setopt_read_function(handle, Curl.readBody), CURLOPT_READFUNCTION)
             try check(unsafe caether_curl_setopt_pointer(handle, CURLOPT_READDATA, context), CURLOPT_READDATA)
@@ -257,6 +256,22 @@ struct CurlCode {
         var value = 0
         _ = unsafe caether_curl_getinfo_long(handle, item, &value)
         return value
+    }
+
+    /// Whether libcurl has begun sending the request (connected, TLS done): CURLINFO_PRETRANSFER_TIME_T is set.
+    var requestStarted: Bool { offset(CURLINFO_PRETRANSFER_TIME_T) > 0 }
+
+    /// Whether bytes still wait in the send queue of the transfer's socket (CURLINFO_ACTIVESOCKET, then
+    /// ioctl(TIOCOUTQ), the same request as SIOCOUTQ on a TCP socket): a request body handed to libcurl may sit
+    /// there for a long time on a slow link. False when there is no socket or the kernel does not say.
+    var hasQueuedBytes: Bool {
+        var socket: curl_socket_t = CURL_SOCKET_BAD
+        guard unsafe caether_curl_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
+            socket != CURL_SOCKET_BAD
+        else { return false }
+        var queued: Int32 = 0
+        guard unsafe ioctl(socket, UInt(TIOCOUTQ), &queued) == 0 else { return false }
+        return queued > 0
     }
 
     private func offset(_ item: CURLINFO) -> Int64 {
@@ -349,7 +364,12 @@ struct CurlCode {
                 return TransportError(.systemCall, "no socket could be made: \(reason)", errno: local)
             }
             return TransportError(.connectionRefused, message)
-        case CURLE_OPERATION_TIMEDOUT: return TransportError(.timedOut, message)
+        case CURLE_OPERATION_TIMEDOUT:
+            // libcurl's low-speed limit: nothing moved either way (a connection that stalled without closing).
+            if detail.contains("too slow") {
+                return TransportError(.timedOut, "the connection stalled: no bytes moved (\(message))")
+            }
+            return TransportError(.timedOut, message)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
             let verify = info(CURLINFO_SSL_VERIFYRESULT)
             if verify == applicationVerification { return TransportError(.pinMismatch, message) }

@@ -99,6 +99,9 @@ public actor ChunkedUploader {
         var plan = await resume.plan(
             fingerprint: fingerprint, destination: target.destination, backend: backend,
             pathWait: PathFailureWait(resetLimit: configuration.connectionWaitLimit))
+        if let earlier = plan.snapshot?.receiptMismatch {
+            throw runFailure(Self.earlierMismatch(earlier))
+        }
         var restarts = 0
         while true {
             if let abandoned = plan.abandoned { try? await backend.abort(abandoned) }
@@ -115,9 +118,20 @@ public actor ChunkedUploader {
                     reason: "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh",
                     abandoned: mismatch.remote)
             } catch {
-                throw runFailure(error)
+                let failure = runFailure(error)
+                if failure.code == .verificationFailed { await resume.recordMismatch(failure.message) }
+                throw failure
             }
         }
+    }
+
+    /// The failure of a run whose snapshot records that the destination failed verification before: the upload is
+    /// not continued or completed again (what the destination holds is not this file).
+    static func earlierMismatch(_ recorded: String) -> UploaderError {
+        UploaderError(
+            .verificationFailed,
+            "an earlier run of this upload found that the destination does not hold this file (\(recorded)); "
+                + "it is not completed again")
     }
 
     /// The typed error a run ends with, audited: an UploaderError as it is, a cancellation as a pause (the state is
@@ -447,6 +461,11 @@ public actor ChunkedUploader {
         return outcome
     }
 
+    static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
     private var parallelNow: Int { state?.parallel ?? 1 }
 
     private var runLengthNow: RunLength { state?.runLength ?? RunLength(1) }
@@ -473,6 +492,14 @@ public actor ChunkedUploader {
                 run.chunkHashes.append(digest.sha256)
                 if let known = run.knownHashes[chunk.index], known != digest.sha256 {
                     throw PartMismatch(index: chunk.index, remote: run.snapshot.remote)
+                }
+                // A part the destination holds from an earlier run, with the checksum it reports for it (S3 ListParts):
+                // the same check its upload's answer had.
+                if let theirs = run.acknowledged[chunk.index]?.checksumCRC32C, theirs != digest.crc32c {
+                    throw UploaderError(
+                        .verificationFailed,
+                        "the destination holds part \(chunk.index) with CRC32C \(Self.hex(theirs)), the file's part has "
+                            + "\(Self.hex(digest.crc32c))")
                 }
                 part = PartToSend(
                     index: chunk.index, offset: chunk.offset, body: .chunks([chunk]), length: Int64(chunk.count),
@@ -742,6 +769,9 @@ public actor ChunkedUploader {
         var pathFailures = 0
         var pathFailingSince: ContinuousClock.Instant?
         var waitedForBreaker = 0.0
+        // The first attempt that timed out (a stalled connection): a later refusal may be the destination still
+        // holding that request, which the final message then says.
+        var firstTimeout: (attempt: Int, error: TransportError)?
         while true {
             try Task.checkCancellation()
             switch breaker.permission() {
@@ -781,12 +811,26 @@ public actor ChunkedUploader {
                     base = min(
                         configuration.connectionBackoffLimit,
                         configuration.initialBackoff * Double(1 << min(pathFailures - 1, 20)))
+                } else if error.code == .receiptMismatch {
+                    // The destination says it stored other bytes than this file's: final, and exit 4, not a
+                    // transport failure to retry.
+                    throw UploaderError(
+                        .verificationFailed,
+                        "the destination's receipt does not match the file\(index >= 0 ? " at part \(index)" : ""): "
+                            + error.message)
                 } else {
                     breaker.recordFailure()
+                    if error.code == .timedOut, firstTimeout == nil { firstTimeout = (sends, error) }
                     guard Self.isRetryable(error.code), attempt < configuration.maximumAttempts else {
+                        var note = ""
+                        if let firstTimeout, error.code != .timedOut {
+                            note =
+                                "; attempt \(firstTimeout.attempt) timed out first (\(firstTimeout.error.message)), and "
+                                + "the destination may still hold that request"
+                        }
                         throw UploaderError(
                             .transportFailed,
-                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))")
+                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))\(note)")
                     }
                     attempt += 1
                     base = min(
@@ -809,7 +853,9 @@ public actor ChunkedUploader {
         try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }
 
-    /// Failures worth sending again: the network or the server had a moment, or the bytes arrived damaged.
+    /// Failures worth sending again: the network or the server had a moment, or the destination caught bytes
+    /// damaged in transit and refused them (`.checksumMismatch`). A receipt that disagrees with the client's own
+    /// computation (`.receiptMismatch`) is never among them.
     static func isRetryable(_ code: TransportError.Code) -> Bool {
         [.timedOut, .connectionClosed, .connectionRefused, .notConnected, .serverFailed, .throttled, .checksumMismatch]
             .contains(code)

@@ -261,7 +261,7 @@ import Testing
     @Test func aReceiptForOtherBytesOrNoReceiptIsRefused() async throws {
         let object = try Object()
         let cases: [(HTTPHeaders, TransportError.Code)] = [
-            ([AetherWire.receiptField: "index=0, sha-256=\(Self.sf(object.hashes[1]))"], .checksumMismatch),
+            ([AetherWire.receiptField: "index=0, sha-256=\(Self.sf(object.hashes[1]))"], .receiptMismatch),
             ([AetherWire.receiptField: "index=1, sha-256=\(Self.sf(object.hashes[0]))"], .protocolViolation),
             ([AetherWire.receiptField: "index=0, sha-256=\(Self.sf(object.hashes[0])), parity"], .protocolViolation),
             ([AetherWire.receiptField: "index=0"], .protocolViolation), ([:], .protocolViolation),
@@ -496,7 +496,7 @@ import Testing
             let error = await Self.code {
                 _ = try await receiver.backend().complete(object.upload, summary: object.summary)
             }
-            #expect(error?.code == .checksumMismatch)
+            #expect(error?.code == .receiptMismatch)
             #expect(error?.message.contains(name) == true, "\(name)")
         }
     }

@@ -198,7 +198,10 @@ public struct NativeBackend: UploadBackend {
             throw TransportError(.protocolViolation, "the receipt of chunk \(part.index) names another chunk")
         }
         guard receipt.sha256 == part.sha256 else {
-            throw TransportError(.checksumMismatch, "the receipt of chunk \(part.index) names another SHA-256")
+            throw TransportError(
+                .receiptMismatch,
+                "the receipt of chunk \(part.index) names SHA-256 \(receipt.sha256.hex.prefix(16))..., not the "
+                    + "client's \(part.sha256.hex.prefix(16))...")
         }
         return PartReceipt(index: part.index, length: part.length, checksumCRC32C: part.crc32c)
     }
@@ -227,7 +230,8 @@ public struct NativeBackend: UploadBackend {
         }
         guard receipt.sha256 == shard.sha256 else {
             throw TransportError(
-                .checksumMismatch, "the receipt of parity shard \(shard.group)/\(shard.shard) names another SHA-256")
+                .receiptMismatch,
+                "the receipt of parity shard \(shard.group)/\(shard.shard) names another SHA-256 than the client's")
         }
         return receipt
     }
@@ -437,8 +441,7 @@ public struct NativeBackend: UploadBackend {
         return try verify(response.body, upload: upload, summary: summary)
     }
 
-    /// Parses a receipt and compares every value with the client's; what differs is named in a
-    /// `.checksumMismatch`.
+    /// Parses a receipt and compares every value with the client's; what differs is named in a `.receiptMismatch`.
     func verify(_ body: [UInt8], upload: RemoteUpload, summary: CompletionSummary) throws(TransportError)
         -> UploadReceipt
     {
@@ -459,7 +462,9 @@ public struct NativeBackend: UploadBackend {
         if receipt.cid != CIDv1(digest: summary.fileSHA256).string { differs.append("cid") }
         guard differs.isEmpty else {
             throw TransportError(
-                .checksumMismatch, "the receipt's \(differs.joined(separator: ", ")) differ from the client's")
+                .receiptMismatch,
+                "the receipt's \(differs.joined(separator: ", ")) \(differs.count == 1 ? "differs" : "differ") from "
+                    + "the client's")
         }
         return UploadReceipt(
             location: upload.location, size: receipt.size, serverSHA256: receipt.fileSHA256,
@@ -481,10 +486,11 @@ public struct NativeBackend: UploadBackend {
         rereadsStoredBytes: Bool = false
     ) async throws(TransportError) -> HTTPResponse {
         var timeouts = options.timeouts
-        if rereadsStoredBytes, let idle = timeouts.idle {
+        if rereadsStoredBytes {
             // The receiver answers these only after reading stored bytes back (sampled chunks, the rest of the
-            // object), which takes long on a slow store (S3): silence is expected, so the idle limit is longer.
-            timeouts.idle = max(idle, Self.storedBytesIdle)
+            // object), which takes long on a slow store (S3): silence is expected, so the idle limit and the wait
+            // for the answer are longer.
+            timeouts = timeouts.allowingSilence(Self.storedBytesIdle)
         }
         var headers = options.headers
         headers.replace(AetherWire.protocolField, String(AetherWire.version))
@@ -496,7 +502,7 @@ public struct NativeBackend: UploadBackend {
                 timeouts: timeouts, responseBodyLimit: AetherWire.maximumStatusDocumentBytes))
     }
 
-    /// The idle limit of a request whose answer waits for the receiver to read stored bytes back.
+    /// The idle limit and first-byte wait of a request whose answer waits for the receiver to read stored bytes back.
     static let storedBytesIdle = Duration.seconds(300)
 
     /// `upload`'s URL with `suffix` appended to its path (before a query).
