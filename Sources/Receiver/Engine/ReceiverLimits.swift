@@ -26,6 +26,9 @@ public struct ReceiverLimits: Sendable, Hashable {
     public var chunkClaimWaitSeconds: Double = 2
     /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
     public var maximumRunChunks = 64
+    /// Most bytes the ranges of one spot check may add up to (advertised as `challenge-bytes`, `docs/PROTOCOL.md`
+    /// 3.6): what one challenge request can make the receiver read.
+    public var maximumChallengeBytes: Int64 = 16 << 20
 
     /// The defaults of `docs/PROTOCOL.md` section 2.
     public init(
