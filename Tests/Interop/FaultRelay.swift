@@ -12,6 +12,8 @@ final class FaultRelay: @unchecked Sendable {
         var down: Int64
         var accepted: Int
         var resets: Int
+        /// Requests held by `hold-on TEXT` so far.
+        var held: Int = 0
     }
 
     let port: Int
@@ -33,7 +35,8 @@ final class FaultRelay: @unchecked Sendable {
     /// `http://127.0.0.1:PORT` of the relay.
     var url: String { "http://127.0.0.1:\(port)" }
 
-    /// Sends `command` (`stats`, `reset`, `reset-every S`, `blackhole`, `pass`) and returns the counters after it.
+    /// Sends `command` (`stats`, `reset`, `reset-every S`, `blackhole`, `pass`, `reset-on TEXT`, `hold-on TEXT`,
+    /// `release`) and returns the counters after it.
     @discardableResult
     func send(_ command: String) throws -> Counters {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
@@ -41,7 +44,8 @@ final class FaultRelay: @unchecked Sendable {
         guard let up = answer["up"] as? Int, let down = answer["down"] as? Int,
             let accepted = answer["accepted"] as? Int, let resets = answer["resets"] as? Int
         else { throw SessionLive.Failure(description: "fault_relay.py answered \(answer)") }
-        return Counters(up: Int64(up), down: Int64(down), accepted: accepted, resets: resets)
+        return Counters(
+            up: Int64(up), down: Int64(down), accepted: accepted, resets: resets, held: answer["held"] as? Int ?? 0)
     }
 
     var counters: Counters { get throws { try send("stats") } }

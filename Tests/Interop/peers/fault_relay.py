@@ -5,7 +5,7 @@
 
 Prints one JSON line {"port": P} once it listens, then reads commands on stdin, one a line, and answers each
 with one JSON line of counters {"up": bytes client->server, "down": bytes server->client, "accepted": N,
-"resets": N}:
+"resets": N, "held": N}:
   stats           - only the counters
   reset           - closes every open connection with a TCP reset (SO_LINGER 0) on the client's side
   reset-every S   - does `reset` every S seconds from now on (0 stops it)
@@ -13,6 +13,9 @@ with one JSON line of counters {"up": bytes client->server, "down": bytes server
   pass            - forwards again (connections held during a blackhole carry on)
   reset-on TEXT   - resets (once) the connection whose next bytes toward the server contain TEXT, before they
                     are forwarded
+  hold-on TEXT    - holds (once) the bytes toward the server that contain TEXT, and that connection's later ones,
+                    until `release`
+  release         - forwards what is held
 Stops when stdin closes.
 """
 import json
@@ -24,12 +27,14 @@ import time
 
 TARGET = ("127.0.0.1", int(sys.argv[1]))
 lock = threading.Lock()
-counters = {"up": 0, "down": 0, "accepted": 0, "resets": 0}
+counters = {"up": 0, "down": 0, "accepted": 0, "resets": 0, "held": 0}
 connections = []  # Pair
 flowing = threading.Event()
 flowing.set()
 period = [0.0]
 trigger = [None]
+hold = [None]
+released = threading.Event()
 
 
 class Pair:
@@ -57,6 +62,13 @@ def pump(pair, source, sink, key):
                 if hit:
                     reset_pair(pair)
                     break
+                with lock:
+                    held = hold[0] is not None and hold[0] in data
+                    if held:
+                        hold[0] = None
+                        counters["held"] += 1
+                if held:
+                    released.wait()
             flowing.wait()
             sink.sendall(data)
             with lock:
@@ -160,5 +172,11 @@ for line in sys.stdin:
     elif words[0] == "reset-on":
         with lock:
             trigger[0] = words[1].encode()
+    elif words[0] == "hold-on":
+        released.clear()
+        with lock:
+            hold[0] = words[1].encode()
+    elif words[0] == "release":
+        released.set()
     with lock:
         print(json.dumps(counters), flush=True)
