@@ -32,6 +32,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+sys.dont_write_bytecode = True  # the import below leaves no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_integrity_vectors import leaf, proof, root_recursive  # noqa: E402
 
