@@ -76,6 +76,16 @@ final class LyingReceiver: @unchecked Sendable {
         #expect((failed["message"] as? String)?.contains("not the MAC of the bytes sent") == true, "\(failed)")
     }
 
+    /// Answers that are right but later than 500 ms are strikes; the third makes the receiver untrusted.
+    @Test func threeLateAnswersMakeTheReceiverUntrusted() throws {
+        let receiver = try LyingReceiver("late-answers")
+        let (status, child) = try Self.upload(receiver.url, seed: 2407)
+        #expect(status == 4, "\(child.stdout)")
+        #expect(Self.claims(child) == nil)
+        let failed = try #require(child.events.last { $0["event"] as? String == "failed" })
+        #expect((failed["message"] as? String)?.contains("failed 3 Byzantine spot checks") == true, "\(failed)")
+    }
+
     /// The peer itself is right: honest, it passes every check, so the failures above are the lies being caught.
     @Test func theHonestPeerPassesAndEveryCheckIsListed() throws {
         let receiver = try LyingReceiver("honest")

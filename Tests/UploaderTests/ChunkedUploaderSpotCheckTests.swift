@@ -107,6 +107,25 @@ import Testing
         #expect(!off.serverVerified.contains("byzantine-sample"))
     }
 
+    @Test func roundsTakeWholeChunksWithinTheBudgetElseARandomRangeOfTheirShare() throws {
+        // 64 KiB for 16 KiB chunks: four whole chunks a round.
+        let whole = try ChunkedUploader.spotCheckItems([1, 4, 6, 9], partSize: 16384, size: 150_000, budget: 65536)
+        #expect(whole.map(\.index) == [1, 4, 6, 9])
+        #expect(whole.map(\.length) == [16384, 16384, 16384, 150_000 - 9 * 16384])
+        #expect(whole.allSatisfy { $0.offset == 0 })
+        // Less than a chunk: one chunk a round, a range of the budget inside it.
+        for _ in 0..<50 {
+            let range = try ChunkedUploader.spotCheckItems([2, 3], partSize: 16384, size: 150_000, budget: 1000)
+            #expect(range.count == 1 && range[0].index == 2 && range[0].length == 1000)
+            #expect(range[0].offset >= 0 && range[0].offset + 1000 <= 16384)
+        }
+        // Never more than 64 chunks, whatever the budget; the client also caps a round at 16 MiB.
+        let many = try ChunkedUploader.spotCheckItems(
+            Array(0..<100), partSize: 16384, size: 100 * 16384, budget: 999_999_999_999_999)
+        #expect(many.count == 64)
+        #expect(ChunkedUploader.spotCheckRoundBytes == 16 << 20)
+    }
+
     /// The objects the receiver completed (its `objects` directory).
     static func completedObjects(_ fixture: NativeUploadFixture) throws -> [String] {
         let objects = fixture.store.description + "/objects"

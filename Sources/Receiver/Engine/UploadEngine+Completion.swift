@@ -102,13 +102,17 @@ extension UploadEngine {
     /// What one request reads is bounded: the ranges may add up to `limits.maximumChallengeBytes` (more is
     /// `.challengeTooLarge`, before anything is read), and proofs come from the recorded hashes, which the catalogue
     /// keeps after completion, so no chunk outside the ranges is ever read. 1 to 64 distinct indices, each range
-    /// within its chunk, a 32-byte nonce; otherwise `.malformedRequest`.
+    /// within its chunk, a 32-byte nonce, and an upload of known size; otherwise `.malformedRequest`.
     public func challenge(
         _ id: UploadID, items: [ByzantineChallenge.Item], nonce: [UInt8], owner: ClientIdentity
     ) throws(ReceiverError) -> [ChallengeAnswer] {
         let record = try load(id, owner: owner, allowing: [.open, .complete])
         guard record.uploadProtocol == .native else {
             throw ReceiverError(.malformedRequest, "only native uploads answer challenges")
+        }
+        guard record.size != nil else {
+            // The chunk count and the last chunk's length are unknown until the completion fixes the size.
+            throw ReceiverError(.malformedRequest, "an upload of unknown size answers no challenges")
         }
         guard !items.isEmpty, items.count <= 64 else {
             throw ReceiverError(.malformedRequest, "a challenge asks 1 to 64 indices")

@@ -20,12 +20,16 @@ extension ChunkedUploader {
         case failed(UploaderError)
     }
 
+    /// The most bytes one round reads from the file and holds, whatever `challenge-bytes` the receiver advertises.
+    static let spotCheckRoundBytes: Int64 = 16 << 20
+
     /// Rounds whose challenge we issue too late, in a row, before the checks stop with an error.
     static let spotCheckMissedWindowLimit = 8
 
     /// Checks that the receiver holds the sampled chunks of `remote`: the sample is `ByzantineVerifier`'s (the spec's
     /// count, Fisher-Yates over the CSPRNG); each round takes pending samples whose ranges fit the receiver's
-    /// `challenge-bytes` (whole chunks where they fit, else a random range of each), reads those bytes from the file
+    /// `challenge-bytes` and at most 16 MiB (whole chunks where they fit, else a random range of each), reads those
+    /// bytes from the file
     /// under the change guard (a file that changed is `.fileChanged`), prepares a challenge with a fresh nonce, asks
     /// the receiver's status (its acknowledgement that it holds them now), issues the challenge within 100 ms of it
     /// and has the answer judged against the client's bytes.
@@ -34,8 +38,9 @@ extension ChunkedUploader {
     /// hold what it acknowledged: no retry can change stored bytes (a chunk sent again with the same SHA-256 is
     /// answered "already stored"), so the upload fails at once with `.verificationFailed`. A late answer is a strike
     /// and its chunks are checked again; at three strikes the receiver is untrusted and the upload fails the same
-    /// way. A request that fails on the way (no answer) is withdrawn without a strike and retried with backoff like
-    /// every request, each attempt with a fresh nonce.
+    /// way; so is a request that got no answer within `NativeBackend.spotCheckDeadline`. A request that fails on the
+    /// way otherwise (a reset, a refused connection, a busy receiver) is withdrawn without a strike and retried with
+    /// backoff like every request, each attempt with a fresh nonce.
     ///
     /// Returns a report that says `passed` only when every sampled chunk was verified; no check is made (and the
     /// report says why) with the `byzantine-sampling` flag off, on another protocol, or against a receiver that does
@@ -69,7 +74,8 @@ extension ChunkedUploader {
         var missedInARow = 0
         while !verifier.pendingChunks.isEmpty {
             let items = try Self.spotCheckItems(
-                verifier.pendingChunks, partSize: remote.partSize, size: remote.size, budget: budget)
+                verifier.pendingChunks, partSize: remote.partSize, size: remote.size,
+                budget: min(budget, Self.spotCheckRoundBytes))
             let bytes = try Self.read(items, from: file, partSize: remote.partSize, chunkHashes: chunkHashes)
             let round = try await spotCheckRound(
                 native, remote, verifier: verifier, uploadID: uploadID, items: items, bytes: bytes,
@@ -156,6 +162,11 @@ extension ChunkedUploader {
                 switch error.code {
                 case .verificationFailed, .protocolViolation:
                     return .refused(verifier.reject(challenge), error.message)
+                case .timedOut:
+                    // No answer within the deadline, so none within 500 ms: a strike, and its chunks wait again.
+                    if let outcome = verifier.expireOverdue().first { return .judged(outcome) }
+                    verifier.withdraw(challenge)
+                    throw error
                 default:
                     verifier.withdraw(challenge)
                     throw error

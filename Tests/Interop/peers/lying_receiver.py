@@ -18,6 +18,8 @@ document with the standard library (hashlib, hmac), not from the Swift code. MOD
   acks-unstored acknowledges every chunk but stores only chunk 0; status, challenges and complete then say so
   other-upload  stores honestly but answers challenges with the bytes another upload holds at that place (zeros
                 when it holds no other upload)
+  late-answers  stores and answers honestly, but every challenge answer comes 0.8 s late (the client's limit is
+                0.5 s): three strikes
   old-receiver  stores and answers honestly, but as a receiver of before spot-check version 2: its capabilities
                 say `challenges` without `challenge-v`, and a challenge gets hashes and proofs (version 1)
 """
@@ -30,6 +32,7 @@ import secrets
 import struct
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.dont_write_bytecode = True  # the import below leaves no __pycache__ in the source tree
@@ -39,7 +42,7 @@ from gen_integrity_vectors import leaf, proof, root_recursive  # noqa: E402
 TAG = b"aether/byzantine-challenge/v2"
 MODES = {
     "honest", "hashes-only", "wrong-root", "wrong-sha256", "wrong-size", "acks-unstored", "other-upload",
-    "old-receiver",
+    "old-receiver", "late-answers",
 }
 CHALLENGE_BYTES = 16 << 20
 CAPABILITIES = (
@@ -298,7 +301,10 @@ class Handler(BaseHTTPRequestHandler):
             if upload is None:
                 self.answer(404, problem("not-found", 404, "no upload has this id"), content_type="application/problem+json")
             elif rest == ["challenges"]:
-                self.answer(200, challenge_answer(uid, upload, body))
+                answer = challenge_answer(uid, upload, body)
+                if mode == "late-answers":
+                    time.sleep(0.8)
+                self.answer(200, answer)
             elif rest == ["complete"]:
                 missing = [i for i in range(upload["chunks"]) if i not in listed(upload)]
                 if missing:

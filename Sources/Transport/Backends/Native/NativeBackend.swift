@@ -363,9 +363,11 @@ public struct NativeBackend: UploadBackend {
         do { try request.validate() } catch {
             throw TransportError(.invalidArgument, "the challenge is invalid\(Self.memberNote(error))")
         }
+        // The receiver reads at most challenge-bytes, and an answer counts only within 500 ms: a deadline of its
+        // own, not the long idle limit of the requests that make it read whole objects.
         let response = try await exchange(
             "POST", url(upload, "/challenges"), HTTPHeaders([("Content-Type", AetherWire.challengeMediaType)]),
-            body: .bytes(request.jsonBytes), rereadsStoredBytes: true)
+            body: .bytes(request.jsonBytes), total: Self.spotCheckDeadline)
         guard response.status == 200 else { throw error(for: response, "challenge") }
         let answer: NativeChallengeAnswer
         do { answer = try NativeChallengeAnswer(json: response.body) } catch {
@@ -506,9 +508,10 @@ public struct NativeBackend: UploadBackend {
 
     func exchange(
         _ method: String, _ url: String, _ extra: HTTPHeaders = HTTPHeaders(), body: HTTPRequestBody = .empty,
-        rereadsStoredBytes: Bool = false
+        rereadsStoredBytes: Bool = false, total: Duration? = nil
     ) async throws(TransportError) -> HTTPResponse {
         var timeouts = options.timeouts
+        if let total { timeouts.total = min(timeouts.total ?? total, total) }
         if rereadsStoredBytes, let idle = timeouts.idle {
             // The receiver answers these only after reading stored bytes back (sampled chunks, the rest of the
             // object), which takes long on a slow store (S3): silence is expected, so the idle limit is longer.
@@ -523,6 +526,10 @@ public struct NativeBackend: UploadBackend {
                 method: method, url: url, headers: headers, body: body, version: options.version,
                 timeouts: timeouts, responseBodyLimit: AetherWire.maximumStatusDocumentBytes))
     }
+
+    /// The whole exchange of a spot check (its answer counts only within 500 ms; this tells a late one from none):
+    /// past it the request ends `.timedOut`.
+    public static let spotCheckDeadline = Duration.seconds(10)
 
     /// The idle limit of a request whose answer waits for the receiver to read stored bytes back.
     static let storedBytesIdle = Duration.seconds(300)
