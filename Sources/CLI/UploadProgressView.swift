@@ -105,7 +105,8 @@ final class UploadProgressView: Sendable {
                         chainHead: outcome.chainHead.hex, serverVerified: outcome.serverVerified,
                         serverUnchecked: outcome.receipt.unchecked.isEmpty ? nil : outcome.receipt.unchecked,
                         uncheckedReason: outcome.receipt.uncheckedReason, partsSent: outcome.partsSent,
-                        bytesSent: outcome.bytesSent))
+                        bytesSent: outcome.bytesSent,
+                        spotChecks: outcome.spotChecks.map(SpotChecksJSON.init)))
             } else if mode != .quiet {
                 var checked =
                     outcome.serverVerified.isEmpty
@@ -119,10 +120,19 @@ final class UploadProgressView: Sendable {
                 line(
                     "done: \(outcome.receipt.size) bytes at \(outcome.receipt.location)\n  sha256       "
                         + "\(outcome.sha256.hex)\n  merkle root  \(outcome.merkleRoot.hex)\n  chain head   "
-                        + "\(outcome.chainHead.hex)\n  verified     \(checked)\n  sent         \(outcome.partsSent) "
-                        + "of \(outcome.partCount) parts, \(outcome.bytesSent) bytes in this run")
+                        + "\(outcome.chainHead.hex)\n  verified     \(checked)\n"
+                        + (outcome.spotChecks.map { "  spot checks  \(Self.describe($0))\n" } ?? "")
+                        + "  sent         \(outcome.partsSent) of \(outcome.partCount) parts, \(outcome.bytesSent) bytes in "
+                        + "this run")
             }
         }
+    }
+
+    /// The spot checks in a line: how many sampled chunks the receiver proved it holds, or why none was made.
+    static func describe(_ report: SpotCheckReport) -> String {
+        if let reason = report.notMade { return "not made: \(reason)" }
+        return "\(report.verified) of \(report.sampled) sampled chunks proven held (\(report.bytesChecked) bytes, "
+            + "\(report.strikes) strikes)"
     }
 
     /// Ends a bar drawn in place (before any other line).
@@ -269,6 +279,7 @@ struct EventJSON: Encodable {
     var parts: Int? = nil
     var requestSize: Int64? = nil
     var following: Bool? = nil
+    var spotChecks: SpotChecksJSON? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
@@ -277,6 +288,31 @@ struct EventJSON: Encodable {
         case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
         case serverVerified = "server_verified", serverUnchecked = "server_unchecked"
         case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
-        case requestSize = "request_size", following
+        case requestSize = "request_size", following, spotChecks = "spot_checks"
+    }
+}
+
+/// The `spot_checks` member of the `completed` line: what the Byzantine spot checks did.
+struct SpotChecksJSON: Encodable {
+    var version: Int?
+    var sampled: Int
+    var verified: Int
+    var strikes: Int
+    var bytesChecked: Int64
+    var notMade: String?
+    var passed: Bool
+
+    init(_ report: SpotCheckReport) {
+        version = report.version
+        sampled = report.sampled
+        verified = report.verified
+        strikes = report.strikes
+        bytesChecked = report.bytesChecked
+        notMade = report.notMade
+        passed = report.passed
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, sampled, verified, strikes, bytesChecked = "bytes_checked", notMade = "not_made", passed
     }
 }

@@ -1,4 +1,5 @@
 import AetherIO
+import AetherIntegrity
 import AetherReceiver
 import AetherTransport
 import Foundation
@@ -112,6 +113,27 @@ final class ReceiverFixture: @unchecked Sendable {
         let receipt = try await backend.complete(
             upload, summary: CompletionSummary(parts: receipts, fileSHA256: SHA256.hash(content)))
         return (upload, receipt)
+    }
+}
+
+extension ReceiverFixture {
+    /// A spot check of whole chunks `indices` of `content` (in chunks of `chunkSize`, hashes `hashes`) through
+    /// `backend`; true when every MAC the receiver gave is the one over the client's bytes.
+    static func spotCheck(
+        _ backend: NativeBackend, _ upload: RemoteUpload, content: [UInt8], chunkSize: Int64, hashes: [Digest32],
+        indices: [Int], requireProofs: Bool
+    ) async throws -> Bool {
+        let ranges = indices.map { index in
+            let start = min(content.count, index * Int(chunkSize))
+            return Array(content[start..<min(content.count, start + Int(chunkSize))])
+        }
+        let items = try zip(indices, ranges).map {
+            try ByzantineChallenge.Item(index: $0, offset: 0, length: Int64($1.count))
+        }
+        let challenge = try ByzantineChallenge.fresh(uploadID: NativeBackend.spotCheckUploadID(upload), items: items)
+        let macs = try await backend.challenge(upload, challenge, chunkHashes: hashes, requireProofs: requireProofs)
+        let expected = try zip(items, ranges).map { try challenge.response(for: $0, bytes: $1) }
+        return macs == expected
     }
 }
 

@@ -78,13 +78,58 @@ import Testing
         #expect(receipt.fileSHA256 == SHA256.hash(content.bytes))
         #expect(receipt.merkleRoot == claim.merkleRoot)
         #expect(try fixture.object(at: location) == content.bytes)
+        let nonce = [UInt8](repeating: 7, count: 32)
+        let items = try content.items([0, 2])
+        let challengeHeaders = [("Aether-Protocol", "1"), ("Content-Type", AetherWire.challengeMediaType)]
         let challenge = try await fixture.send(
-            "POST", location + "/challenges",
-            headers: [("Aether-Protocol", "1"), ("Content-Type", AetherWire.challengeMediaType)],
-            body: NativeChallengeRequest(indices: [0, 2], nonce: [UInt8](repeating: 7, count: 32)).jsonBytes)
+            "POST", location + "/challenges", headers: challengeHeaders,
+            body: NativeChallengeRequest(items: items, nonce: nonce).jsonBytes)
         #expect(challenge.status == 200)
         let answer = try NativeChallengeAnswer(json: challenge.body)
         #expect(answer.answers.map(\.sha256) == [content.hashes[0], content.hashes[2]])
+        let id = try UploadID(String(location.split(separator: "/").last ?? ""))
+        #expect(try answer.answers.map(\.mac) == items.map { try content.mac($0, nonce: nonce, id: id) })
+        // A version-1 challenge (hashes only) is refused with its own problem, never answered as version 2.
+        let old = try await fixture.send(
+            "POST", location + "/challenges", headers: challengeHeaders,
+            body: Array("{\"indices\":[0],\"nonce\":\"\(Data(nonce).base64EncodedString())\"}".utf8))
+        #expect(old.status == 400)
+        #expect(try ReceiverFixture.problem(old).name == "challenge-version")
+    }
+
+    @Test func theSpotCheckBoundIsAdvertisedAndARequestOverItIsRefusedBeforeAnyRead() async throws {
+        var limits = ReceiverLimits(minimumChunkSize: 16 * 1024)
+        limits.maximumChallengeBytes = 20_000
+        let fixture = try ReceiverFixture(limits: limits)
+        let options = try await fixture.send("OPTIONS", "/uploads")
+        let capabilities = try AetherCapabilities(parsing: options.headers["Aether-Capabilities"] ?? "")
+        #expect(capabilities.challengeVersion == 2 && capabilities.maximumChallengeBytes == 20_000)
+        #expect(capabilities.answersSpotChecks)
+        let content = Content(bytes: ReceiverFixture.bytes(40_000, seed: 4), chunkSize: 16 * 1024, session: "bound")
+        let location = try await Self.nativeCreate(fixture, content)
+        for index in 0..<3 {
+            let response = try await fixture.send(
+                "PUT", location + "/chunks/\(index)", headers: Self.chunkHeaders(content, index),
+                body: content.chunks[index])
+            #expect(response.status == 201)
+        }
+        let nonce = [UInt8](repeating: 8, count: 32)
+        let headers = [("Aether-Protocol", "1"), ("Content-Type", AetherWire.challengeMediaType)]
+        let over = try await fixture.send(
+            "POST", location + "/challenges", headers: headers,
+            body: NativeChallengeRequest(items: try content.items([0, 1]), nonce: nonce).jsonBytes)
+        #expect(over.status == 413)
+        #expect(try ReceiverFixture.problem(over).name == "challenge-too-large")
+        let within = try await fixture.send(
+            "POST", location + "/challenges", headers: headers,
+            body: NativeChallengeRequest(items: try content.items([1]), nonce: nonce).jsonBytes)
+        #expect(within.status == 200)
+        let past = try await fixture.send(
+            "POST", location + "/challenges", headers: headers,
+            body: NativeChallengeRequest(
+                items: [try ByzantineChallenge.Item(index: 2, offset: 7000, length: 1000)], nonce: nonce
+            ).jsonBytes)
+        #expect(past.status == 400)
     }
 
     @Test func aDecompressionBombIsStoppedAt413() async throws {

@@ -31,6 +31,9 @@ public struct ReceiverLimits: Sendable, Hashable {
     /// Off by default: with it on, any client can learn whether anyone holds a file of which it knows the SHA-256
     /// and size (the status document's `possession` is set or null), `docs/RECEIVER.md` Dedup.
     public var dedupAcrossClients = false
+    /// Most bytes the ranges of one spot check may add up to (advertised as `challenge-bytes`, `docs/PROTOCOL.md`
+    /// 3.6): what one challenge request can make the receiver read.
+    public var maximumChallengeBytes: Int64 = 16 << 20
 
     /// The defaults of `docs/PROTOCOL.md` section 2.
     public init(

@@ -423,12 +423,10 @@ public actor ChunkedUploader {
             throw UploaderError(
                 .fileChanged, "\(target.file) gave \(ledger.count) parts where \(snapshot.partCount) were expected")
         }
-        var checked: [String] = []
-        if configuration.flags.byzantineSampling, let native = backend as? NativeBackend {
-            try await sample(
-                native, remote, chunkHashes: run.chunkHashes, count: configuration.byzantineSampleCount, emit: emit)
-            checked.append("byzantine-sample")
-        }
+        let spotChecks = try await spotCheck(
+            remote, chunkHashes: run.chunkHashes, identity: reader.identity, emit: emit)
+        // Listed only from a verifier that judged every sampled chunk's MAC right: never for hashes alone.
+        var checked: [String] = spotChecks.passed ? ["byzantine-sample"] : []
         let summary = ledger.summary
         let sha256 = fileSHA
         let completion = CompletionSummary(
@@ -456,7 +454,8 @@ public actor ChunkedUploader {
         let outcome = UploadOutcome(
             receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
             serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
-            partCount: snapshot.partCount, resume: report, parityShardsSent: run.parityShardsSent)
+            partCount: snapshot.partCount, resume: report, parityShardsSent: run.parityShardsSent,
+            spotChecks: spotChecks)
         emit(.completed(outcome))
         return outcome
     }
@@ -647,35 +646,6 @@ public actor ChunkedUploader {
             emitValves(tracker.wireFailed(UInt64(part.length)), emit)
             trace(error.code == .cancelled ? .cancelled : (isRetryable(error.code) ? .retried : .failed), error)
             throw error
-        }
-    }
-
-    /// Byzantine sampling (native): the destination proves it holds `count` random chunks, each hash and Merkle
-    /// proof checked against the local tree, before the upload is completed. The challenge is retried like every
-    /// other request (a receiver restarting must not fail the upload); a failed proof is never retried.
-    private nonisolated func sample(
-        _ backend: NativeBackend, _ remote: RemoteUpload, chunkHashes: [Digest32], count: Int,
-        emit: @Sendable (UploadEvent) -> Void
-    ) async throws {
-        var indices = Set<Int>()
-        let wanted = min(count, chunkHashes.count)
-        while indices.count < wanted {
-            indices.insert(Int(SecureRandom.uniform(UInt32(clamping: chunkHashes.count))))
-        }
-        let sorted = indices.sorted()
-        let (refused, _) = try await withRetries(index: -1, emit: emit) {
-            () async throws(TransportError) -> TransportError? in
-            do throws(TransportError) {
-                _ = try await backend.challenge(remote, indices: sorted, chunkHashes: chunkHashes, requireProofs: true)
-                return nil
-            } catch {
-                guard error.code == .verificationFailed else { throw error }
-                return error
-            }
-        }
-        if let refused {
-            throw UploaderError(
-                .verificationFailed, "the destination failed a Byzantine spot check: \(refused.message)")
         }
     }
 

@@ -5,7 +5,7 @@
 
 Prints one JSON line {"port": P} once it listens, then reads commands on stdin, one a line, and answers each
 with one JSON line of counters {"up": bytes client->server, "down": bytes server->client, "accepted": N,
-"resets": N}:
+"resets": N, "held": N}:
   stats           - only the counters
   reset           - closes every open connection with a TCP reset (SO_LINGER 0) on the client's side
   reset-every S   - does `reset` every S seconds from now on (0 stops it)
@@ -17,6 +17,9 @@ with one JSON line of counters {"up": bytes client->server, "down": bytes server
                     there: its first N bytes are forwarded, then nothing more either way, and it is never closed
                     (as a phone that changed network leaves it); other connections carry on. Counted in
                     "frozen".
+  hold-on TEXT    - holds (once) the bytes toward the server that contain TEXT, and that connection's later ones,
+                    until `release`
+  release         - forwards what is held
 Stops when stdin closes.
 """
 import json
@@ -28,7 +31,7 @@ import time
 
 TARGET = ("127.0.0.1", int(sys.argv[1]))
 lock = threading.Lock()
-counters = {"up": 0, "down": 0, "accepted": 0, "resets": 0, "frozen": 0}
+counters = {"up": 0, "down": 0, "accepted": 0, "resets": 0, "frozen": 0, "held": 0}
 connections = []  # Pair
 flowing = threading.Event()
 flowing.set()
@@ -36,6 +39,8 @@ period = [0.0]
 trigger = [None]
 freeze_after = [None]
 never = threading.Event()
+hold = [None]
+released = threading.Event()
 
 
 class Pair:
@@ -80,6 +85,13 @@ def pump(pair, source, sink, key):
                         counters[key] += len(data)
                     pair.frozen = True
                     never.wait()
+                with lock:
+                    held = hold[0] is not None and hold[0] in data
+                    if held:
+                        hold[0] = None
+                        counters["held"] += 1
+                if held:
+                    released.wait()
             flowing.wait()
             sink.sendall(data)
             with lock:
@@ -188,5 +200,11 @@ for line in sys.stdin:
     elif words[0] == "freeze-after":
         with lock:
             freeze_after[0] = int(words[1])
+    elif words[0] == "hold-on":
+        released.clear()
+        with lock:
+            hold[0] = words[1].encode()
+    elif words[0] == "release":
+        released.set()
     with lock:
         print(json.dumps(counters), flush=True)
