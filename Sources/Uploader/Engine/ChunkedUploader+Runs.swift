@@ -237,7 +237,10 @@ extension ChunkedUploader {
         let observer = HTTPTelemetryObserver()
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
             let http = observer.last
-            if let http, !http.connectionReused { interruptions.noteHandshake(seconds: http.connect / .seconds(1)) }
+            if let http, !http.connectionReused {
+                interruptions.noteHandshake(
+                    seconds: http.connect / .seconds(1), congestionControl: http.congestionControl)
+            }
             telemetry?.trace(
                 ChunkTrace(
                     uploadID: "", index: parts[0].index, offset: parts[0].offset, length: Int(bytes),
@@ -245,7 +248,9 @@ extension ChunkedUploader {
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
                     errorCode: error.map { "\($0.code)" },
                     transportProtocol: http.map { TransportProtocol(measured: $0) },
-                    connectionReused: http?.connectionReused, pathChanges: nil, requestParts: parts.count))
+                    connectionReused: http?.connectionReused, pathChanges: nil,
+                    rttMicroseconds: interruptions.roundTripTime.map { Int64($0 * 1e6) }, requestParts: parts.count,
+                    congestionControl: http?.congestionControl))
         }
         let outcome: RunOutcome
         do {

@@ -464,7 +464,7 @@ public actor ChunkedUploader {
             receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
             serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
             partCount: snapshot.partCount, resume: report, parityShardsSent: run.parityShardsSent,
-            spotChecks: spotChecks)
+            spotChecks: spotChecks, congestionControl: interruptions.congestionControl)
         emit(.completed(outcome))
         return outcome
     }
@@ -630,7 +630,10 @@ public actor ChunkedUploader {
         let observer = HTTPTelemetryObserver()
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
             let http = observer.last
-            if let http, !http.connectionReused { interruptions.noteHandshake(seconds: http.connect / .seconds(1)) }
+            if let http, !http.connectionReused {
+                interruptions.noteHandshake(
+                    seconds: http.connect / .seconds(1), congestionControl: http.congestionControl)
+            }
             telemetry?.trace(
                 ChunkTrace(
                     uploadID: "", index: part.index, offset: part.offset, length: Int(part.length),
@@ -638,7 +641,9 @@ public actor ChunkedUploader {
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
                     errorCode: error.map { "\($0.code)" },
                     transportProtocol: http.map { TransportProtocol(measured: $0) },
-                    connectionReused: http?.connectionReused, pathChanges: nil))
+                    connectionReused: http?.connectionReused, pathChanges: nil,
+                    rttMicroseconds: interruptions.roundTripTime.map { Int64($0 * 1e6) },
+                    congestionControl: http?.congestionControl))
         }
         do {
             let sent: Result<PartReceipt, TransportError> = await HTTPTelemetryObserver.$current.withValue(observer) {

@@ -17,6 +17,7 @@ public final class InterruptionLog: Sendable {
     private struct Entries {
         var history: InterruptionHistory
         var roundTrip: Double?
+        var congestionControl: String?
     }
 
     /// A log started now.
@@ -53,12 +54,17 @@ public final class InterruptionLog: Sendable {
 
     /// Notes the TCP handshake of a new connection: one round trip. The estimate follows the recent ones (an EWMA
     /// of weight 1/4), so a path change that lengthens it is seen within a few connections.
-    public func noteHandshake(seconds: Double) {
-        guard seconds.isFinite, seconds > 0, seconds < 60 else { return }
+    /// `congestionControl` is the connection's TCP congestion control, when the system said.
+    public func noteHandshake(seconds: Double, congestionControl: String? = nil) {
         state.withLock { entries in
+            if let congestionControl { entries.congestionControl = congestionControl }
+            guard seconds.isFinite, seconds > 0, seconds < 60 else { return }
             entries.roundTrip = entries.roundTrip.map { $0 * 0.75 + seconds * 0.25 } ?? seconds
         }
     }
+
+    /// The TCP congestion control of the newest connection, nil before the system said.
+    public var congestionControl: String? { state.withLock { $0.congestionControl } }
 
     /// The round trip to the destination in seconds, from the handshakes seen; nil before the first.
     public var roundTripTime: Double? { state.withLock { $0.roundTrip } }
