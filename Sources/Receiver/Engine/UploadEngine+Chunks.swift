@@ -6,9 +6,20 @@ extension UploadEngine {
     /// Opens chunk `index` of the native upload `id`. An index out of range is `.malformedRequest`; a length other
     /// than the layout's is `.lengthMismatch`; an index stored with another SHA-256 is `.duplicateChunk` (nothing
     /// changes). An index stored with the same SHA-256 gives a sink that checks the bytes and stores nothing.
-    public func openChunk(_ id: UploadID, index: Int, descriptor: ChunkDescriptor, owner: ClientIdentity)
-        throws(ReceiverError) -> ChunkSink
-    {
+    ///
+    /// With `from` (a continuation, `docs/PROTOCOL.md` 3.2.2: the sink takes the chunk's bytes from `from` on), the
+    /// receiver must hold a partial of the chunk with exactly `from` bytes and the same descriptor: the sink then
+    /// continues it (its writer placed after the prefix, its hash states resumed) and checks the whole chunk at the
+    /// end. Otherwise `.partialMismatch` with `offset` the bytes it holds (0: none, or a partial of other bytes), the
+    /// partial kept. A chunk stored since with the same SHA-256 takes the rest and drops it. A request without `from`
+    /// drops the chunk's partial: it writes the chunk whole.
+    public func openChunk(
+        _ id: UploadID, index: Int, descriptor: ChunkDescriptor, owner: ClientIdentity, from: Int? = nil
+    ) throws(ReceiverError) -> ChunkSink {
+        if let from, from <= 0 || from >= descriptor.length {
+            throw ReceiverError(
+                .malformedRequest, "a continuation starts inside its chunk, not at byte \(from)", chunk: index)
+        }
         let record = try loadNative(id, owner: owner)
         if record.size == nil {
             try checkDeferredChunk(record, index: index, length: descriptor.length)
@@ -40,13 +51,39 @@ extension UploadEngine {
                 guard stored.sha256 == descriptor.sha256 else {
                     throw ReceiverError(.duplicateChunk, "chunk \(index) is stored with other bytes", chunk: index)
                 }
+                dropPartial(id, index: index)
                 return ChunkSink(
-                    engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: nil)
+                    engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: nil, from: from)
             }
-            let writer = try blobs.place(into: .stream(id), at: Self.chunkOffset(index: index, record: record))
+            let offset = Self.chunkOffset(index: index, record: record)
+            guard let from else {
+                dropPartial(id, index: index)
+                let writer = try blobs.place(into: .stream(id), at: offset)
+                return ChunkSink(
+                    engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer,
+                    claim: claim, lease: lease)
+            }
+            // Under the claim, the partial is this request's to continue: a takeover just now handed its own over.
+            let held = heldPartial(id, index: index)
+            guard blobs.keepsCutPrefixes, let held, held.descriptor == descriptor, held.received == from,
+                let partial = takePartial(id, index: index)
+            else {
+                let received = held.map { $0.descriptor == descriptor ? $0.received : 0 } ?? 0
+                throw ReceiverError(
+                    .partialMismatch,
+                    "chunk \(index): the receiver holds \(received) bytes of it, the continuation starts at \(from)",
+                    chunk: index, offset: Int64(received))
+            }
+            let writer: any BlobWriter
+            do throws(ReceiverError) {
+                writer = try blobs.place(into: .stream(id), at: offset, keeping: Int64(from))
+            } catch {
+                keepPartial(partial, id: id, index: index)
+                throw error
+            }
             return ChunkSink(
                 engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer,
-                claim: claim, lease: lease)
+                claim: claim, lease: lease, resumed: partial)
         } catch {
             claim.release()
             lease.end()
@@ -151,6 +188,7 @@ extension UploadEngine {
             let broken = try advanceChain(&record, adding: [receipt])
             // Not recorded: the region's bytes stay unread until a later request writes them again.
             try catalog.recordChunks([receipt], upload: record)
+            dropPartial(id, index: index)
             if let broken {
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
@@ -289,6 +327,8 @@ extension UploadEngine {
             record.updatedAt = now
             let broken = try advanceChain(&record, adding: receipts)
             try catalog.recordChunks(receipts, upload: record)
+            // A rebuilt chunk's region holds its bytes whole now: a received prefix of it is gone.
+            for receipt in receipts { dropPartial(record.id, index: receipt.index) }
             if let broken {
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }

@@ -113,7 +113,7 @@ public final class ReceiverRouter: HTTPRequestRouter {
         case (.upload(let id), "HEAD"):
             return .respond(head(request, id: id, owner: owner))
         case (.upload(let id), "GET"):
-            return .respond(NativeHandler.status(id, owner: owner, context: context))
+            return .respond(NativeHandler.status(request, id: id, owner: owner, context: context))
         case (.upload(let id), "PATCH"):
             if isTus { return TusHandler.append(request, id: id, owner: owner, context: context) }
             return IETFHandler.append(request, id: id, owner: owner, context: context)
@@ -158,7 +158,7 @@ public final class ReceiverRouter: HTTPRequestRouter {
         let limits = context.engine.limits
         let version = (try? IETFHandler.version(request)) ?? .latest
         var response = HTTPServerResponse(status: 204, headers: NativeHandler.protocolHeaders)
-        response.add(AetherWire.capabilitiesField, NativeHandler.capabilities(limits))
+        response.add(AetherWire.capabilitiesField, NativeHandler.capabilities(context.engine))
         response.add("Upload-Draft-Interop-Version", String(version.rawValue))
         response.add("Upload-Limit", IETFHandler.limitField(version, limits: limits))
         response.headers += TusHandler.discoveryFields(limits)
