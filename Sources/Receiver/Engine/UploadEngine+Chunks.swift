@@ -8,7 +8,8 @@ extension UploadEngine {
     /// changes). An index stored with the same SHA-256 gives a sink that checks the bytes and stores nothing.
     ///
     /// With `from` (a continuation, `docs/PROTOCOL.md` 3.2.2: the sink takes the chunk's bytes from `from` on), the
-    /// receiver must hold a partial of the chunk with exactly `from` bytes and the same descriptor: the sink then
+    /// receiver must hold a partial of the chunk with exactly `from` bytes of the same bytes (length, SHA-256, CRC32C;
+    /// the link may differ, as it travels with a run's last chunk only): the sink then
     /// continues it (its writer placed after the prefix, its hash states resumed) and checks the whole chunk at the
     /// end. Otherwise `.partialMismatch` with `offset` the bytes it holds (0: none, or a partial of other bytes), the
     /// partial kept. A chunk stored since with the same SHA-256 takes the rest and drops it. A request without `from`
@@ -64,11 +65,11 @@ extension UploadEngine {
                     claim: claim, lease: lease)
             }
             // Under the claim, the partial is this request's to continue: a takeover just now handed its own over.
-            let held = heldPartial(id, index: index)
-            guard blobs.keepsCutPrefixes, let held, held.descriptor == descriptor, held.received == from,
-                let partial = takePartial(id, index: index)
+            // The same bytes are the same length, SHA-256 and CRC32C; the link travels only with a run's last chunk.
+            let held = heldPartial(id, index: index).flatMap { Self.sameBytes($0.descriptor, descriptor) ? $0 : nil }
+            guard blobs.keepsCutPrefixes, let held, held.received == from, let partial = takePartial(id, index: index)
             else {
-                let received = held.map { $0.descriptor == descriptor ? $0.received : 0 } ?? 0
+                let received = held?.received ?? 0
                 throw ReceiverError(
                     .partialMismatch,
                     "chunk \(index): the receiver holds \(received) bytes of it, the continuation starts at \(from)",
@@ -89,6 +90,11 @@ extension UploadEngine {
             lease.end()
             throw error
         }
+    }
+
+    /// Whether two descriptors describe the same bytes (the link aside: a run carries only its last chunk's).
+    static func sameBytes(_ one: ChunkDescriptor, _ other: ChunkDescriptor) -> Bool {
+        one.length == other.length && one.sha256 == other.sha256 && one.crc32c == other.crc32c
     }
 
     /// Registers a request writing into the open upload `id` (`beginWriting`), then checks that the upload is still

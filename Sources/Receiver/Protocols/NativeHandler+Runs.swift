@@ -70,7 +70,8 @@ extension NativeHandler {
             if error.code == .partialMismatch, let index = error.chunk {
                 let held = AetherPartialHeader(index: index, received: error.offset ?? 0)
                 return .respond(
-                    ProblemResponse.make(error, headers: protocolHeaders + [(AetherWire.partialField, held.fieldValue)]))
+                    ProblemResponse.make(error, headers: protocolHeaders + [(AetherWire.partialField, held.fieldValue)])
+                )
             }
             return .respond(problem(error))
         }

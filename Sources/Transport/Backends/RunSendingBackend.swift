@@ -119,7 +119,9 @@ extension HTTPRequestBody {
             switch piece {
             case .bytes(let bytes): rest = Array(bytes[skip...])
             case .chunk(let chunk):
-                rest = unsafe chunk.withUnsafeBytes { raw in unsafe Array(UnsafeRawBufferPointer(rebasing: raw[skip...])) }
+                rest = unsafe chunk.withUnsafeBytes { raw in
+                    unsafe Array(UnsafeRawBufferPointer(rebasing: raw[skip...]))
+                }
             }
             kept.append(.bytes(rest))
             skip = 0

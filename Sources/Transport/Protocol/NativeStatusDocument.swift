@@ -165,7 +165,8 @@ public struct NativeStatusDocument: Sendable, Hashable {
             let received = try JSONObjectReader.integer(pair[1], 1...max(1, chunkSize - 1), name: "partials")
             guard received < chunkSize, out.last.map({ $0.index < index }) ?? true else {
                 throw AetherProtocolError(
-                    .inconsistent, member: "partials", "partials are not in ascending chunk order, or hold a whole chunk")
+                    .inconsistent, member: "partials",
+                    "partials are not in ascending chunk order, or hold a whole chunk")
             }
             out.append(Partial(index: index, received: received))
         }
