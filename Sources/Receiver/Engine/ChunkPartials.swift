@@ -92,11 +92,22 @@ struct PartialTable {
 }
 
 extension UploadEngine {
-    /// Keeps the received prefix of chunk `index` of `id` (a cut request's, or a request taken over).
-    func keepPartial(_ partial: ChunkPartial, id: UploadID, index: Int) {
+    /// Whether a cut chunk's received prefix is kept (`resume-chunk`): the blob store keeps a region's bytes in place
+    /// and the limits allow at least one partial.
+    var keepsCutPrefixes: Bool {
+        blobs.keepsCutPrefixes && limits.maximumPartialsPerUpload > 0 && limits.maximumPartials > 0
+    }
+
+    /// Keeps the received prefix of chunk `index` of `id` (a cut request's, or a request taken over); false, keeping
+    /// nothing, when the upload ended (completed, cancelled or expired) while the request wrote into it: its
+    /// partials were dropped then, and one kept after would hold a place in the table until the bound pushed it out.
+    @discardableResult
+    func keepPartial(_ partial: ChunkPartial, id: UploadID, index: Int) -> Bool {
         let perUpload = min(limits.maximumPartialsPerUpload, AetherWire.maximumPartials)
-        state.withLock {
-            $0.partials.keep(partial, id: id, index: index, perUpload: perUpload, total: limits.maximumPartials)
+        return state.withLock { state in
+            guard state.activity[id]?.ended != true else { return false }
+            state.partials.keep(partial, id: id, index: index, perUpload: perUpload, total: limits.maximumPartials)
+            return true
         }
     }
 

@@ -42,7 +42,7 @@ public final class ChunkSink: Sendable {
         self.descriptor = descriptor
         self.claim = claim
         self.lease = lease
-        keepsPrefix = claim != nil && writer != nil && engine.blobs.keepsCutPrefixes
+        keepsPrefix = claim != nil && writer != nil && engine.keepsCutPrefixes
         checksBytes = resumed != nil || from == nil
         continues = resumed != nil
         var initial = ChunkSinkState(writer: writer, limit: descriptor.length)
@@ -94,8 +94,7 @@ public final class ChunkSink: Sendable {
                 return nil
             }
             if let partial = state.withLock({ $0.keep(descriptor, undoing: true) }) {
-                engine.keepPartial(partial, id: id, index: index)
-                kept = true
+                kept = engine.keepPartial(partial, id: id, index: index)
             }
             return nil
         }

@@ -67,7 +67,7 @@ extension UploadEngine {
             // Under the claim, the partial is this request's to continue: a takeover just now handed its own over.
             // The same bytes are the same length, SHA-256 and CRC32C; the link travels only with a run's last chunk.
             let held = heldPartial(id, index: index).flatMap { Self.sameBytes($0.descriptor, descriptor) ? $0 : nil }
-            guard blobs.keepsCutPrefixes, let held, held.received == from, let partial = takePartial(id, index: index)
+            guard keepsCutPrefixes, let held, held.received == from, let partial = takePartial(id, index: index)
             else {
                 let received = held?.received ?? 0
                 throw ReceiverError(
@@ -196,6 +196,8 @@ extension UploadEngine {
             try catalog.recordChunks([receipt], upload: record)
             dropPartial(id, index: index)
             if let broken {
+                // The upload failed: it takes no continuation, so its prefixes would only hold places in the table.
+                dropPartials(id)
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
             try rebuildFromParity(&record, groups: record.parity.map { [index / $0.data] } ?? [])
@@ -308,6 +310,9 @@ extension UploadEngine {
             for index in missing {
                 guard let claim = claimRegion(record.id, index: index) else { continue }
                 claims.append(claim)
+                // The region is rewritten: a received prefix kept of it no longer describes its bytes (a failed
+                // rebuild zeroes them), so it goes before the first byte, under the claim a continuation also needs.
+                dropPartial(record.id, index: index)
                 let bytes = rebuilt[index - first]
                 let length = Self.chunkLength(index: index, record: record)
                 let chunk = Array(bytes.prefix(length))
@@ -336,6 +341,7 @@ extension UploadEngine {
             // A rebuilt chunk's region holds its bytes whole now: a received prefix of it is gone.
             for receipt in receipts { dropPartial(record.id, index: receipt.index) }
             if let broken {
+                dropPartials(record.id)
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
         }

@@ -17,8 +17,7 @@ enum NativeHandler {
             maximumChunks: limits.maximumChunks, parallel: limits.maximumParallelChunks, parityCodes: ["rs8"],
             encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds,
             maximumRun: limits.maximumRunChunks,
-            resumesChunks: engine.blobs.keepsCutPrefixes && limits.maximumPartialsPerUpload > 0
-                && limits.maximumPartials > 0, challengeVersion: AetherWire.spotCheckVersion,
+            resumesChunks: engine.keepsCutPrefixes, challengeVersion: AetherWire.spotCheckVersion,
             maximumChallengeBytes: limits.maximumChallengeBytes
         ).fieldValue
     }
