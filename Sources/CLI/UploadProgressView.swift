@@ -106,7 +106,8 @@ final class UploadProgressView: Sendable {
                         serverUnchecked: outcome.receipt.unchecked.isEmpty ? nil : outcome.receipt.unchecked,
                         uncheckedReason: outcome.receipt.uncheckedReason, partsSent: outcome.partsSent,
                         bytesSent: outcome.bytesSent,
-                        spotChecks: outcome.spotChecks.map(SpotChecksJSON.init)))
+                        spotChecks: outcome.spotChecks.map(SpotChecksJSON.init),
+                        congestionControl: outcome.congestionControl))
             } else if mode != .quiet {
                 var checked =
                     outcome.serverVerified.isEmpty
@@ -280,6 +281,7 @@ struct EventJSON: Encodable {
     var requestSize: Int64? = nil
     var following: Bool? = nil
     var spotChecks: SpotChecksJSON? = nil
+    var congestionControl: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
@@ -289,6 +291,7 @@ struct EventJSON: Encodable {
         case serverVerified = "server_verified", serverUnchecked = "server_unchecked"
         case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
         case requestSize = "request_size", following, spotChecks = "spot_checks"
+        case congestionControl = "congestion_control"
     }
 }
 

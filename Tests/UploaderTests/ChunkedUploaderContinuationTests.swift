@@ -8,28 +8,40 @@ import Testing
 @testable import AetherTransport
 @testable import AetherUploader
 
-/// The native backend with cuts: each attempt at chunk `index` while `cuts` holds positions takes the chunk's bytes up
-/// to the next position into the receiver's engine and cuts them there (the sink is interrupted, as when the
-/// connection drops), then the attempt throws `.connectionClosed`. Every attempt at that chunk is recorded with where
-/// it started. With `stalls`, the cut request is not interrupted but left open (a connection that froze: the receiver
-/// never sees it end); with `grows`, the first continuation finds the receiver holding that many bytes more than it
-/// named (another request went on meanwhile), so the receiver refuses it with what it holds.
+/// The native backend with cuts: each request carrying chunk `index` while `cuts` holds positions takes the chunks
+/// before it in the request whole into the receiver's engine (the receiver stores a run's chunks as they arrive), then
+/// the chunk's bytes up to the next position, and cuts them there (the sink is interrupted, as when the connection
+/// drops); the request throws `.connectionClosed`. Every request is recorded, and where each that carried chunk
+/// `index` started in it. With `stalls`, the cut request is not interrupted but left open (a connection that froze:
+/// the receiver never sees it end); with `grows`, the first continuation finds the receiver holding that many bytes
+/// more than it named (another request went on meanwhile), so the receiver refuses it with what it holds. `onCut`
+/// runs at each cut, before the request throws.
 final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
     // @unchecked: the fields are set once in init; the mutable state sits behind Mutexes.
+    /// One request: its first part, how many parts it carried and where it started in the first.
+    struct Request: Equatable {
+        let first: Int
+        let count: Int
+        let from: Int64
+    }
+
     let inner: NativeBackend
     let engine: UploadEngine
     let index: Int
     let delay: Duration
     let stalls: Bool
+    let onCut: (@Sendable () -> Void)?
     let cuts: Mutex<[Int]>
     let grows: Mutex<Int?>
+    let requests = Mutex<[Request]>([])
+    /// Where each request carrying chunk `index` started in it (0: whole).
     let starts = Mutex<[Int64]>([])
     /// The requests left open by `stalls`.
     let stalled = Mutex<[ChunkSink]>([])
 
     init(
         inner: NativeBackend, engine: UploadEngine, index: Int, cuts: [Int], delay: Duration = .zero,
-        stalls: Bool = false, grows: Int? = nil
+        stalls: Bool = false, grows: Int? = nil, onCut: (@Sendable () -> Void)? = nil
     ) {
         self.inner = inner
         self.engine = engine
@@ -38,6 +50,7 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
         self.delay = delay
         self.stalls = stalls
         self.grows = Mutex(grows)
+        self.onCut = onCut
     }
 
     var capabilities: BackendCapabilities { inner.capabilities }
@@ -53,7 +66,7 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
         try await inner.progress(of: upload)
     }
     func send(_ part: UploadPart, to upload: RemoteUpload) async throws(TransportError) -> PartReceipt {
-        if part.index == index { starts.withLock { $0.append(-1) } }
+        try await cutting([part], from: 0, upload)
         return try await inner.send(part, to: upload)
     }
     func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome {
@@ -71,27 +84,47 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
     }
     func abort(_ upload: RemoteUpload) async throws(TransportError) { try await inner.abort(upload) }
 
+    /// The bytes the recorded requests carried, each its parts less where it started.
+    func carried(partSize: Int, size: Int) -> Int64 {
+        requests.withLock { requests in
+            requests.reduce(Int64(0)) { total, request in
+                let end = min(size, (request.first + request.count) * partSize)
+                return total + Int64(end - request.first * partSize) - request.from
+            }
+        }
+    }
+
     private func cutting(_ parts: [UploadPart], from: Int64, _ upload: RemoteUpload) async throws(TransportError) {
-        guard let part = parts.first, part.index == index else { return }
-        starts.withLock { $0.append(from) }
-        if from > 0,
+        guard let first = parts.first else { return }
+        requests.withLock { $0.append(Request(first: first.index, count: parts.count, from: from)) }
+        guard let position = parts.firstIndex(where: { $0.index == index }) else { return }
+        let start = position == 0 ? from : 0
+        starts.withLock { $0.append(start) }
+        if start > 0,
             let more = grows.withLock({ value in
                 defer { value = nil }; return value
             })
         {
             // Another request continues the prefix by `more` bytes and is cut: the continuation names too few.
-            cut(part, upload, from: from, to: Int(from) + more, stalling: false)
+            write(parts[position], upload, from: start, to: Int(start) + more, ending: .cut)
             return
         }
         guard let cut = cuts.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
-        self.cut(part, upload, from: from, to: cut, stalling: stalls)
+        for (offset, earlier) in parts[..<position].enumerated() {
+            let begin = offset == 0 ? from : 0
+            write(earlier, upload, from: begin, to: Int(earlier.length), ending: .stored)
+        }
+        write(parts[position], upload, from: start, to: cut, ending: stalls ? .stall : .cut)
+        onCut?()
         try? await Task.sleep(for: delay)
-        throw TransportError(.connectionClosed, "the test cut chunk \(part.index) at byte \(cut)")
+        throw TransportError(.connectionClosed, "the test cut chunk \(index) at byte \(cut)")
     }
 
-    /// Writes bytes `from..<to` of `part` into the receiver as one request, then cuts it (or, `stalling`, leaves it
-    /// open).
-    private func cut(_ part: UploadPart, _ upload: RemoteUpload, from: Int64, to end: Int, stalling: Bool) {
+    enum Ending { case stored, cut, stall }
+
+    /// Writes bytes `from..<to` of `part` into the receiver as one request, then stores it (all its bytes), cuts it,
+    /// or leaves it open.
+    private func write(_ part: UploadPart, _ upload: RemoteUpload, from: Int64, to end: Int, ending: Ending) {
         do {
             let bytes = try #require(part.body.heldBytes)
             let sink = try engine.openChunk(
@@ -99,13 +132,13 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
                 descriptor: ChunkDescriptor(length: Int(part.length), crc32c: part.crc32c, sha256: part.sha256),
                 owner: ClientIdentity(ReceiverRouter.loopbackClient), from: from > 0 ? Int(from) : nil)
             try sink.write(Array(bytes[Int(from)..<end]))
-            if stalling {
-                stalled.withLock { $0.append(sink) }
-            } else {
-                #expect(sink.interrupted())
+            switch ending {
+            case .stored: #expect(try sink.finish() == .stored)
+            case .cut: #expect(sink.interrupted())
+            case .stall: stalled.withLock { $0.append(sink) }
             }
         } catch {
-            Issue.record("the test's cut failed: \(error)")
+            Issue.record("the test's request failed: \(error)")
         }
     }
 }
@@ -118,9 +151,10 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
     /// Four parts, the last 5,000 bytes.
     static let size = 3 * partSize + 5000
 
-    static func uploader(_ fixture: NativeUploadFixture, _ backend: CuttingNativeBackend, waitLimit: Double = 120)
-        throws -> ChunkedUploader
-    {
+    static func uploader(
+        _ fixture: NativeUploadFixture, _ backend: CuttingNativeBackend, waitLimit: Double = 120,
+        scheduler: FusionScheduler = FusionScheduler()
+    ) throws -> ChunkedUploader {
         var configuration = UploadConfiguration(parallel: 2, initialBackoff: 0.001, maximumBackoff: 0.004)
         configuration.partSize = Self.partSize
         configuration.connectionWaitLimit = waitLimit
@@ -131,11 +165,11 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),
-            configuration: configuration,
+            configuration: configuration, scheduler: scheduler,
             breaker: UploadCircuitBreaker(configuration: UploadFixture.lenientBreaker))
     }
 
-    @Test func aLonePartCutPartWayIsContinuedFromItsPrefixAndCountsOnlyWhatEachAttemptCarries() async throws {
+    @Test func aPartCutPartWayIsContinuedFromItsPrefixAndCountsOnlyWhatEachAttemptCarries() async throws {
         let content = UploadFixture.seeded(Self.size, seed: 81)
         let fixture = try NativeUploadFixture(bytes: content)
         let native = try await NativeBackend.discover(creationURL: fixture.destination, client: fixture.client)
@@ -143,10 +177,14 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
         let backend = CuttingNativeBackend(inner: native, engine: fixture.server.engine, index: 1, cuts: [6000])
         let outcome = try await Self.uploader(fixture, backend).run { _ in }
         #expect(try fixture.object(at: outcome.receipt.location) == content)
-        // The lone part went as a run of one (a single-chunk request would have no continuation), then from 6000.
+        // Part 1 went whole (cut at 6000), then from 6000 on, first in a continuation run: a single-chunk request
+        // has no continuation.
         #expect(backend.starts.withLock { $0 } == [0, 6000])
-        // The cut attempt counts the chunk it carried, the continuation only the rest.
-        #expect(outcome.bytesSent == Int64(Self.size + Self.partSize - 6000))
+        let continuation = try #require(backend.requests.withLock { $0 }.first { $0.from > 0 })
+        #expect(continuation.first == 1)
+        // Each request counts what it carried: a continuation only the rest of its first part.
+        #expect(outcome.bytesSent == backend.carried(partSize: Self.partSize, size: Self.size))
+        #expect(outcome.bytesSent < 2 * Int64(Self.size) - 6000)
         #expect(fixture.server.engine.partialCount == 0)
     }
 
@@ -174,7 +212,7 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
         let outcome = try await Self.uploader(fixture, backend).run { _ in }
         #expect(try fixture.object(at: outcome.receipt.location) == content)
         #expect(backend.starts.withLock { $0 } == [0, 7000])
-        #expect(outcome.bytesSent == Int64(Self.size + Self.partSize - 7000))
+        #expect(outcome.bytesSent == backend.carried(partSize: Self.partSize, size: Self.size))
         let frozen = try #require(backend.stalled.withLock { $0.first })
         // The frozen request can write nothing more: the region is the continuation's.
         #expect(throws: ReceiverError.self) { try frozen.write([1]) }
@@ -191,6 +229,35 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
         // From 4000 refused before its body (the receiver holds 9000), then from 9000.
         #expect(backend.starts.withLock { $0 } == [0, 4000, 9000])
         #expect(fixture.server.engine.partialCount == 0)
+    }
+
+    /// After a cut, the retry's run length is planned again with the interruption it was (merged with the link
+    /// planner): the continuation carries the part from its prefix in a request of the length planned now. The cut
+    /// tells the scheduler the link is slow (the measurements a slow link gives), so the planner keeps the request to
+    /// what arrives before the next interruption expected: one part.
+    @Test func theRetryOfACutRunIsPlannedAgainAndContinuesFromThePrefix() async throws {
+        let size = 8 * Self.partSize
+        let content = UploadFixture.seeded(size, seed: 86)
+        let fixture = try NativeUploadFixture(bytes: content)
+        let native = try await NativeBackend.discover(creationURL: fixture.destination, client: fixture.client)
+        let scheduler = FusionScheduler()
+        let backend = CuttingNativeBackend(
+            inner: native, engine: fixture.server.engine, index: 2, cuts: [6000],
+            onCut: {
+                let now = SystemClock().monotonicSeconds()
+                for step in 0..<32 {
+                    scheduler.record(
+                        BandwidthMeasurement(bytes: 2000, duration: 1, timestamp: now - 32 + Double(step)))
+                }
+            })
+        let uploader = try Self.uploader(fixture, backend, scheduler: scheduler)
+        let outcome = try await uploader.run { _ in }
+        #expect(try fixture.object(at: outcome.receipt.location) == content)
+        let requests = backend.requests.withLock { $0 }
+        let cut = try #require(requests.first { $0.first <= 2 && $0.first + $0.count > 2 })
+        #expect(cut.count >= 4, "requests: \(requests)")
+        let continuation = try #require(requests.first { $0.from > 0 }, "requests: \(requests)")
+        #expect(continuation == .init(first: 2, count: 1, from: 6000), "requests: \(requests)")
     }
 
     @Test func aCutWithoutBytesThroughStillEndsWhenThePathFailsTooLong() async throws {

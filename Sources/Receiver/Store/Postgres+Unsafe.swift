@@ -254,4 +254,7 @@ internal import CAetherPQ
 
 extension PostgresConnection: CatalogConnection {
     static func placeholder(_ n: Int) -> String { "$\(n)" }
+    static let offsetColumn = "stream_offset"
+    static func boolean(_ value: Bool) -> CatalogValue { .text(value ? "true" : "false") }
+    static let parityLinkAndRebuilt = "NULL::bytea, false"
 }

@@ -5,7 +5,7 @@ import AetherIO
 /// call is one transaction, and `serialized(_:_:)` holds the upload's row lock (`SELECT ... FOR UPDATE`) for a
 /// whole acknowledgement, so two receivers never both take the same chunk or the same offset. A server that went
 /// away answers `.unavailable` (503) until it is back; the pool then reconnects.
-public final class PostgresCatalog: UploadCatalog {
+public final class PostgresCatalog: SQLCatalog {
     /// The schema version this code writes.
     public static let schemaVersion: Int64 = Int64(migrations.count)
 
@@ -193,176 +193,6 @@ public final class PostgresCatalog: UploadCatalog {
         return Int64(bitPattern: hash)
     }
 
-    // MARK: UploadCatalog
-
-    public func insert(_ record: UploadRecord) throws(ReceiverError) {
-        try write { db throws(ReceiverError) in
-            try db.execute(
-                """
-                INSERT INTO uploads (id, owner, protocol, state, size, chunk_size, chunks, chain_session, content_id,
-                  parity_data, parity_count, metadata, expected_sha256, concat, stream_offset, chain_verified,
-                  chain_link, created_at, updated_at, failure)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-                """, Self.columns(record))
-            try Self.audit(db, record.id, "created \(record.uploadProtocol.rawValue)", at: record.createdAt)
-        }
-    }
-
-    public func record(_ id: UploadID) throws(ReceiverError) -> UploadRecord? {
-        try read { db throws(ReceiverError) in try CatalogQueries.record(db, id, columns: Self.selectColumns) }
-    }
-
-    public func update(_ record: UploadRecord, event: String) throws(ReceiverError) {
-        try write { db throws(ReceiverError) in
-            try Self.updateRow(db, record)
-            try Self.audit(db, record.id, event, at: record.updatedAt)
-        }
-    }
-
-    public func openUploadCount(owner: ClientIdentity) throws(ReceiverError) -> Int {
-        try read { db throws(ReceiverError) in
-            let rows = try db.query(
-                "SELECT COUNT(*) FROM uploads WHERE owner = $1 AND state = 'open'", [.text(owner.name)])
-            guard case .integer(let count) = rows.first?.first else { throw CatalogRow.damaged("uploads") }
-            return Int(count)
-        }
-    }
-
-    public func chunkReceipts(_ id: UploadID) throws(ReceiverError) -> [ChunkReceipt] {
-        try read { db throws(ReceiverError) in try CatalogQueries.chunkReceipts(db, id) }
-    }
-
-    public func chunkReceipt(_ id: UploadID, index: Int) throws(ReceiverError) -> ChunkReceipt? {
-        try read { db throws(ReceiverError) in try CatalogQueries.chunkReceipts(db, id, index: index).first }
-    }
-
-    public func parityReceipts(_ id: UploadID) throws(ReceiverError) -> [ChunkReceipt] {
-        try read { db throws(ReceiverError) in
-            try db.query(
-                "SELECT idx, length, sha256, crc32c, NULL::bytea, false FROM parity WHERE upload = $1 ORDER BY idx",
-                [.text(id.rawValue)]
-            ).map { row throws(ReceiverError) in try CatalogRow.receipt(from: row) }
-        }
-    }
-
-    public func recordChunks(_ receipts: [ChunkReceipt], upload: UploadRecord) throws(ReceiverError) {
-        try write { db throws(ReceiverError) in
-            for receipt in receipts {
-                try db.execute(
-                    """
-                    INSERT INTO chunks (upload, idx, length, sha256, crc32c, link, rebuilt)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7)
-                    """,
-                    [
-                        .text(upload.id.rawValue), .integer(Int64(receipt.index)), .integer(Int64(receipt.length)),
-                        .blob(receipt.sha256.bytes), .integer(Int64(receipt.crc32c)),
-                        receipt.link.map { .blob($0.bytes) } ?? .null, .text(receipt.rebuilt ? "true" : "false"),
-                    ])
-                let event = receipt.rebuilt ? "rebuilt chunk \(receipt.index)" : "chunk \(receipt.index)"
-                try Self.audit(db, upload.id, event, at: upload.updatedAt)
-            }
-            try Self.updateRow(db, upload)
-        }
-    }
-
-    public func recordParity(_ receipt: ChunkReceipt, upload: UploadRecord) throws(ReceiverError) {
-        try write { db throws(ReceiverError) in
-            try db.execute(
-                "INSERT INTO parity (upload, idx, length, sha256, crc32c) VALUES ($1, $2, $3, $4, $5)",
-                [
-                    .text(upload.id.rawValue), .integer(Int64(receipt.index)), .integer(Int64(receipt.length)),
-                    .blob(receipt.sha256.bytes), .integer(Int64(receipt.crc32c)),
-                ])
-            try Self.updateRow(db, upload)
-            try Self.audit(db, upload.id, "parity \(receipt.index)", at: upload.updatedAt)
-        }
-    }
-
-    public func recordCompletion(_ upload: UploadRecord, receipt: UploadReceiptRecord, object: StoredObject?)
-        throws(ReceiverError)
-    {
-        try write { db throws(ReceiverError) in
-            try Self.updateRow(db, upload)
-            try db.execute(
-                """
-                INSERT INTO receipts (upload, chain_head, chunks, cid, completed_at, file_sha256, merkle_root, size)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                ON CONFLICT (upload) DO UPDATE SET chain_head = EXCLUDED.chain_head, chunks = EXCLUDED.chunks,
-                  cid = EXCLUDED.cid, completed_at = EXCLUDED.completed_at, file_sha256 = EXCLUDED.file_sha256,
-                  merkle_root = EXCLUDED.merkle_root, size = EXCLUDED.size
-                """,
-                [
-                    .text(upload.id.rawValue), .blob(receipt.chainHead.bytes), .integer(Int64(receipt.chunks)),
-                    .text(receipt.cid), .integer(receipt.completedAt), .blob(receipt.fileSHA256.bytes),
-                    .blob(receipt.merkleRoot.bytes), .integer(receipt.size),
-                ])
-            if let object {
-                try CatalogQueries.indexObject(
-                    db, object, ignoring: "", conflict: " ON CONFLICT (owner, content_id, chunk_size) DO NOTHING")
-            }
-            try Self.audit(db, upload.id, "complete", at: receipt.completedAt)
-        }
-    }
-
-    public func receipt(_ id: UploadID) throws(ReceiverError) -> UploadReceiptRecord? {
-        try read { db throws(ReceiverError) in
-            let rows = try db.query(
-                """
-                SELECT chain_head, chunks, cid, completed_at, file_sha256, merkle_root, size FROM receipts
-                WHERE upload = $1
-                """, [.text(id.rawValue)])
-            guard let row = rows.first else { return nil }
-            guard row.count == 7, case .integer(let chunks) = row[1], case .text(let cid) = row[2],
-                case .integer(let completedAt) = row[3], case .integer(let size) = row[6]
-            else { throw CatalogRow.damaged("receipts") }
-            return UploadReceiptRecord(
-                chainHead: try CatalogRow.digest(row[0]), chunks: Int(chunks), cid: cid, completedAt: completedAt,
-                fileSHA256: try CatalogRow.digest(row[4]), id: id, merkleRoot: try CatalogRow.digest(row[5]), size: size
-            )
-        }
-    }
-
-    public func object(contentID: String, chunkSize: Int, owner: ClientIdentity?) throws(ReceiverError)
-        -> StoredObject?
-    {
-        try read { db throws(ReceiverError) in
-            try CatalogQueries.object(db, contentID: contentID, chunkSize: chunkSize, owner: owner)
-        }
-    }
-
-    public func recordRemoval(_ upload: UploadRecord, event: String) throws(ReceiverError) {
-        try write { db throws(ReceiverError) in
-            try CatalogQueries.deleteWorkingRows(db, upload.id)
-            try Self.updateRow(db, upload)
-            try Self.audit(db, upload.id, event, at: upload.updatedAt)
-        }
-    }
-
-    public func uploads(in states: Set<UploadState>) throws(ReceiverError) -> [UploadRecord] {
-        try read { db throws(ReceiverError) in try CatalogQueries.uploads(db, in: states, columns: Self.selectColumns) }
-    }
-
-    public func idleUploads(before wallSeconds: Int64) throws(ReceiverError) -> [UploadID] {
-        try read { db throws(ReceiverError) in try CatalogQueries.idleUploads(db, before: wallSeconds) }
-    }
-
-    public func auditLog(_ id: UploadID) throws(ReceiverError) -> [AuditEntry] {
-        try read { db throws(ReceiverError) in try CatalogQueries.auditLog(db, id) }
-    }
-
-    public func recordPossessionChallenge(
-        _ id: UploadID, nonce: [UInt8], challenge: [UInt8], issuedAt: Int64, expiredBefore: Int64
-    ) throws(ReceiverError) {
-        try write { db throws(ReceiverError) in
-            try CatalogQueries.recordPossession(
-                db, id, nonce: nonce, challenge: challenge, issuedAt: issuedAt, expiredBefore: expiredBefore)
-        }
-    }
-
-    public func takePossessionChallenge(_ id: UploadID, nonce: [UInt8]) throws(ReceiverError) -> [UInt8]? {
-        try read { db throws(ReceiverError) in try CatalogQueries.takePossession(db, id, nonce: nonce) }
-    }
-
     /// The server answers and holds the schema this code knows.
     public func integrityCheck() throws(ReceiverError) -> Bool {
         try read { db throws(ReceiverError) in
@@ -372,12 +202,12 @@ public final class PostgresCatalog: UploadCatalog {
 
     // MARK: Rows
 
-    private func read<T>(_ body: (PostgresConnection) throws(ReceiverError) -> T) throws(ReceiverError) -> T {
+    func read<T>(_ body: (PostgresConnection) throws(ReceiverError) -> T) throws(ReceiverError) -> T {
         if let bound = Self.bound, bound.owner == ObjectIdentifier(self) { return try body(bound.connection) }
         return try pool.withConnection(body)
     }
 
-    private func write(_ body: (PostgresConnection) throws(ReceiverError) -> Void) throws(ReceiverError) {
+    func write(_ body: (PostgresConnection) throws(ReceiverError) -> Void) throws(ReceiverError) {
         if let bound = Self.bound, bound.owner == ObjectIdentifier(self) {
             // Inside `serialized`: the outer transaction commits; a failure undoes only this call.
             try bound.connection.savepoint { () throws(ReceiverError) in try body(bound.connection) }
@@ -386,46 +216,5 @@ public final class PostgresCatalog: UploadCatalog {
         try pool.withConnection { db throws(ReceiverError) in
             try db.transaction { () throws(ReceiverError) in try body(db) }
         }
-    }
-
-    private static let selectColumns = """
-        id, owner, protocol, state, size, chunk_size, chunks, chain_session, content_id, parity_data, parity_count,
-        metadata, expected_sha256, concat, stream_offset, chain_verified, chain_link, created_at, updated_at, failure
-        """
-
-    private static func columns(_ record: UploadRecord) -> [PostgresConnection.Value] {
-        [
-            .text(record.id.rawValue), .text(record.owner.name), .text(record.uploadProtocol.rawValue),
-            .text(record.state.rawValue), record.size.map { .integer($0) } ?? .null,
-            .integer(Int64(record.chunkSize)), .integer(Int64(record.chunks)),
-            record.chainSessionID.map { .text($0) } ?? .null, record.contentID.map { .text($0) } ?? .null,
-            record.parity.map { .integer(Int64($0.data)) } ?? .null,
-            record.parity.map { .integer(Int64($0.parity)) } ?? .null, .blob(MetadataCoding.encode(record.metadata)),
-            record.expectedSHA256.map { .blob($0.bytes) } ?? .null,
-            record.concatenation.map { .text(CatalogRow.concatText($0)) } ?? .null, .integer(record.offset),
-            .integer(Int64(record.chainVerifiedThrough)), record.chainLink.map { .blob($0.bytes) } ?? .null,
-            .integer(record.createdAt), .integer(record.updatedAt), record.failure.map { .text($0) } ?? .null,
-        ]
-    }
-
-    private static func updateRow(_ db: PostgresConnection, _ record: UploadRecord) throws(ReceiverError) {
-        let values = columns(record)
-        let changed = try db.execute(
-            """
-            UPDATE uploads SET owner = $2, protocol = $3, state = $4, size = $5, chunk_size = $6, chunks = $7,
-              chain_session = $8, content_id = $9, parity_data = $10, parity_count = $11, metadata = $12,
-              expected_sha256 = $13, concat = $14, stream_offset = $15, chain_verified = $16, chain_link = $17,
-              created_at = $18, updated_at = $19, failure = $20
-            WHERE id = $1
-            """, values)
-        guard changed == 1 else { throw ReceiverError(.notFound, "no upload has this id") }
-    }
-
-    private static func audit(_ db: PostgresConnection, _ id: UploadID, _ event: String, at: Int64)
-        throws(ReceiverError)
-    {
-        try db.execute(
-            "INSERT INTO audit (upload, event, at) VALUES ($1, $2, $3)",
-            [.text(id.rawValue), .text(event), .integer(at)])
     }
 }

@@ -176,5 +176,8 @@ internal import CAetherSQLite
 }
 
 extension SQLiteConnection: CatalogConnection {
-    static func placeholder(_ n: Int) -> String { "?" }
+    static func placeholder(_ n: Int) -> String { "?\(n)" }
+    static let offsetColumn = "offset"
+    static func boolean(_ value: Bool) -> CatalogValue { .integer(value ? 1 : 0) }
+    static let parityLinkAndRebuilt = "NULL, 0"
 }

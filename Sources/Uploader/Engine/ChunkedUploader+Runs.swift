@@ -222,7 +222,8 @@ extension ChunkedUploader {
         // The planned run goes in one request; what a failure leaves of it is sent in requests of the run length
         // decided by then (the link may have changed: a reset on a slow link must not resend a long run whole).
         while !progress.isDone {
-            _ = try await withRetries(index: parts[0].index, emit: emit) { () async throws(TransportError) in
+            _ = try await withRetries(index: parts[0].index, slot: total, emit: emit) {
+                () async throws(TransportError) in
                 // After a reset the run may be stored in part: ask what the destination holds, send only the rest.
                 if progress.previousAttemptUnanswered {
                     let (held, gained) = progress.acknowledgeHeld(
@@ -230,6 +231,14 @@ extension ChunkedUploader {
                     // Their bytes reached the destination after all (the failed attempt took them back from the wire).
                     if held > 0 { for event in tracker.wireSent(UInt64(held)) { emit(.safetyValve(event)) } }
                     if progress.isDone { return }
+                    // A retry takes the run length planned now: after a cut the interruption it was is known. Planned
+                    // here, once the holdings are in: asking them ends the attempt's unknown outcome, and a retry
+                    // that starts afresh (below) would not see the cut any more.
+                    if configuration.flags.adaptiveChunking, let (plan, _) = plannedRequests(),
+                        let inputs = linkPlanning.current
+                    {
+                        length.set(Self.parts(of: plan, inputs: inputs))
+                    }
                     // The link carried bytes of this run between the cuts: the retries (and their path wait) start
                     // afresh with the next attempt.
                     if gained { return }
@@ -240,7 +249,8 @@ extension ChunkedUploader {
                 do throws(TransportError) {
                     outcome = try await Self.attempt(
                         run: pending, from: from, to: remote, sender: sender, tracker: tracker,
-                        idempotency: idempotency, telemetry: telemetry, clock: clock, emit: emit)
+                        idempotency: idempotency, telemetry: telemetry, interruptions: interruptions, clock: clock,
+                        emit: emit)
                 } catch {
                     if UnsentAttempts.sentNothing(error.code) { progress.unsent(pending, from: from) }
                     throw error
@@ -286,7 +296,7 @@ extension ChunkedUploader {
     private static func attempt(
         run parts: [PartToSend], from: Int64, to remote: RemoteUpload, sender: any RunSendingBackend,
         tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?,
-        clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
+        interruptions: InterruptionLog, clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> RunOutcome {
         var keys: [IdempotencyKey] = []
         var uploads: [UploadPart] = []
@@ -312,6 +322,10 @@ extension ChunkedUploader {
         let observer = HTTPTelemetryObserver()
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
             let http = observer.last
+            if let http, !http.connectionReused {
+                interruptions.noteHandshake(
+                    seconds: http.connect / .seconds(1), congestionControl: http.congestionControl)
+            }
             telemetry?.trace(
                 ChunkTrace(
                     uploadID: "", index: parts[0].index, offset: parts[0].offset + from, length: Int(bytes - from),
@@ -319,7 +333,9 @@ extension ChunkedUploader {
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
                     errorCode: error.map { "\($0.code)" },
                     transportProtocol: http.map { TransportProtocol(measured: $0) },
-                    connectionReused: http?.connectionReused, pathChanges: nil, requestParts: parts.count))
+                    connectionReused: http?.connectionReused, pathChanges: nil,
+                    rttMicroseconds: interruptions.roundTripTime.map { Int64($0 * 1e6) }, requestParts: parts.count,
+                    congestionControl: http?.congestionControl))
         }
         let outcome: RunOutcome
         do {
@@ -357,10 +373,11 @@ extension ChunkedUploader {
 }
 
 extension ChunkedUploader {
-    /// Whether a fresh upload here is laid out in small parts sent in runs: adaptive chunking on, a backend that
-    /// takes runs, and a destination off this machine (loopback keeps its large parts).
-    func takesRuns(loopback: Bool) -> Bool {
-        guard configuration.flags.adaptiveChunking, !loopback, backend is any RunSendingBackend else { return false }
+    /// Whether a fresh upload is laid out in small parts sent in runs: adaptive chunking on and a backend that takes
+    /// runs. Loopback too: a relay on this machine may front any link, and a large part cut by a reset is lost whole
+    /// where a run keeps every part finished before the cut.
+    func takesRuns() -> Bool {
+        guard configuration.flags.adaptiveChunking, backend is any RunSendingBackend else { return false }
         if let native = backend as? NativeBackend { return native.server.maximumRun > 1 }
         return true
     }

@@ -42,10 +42,12 @@ public actor ChunkedUploader {
     let resume: EnhancedResumeManager
     let snapshots: any SnapshotStore
     let configuration: UploadConfiguration
-    private let scheduler: FusionScheduler
+    let scheduler: FusionScheduler
     private let breaker: UploadCircuitBreaker
     /// Resets, refusals and timeouts seen by this uploader's requests: the scheduler keeps requests short of them.
     nonisolated let interruptions = InterruptionLog()
+    /// The link planner's inputs for the upload under way and the gate every attempt passes.
+    nonisolated let linkPlanning = LinkPlanning()
     let pacer: RatePacer?
     let clock: any AetherClock
     let telemetry: TelemetryRecorder?
@@ -251,7 +253,7 @@ public actor ChunkedUploader {
                                 ? Self.firstChunkSize(decision, loopback: loopback) : ChunkReadOptions.defaultChunkSize)
                     ).runUnit(
                         takesRuns: configuration.chunkSize == nil && configuration.partSize == nil
-                            && takesRuns(loopback: loopback)),
+                            && takesRuns()),
                     capabilities: capabilities)
             } catch {
                 throw UploaderError(.invalidArgument, error.message)
@@ -313,10 +315,17 @@ public actor ChunkedUploader {
                         : UploadConstants.maxParallelChunkUploads)))
         var tier = decision.strategy.tier
         let runSender = runSender(for: snapshot.remote, extras: extras)
-        // One part per request until the first measurement: the run grows as the link shows what it carries.
+        // Before the first measurement: on loopback the ULTRAFAST tier's request (the link runs at memory speed
+        // unless a relay fronts it, and a cut run keeps its finished parts), elsewhere one part per request; the
+        // run then follows what the link carries.
         let runParts = RunPlanner.partsPerRequest(
-            chunkSizeBytes: decision.predictedBitsPerSecond > 0 ? decision.chunkSizeBytes : 0,
+            chunkSizeBytes: decision.predictedBitsPerSecond > 0
+                ? decision.chunkSizeBytes : (loopback ? Self.firstChunkSize(decision, loopback: true) : 0),
             partSize: snapshot.partSize, maximum: runSender?.1 ?? 1)
+        linkPlanning.begin(
+            PlanningInputs(
+                partSize: snapshot.partSize, size: size, runMaximum: runSender?.1 ?? 1, parallelLimit: parallelLimit))
+        linkPlanning.gate.setLimit(parallel)
         emit(
             .tierChanged(
                 TierReport(
@@ -455,7 +464,7 @@ public actor ChunkedUploader {
             receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
             serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
             partCount: snapshot.partCount, resume: report, parityShardsSent: run.parityShardsSent,
-            spotChecks: spotChecks)
+            spotChecks: spotChecks, congestionControl: interruptions.congestionControl)
         emit(.completed(outcome))
         return outcome
     }
@@ -524,11 +533,14 @@ public actor ChunkedUploader {
             state = run
         case .part(let part): try await settle(part: part, inFlightBytes: inFlightBytes)
         case .run(let parts):
-            for part in parts { try await settle(part: part, inFlightBytes: inFlightBytes) }
+            // One snapshot for the run: saved per part, its encoding (every acknowledged part so far) made the
+            // client's CPU grow with the square of the part count (47 % of it for 1,024 parts of 1 MiB).
+            for part in parts { try await settle(part: part, inFlightBytes: inFlightBytes, save: false) }
+            if let run = state { try await resume.save(run.snapshot) }
         }
     }
 
-    private func settle(part sent: SentPart, inFlightBytes: Int) async throws {
+    private func settle(part sent: SentPart, inFlightBytes: Int, save: Bool = true) async throws {
         guard var run = state else { return }
         run.attempts += sent.attempts
         run.failures += sent.attempts - 1
@@ -555,34 +567,32 @@ public actor ChunkedUploader {
                 scheduler.record(BandwidthMeasurement(bytes: Int(measured), duration: share, timestamp: now))
             }
         }
-        let next = scheduler.decide(
-            SchedulingContext(
-                inFlightBytes: inFlightBytes,
-                minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
-                maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
-                maximumParts: capabilities.maximumParts, totalBytes: run.snapshot.remote.size,
-                parallelismCap: configuration.parallel, secondsBetweenInterruptions: interruptions.meanInterval()))
-        let nextParallel =
-            configuration.flags.adaptiveChunking
-            ? min(run.parallelLimit, max(1, configuration.parallel ?? next.parallelism)) : run.parallel
-        let nextRunParts =
-            configuration.flags.adaptiveChunking
-            ? RunPlanner.partsPerRequest(
-                chunkSizeBytes: next.chunkSizeBytes, partSize: run.snapshot.partSize, maximum: run.runSender?.1 ?? 1)
-            : run.runParts
-        let changed = next.strategy.tier != run.tier || nextParallel != run.parallel || nextRunParts != run.runParts
-        run.tier = next.strategy.tier
+        var nextParallel = run.parallel
+        var nextRunParts = run.runParts
+        var nextTier = run.tier
+        var predicted = 0.0
+        if let (plan, decision) = plannedRequests(inFlightBytes: inFlightBytes), let inputs = linkPlanning.current {
+            nextTier = decision.strategy.tier
+            predicted = decision.predictedBitsPerSecond
+            if configuration.flags.adaptiveChunking {
+                nextParallel = min(run.parallelLimit, streams(of: plan, inputs: inputs))
+                nextRunParts = Self.parts(of: plan, inputs: inputs)
+                linkPlanning.gate.setLimit(nextParallel)
+            }
+        }
+        let changed = nextTier != run.tier || nextParallel != run.parallel || nextRunParts != run.runParts
+        run.tier = nextTier
         run.parallel = nextParallel
         run.runParts = nextRunParts
         run.runLength.set(nextRunParts)
         state = run
-        try await resume.save(run.snapshot)
+        if save { try await resume.save(run.snapshot) }
         if changed {
             run.emit(
                 .tierChanged(
                     TierReport(
                         tier: run.tier, chunkSize: run.snapshot.partSize, parallelism: run.parallel,
-                        predictedBitsPerSecond: next.predictedBitsPerSecond,
+                        predictedBitsPerSecond: predicted,
                         requestSize: Int64(run.runParts) * run.snapshot.partSize)))
         }
         telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
@@ -601,8 +611,8 @@ public actor ChunkedUploader {
     /// keeps the attempt watermark) and the progress tracker's wire layer kept in step.
     private static func attempt(
         _ part: PartToSend, to remote: RemoteUpload, backend: any UploadBackend, tracker: MultiLayerProgressTracker,
-        idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?, clock: any AetherClock,
-        emit: @Sendable (UploadEvent) -> Void
+        idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?, interruptions: InterruptionLog,
+        clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> PartReceipt {
         let key: IdempotencyKey
         let attemptNumber: Int
@@ -620,6 +630,10 @@ public actor ChunkedUploader {
         let observer = HTTPTelemetryObserver()
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
             let http = observer.last
+            if let http, !http.connectionReused {
+                interruptions.noteHandshake(
+                    seconds: http.connect / .seconds(1), congestionControl: http.congestionControl)
+            }
             telemetry?.trace(
                 ChunkTrace(
                     uploadID: "", index: part.index, offset: part.offset, length: Int(part.length),
@@ -627,7 +641,9 @@ public actor ChunkedUploader {
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
                     errorCode: error.map { "\($0.code)" },
                     transportProtocol: http.map { TransportProtocol(measured: $0) },
-                    connectionReused: http?.connectionReused, pathChanges: nil))
+                    connectionReused: http?.connectionReused, pathChanges: nil,
+                    rttMicroseconds: interruptions.roundTripTime.map { Int64($0 * 1e6) },
+                    congestionControl: http?.congestionControl))
         }
         do {
             let sent: Result<PartReceipt, TransportError> = await HTTPTelemetryObserver.$current.withValue(observer) {
@@ -702,12 +718,12 @@ public actor ChunkedUploader {
         if let pacer { try await pacer.admit(part.length) }
         let start = clock.monotonicSeconds()
         let unsent = UnsentAttempts()
-        let (receipt, attempts) = try await withRetries(index: part.index, emit: emit) {
+        let (receipt, attempts) = try await withRetries(index: part.index, slot: part.length, emit: emit) {
             () async throws(TransportError) in
             try await unsent.counting { () async throws(TransportError) in
                 try await Self.attempt(
                     part, to: remote, backend: part.via, tracker: tracker, idempotency: idempotency,
-                    telemetry: telemetry, clock: clock, emit: emit)
+                    telemetry: telemetry, interruptions: interruptions, clock: clock, emit: emit)
             }
         }
         // Attempts refused before anything left neither count as bytes sent nor as losses (as for runs).
@@ -730,8 +746,9 @@ public actor ChunkedUploader {
     /// Runs `operation` through the circuit breaker, retrying retryable `TransportError`s with backoff.
     /// Returns the result and how many times the operation was sent. A reset or refused connection is retried
     /// for up to `connectionWaitLimit` seconds without counting as an attempt or opening the breaker.
+    /// With `slot`, each attempt first passes the link planner's gate for that many bytes (`admitAttempt`).
     nonisolated func withRetries<T: Sendable>(
-        index: Int, emit: @Sendable (UploadEvent) -> Void,
+        index: Int, slot: Int64? = nil, emit: @Sendable (UploadEvent) -> Void,
         _ operation: @Sendable () async throws(TransportError) -> T
     ) async throws -> (T, Int) {
         var attempt = 1
@@ -756,9 +773,17 @@ public actor ChunkedUploader {
                 try await Self.sleep(seconds: max(retryAfter, 0.01))
                 continue
             }
-            do {
+            if let slot { try await admitAttempt(bytes: slot) }
+            do throws(TransportError) {
                 sends += 1
-                let result = try await operation()
+                let result: T
+                do throws(TransportError) {
+                    result = try await operation()
+                } catch {
+                    if let slot { linkPlanning.gate.release(bytes: slot) }
+                    throw error
+                }
+                if let slot { linkPlanning.gate.release(bytes: slot) }
                 breaker.recordSuccess()
                 return (result, sends)
             } catch {
@@ -818,7 +843,7 @@ public actor ChunkedUploader {
         code == .connectionClosed || code == .connectionRefused
     }
 
-    private static func sleep(seconds: Double) async throws {
+    static func sleep(seconds: Double) async throws {
         guard seconds > 0 else { return }
         try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }

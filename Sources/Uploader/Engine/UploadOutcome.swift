@@ -30,4 +30,7 @@ public struct UploadOutcome: Sendable, Hashable {
     /// What the Byzantine spot checks did (native); nil where none could be made (another protocol, a followed
     /// upload, dedup by proof of possession).
     public var spotChecks: SpotCheckReport? = nil
+    /// The TCP congestion control the upload's connections ran on, when the system said (`bbr` unless
+    /// `UploadConfiguration`'s HTTP client asked for another or the system refused it).
+    public var congestionControl: String? = nil
 }
