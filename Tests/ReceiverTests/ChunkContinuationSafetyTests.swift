@@ -198,4 +198,38 @@ final class FailingCommitWriter: BlobWriter {
             contentsOf: URL(fileURLWithPath: fixture.directory.description + "/streams/" + record.id.rawValue))
         #expect(stream[Self.chunkSize..<2 * Self.chunkSize].allSatisfy { $0 == 0 })
     }
+
+    /// A continuation that stalls is taken over by a second one from the same offset: the first hands over the longer
+    /// prefix it reached, the second is refused with it before writing anything, the first can write nothing more,
+    /// and a third from the longer prefix stores the chunk byte-identical.
+    @Test func aContinuationTakenOverByAnotherHandsOverTheLongerPrefixAndOnlyThatIsContinued() throws {
+        var limits = EngineFixture.smallLimits
+        limits.chunkClaimWaitSeconds = 0.05
+        let fixture = try EngineFixture(limits: limits)
+        let content = fixture.native(3 * Self.chunkSize + 1000)
+        let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
+        let cut = try fixture.engine.openChunk(
+            record.id, index: 1, descriptor: content.descriptor(1), owner: fixture.alice)
+        try cut.write(Array(content.chunks[1].prefix(5000)))
+        #expect(cut.interrupted())
+        let first = try fixture.engine.openChunk(
+            record.id, index: 1, descriptor: content.descriptor(1), owner: fixture.alice, from: 5000)
+        try first.write(Array(content.chunks[1][5000..<8000]))
+        let second = receiverError {
+            _ = try fixture.engine.openChunk(
+                record.id, index: 1, descriptor: content.descriptor(1), owner: fixture.alice, from: 5000)
+        }
+        #expect(second?.code == .partialMismatch)
+        #expect(second?.offset == 8000)
+        #expect(receiverError { try first.write(Array(content.chunks[1][8000..<9000])) }?.code == .unavailable)
+        #expect(receiverError { _ = try first.finish() } != nil)
+        let third = try fixture.engine.openChunk(
+            record.id, index: 1, descriptor: content.descriptor(1), owner: fixture.alice, from: 8000)
+        try third.write(Array(content.chunks[1].dropFirst(8000)))
+        #expect(try third.finish() == .stored)
+        for index in [0, 2, 3] { try fixture.send(content, index, to: record.id) }
+        _ = try fixture.engine.complete(record.id, owner: fixture.alice, claim: content.claim)
+        #expect(try fixture.objectBytes(record.id) == content.bytes)
+        #expect(fixture.engine.partialCount == 0)
+    }
 }

@@ -44,15 +44,18 @@ import Testing
         return try NativeStatusDocument(json: response.body)
     }
 
-    /// Waits (up to 10 s) until the receiver lists a partial of chunk `index`.
+    /// Waits (up to 60 s: a loaded machine) until the receiver has kept the cut request's prefix of chunk `index`
+    /// (its partials counter moved: a request still open is listed too, with what it has read so far) and lists it.
     static func waitForPartial(_ fixture: ReceiverFixture, _ location: String, _ index: Int) async throws
         -> NativeStatusDocument.Partial
     {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            if let partial = try await status(fixture, location, partials: true).partials?.first(where: {
-                $0.index == index
-            }) {
+            if try await metric(fixture, "aether_chunk_partials_kept_total") ?? 0 >= 1,
+                let partial = try await status(fixture, location, partials: true).partials?.first(where: {
+                    $0.index == index
+                })
+            {
                 return partial
             }
             try await Task.sleep(for: .milliseconds(20))
