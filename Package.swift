@@ -106,8 +106,11 @@ let package = Package(
                 "CAetherMicroHTTPD", "CAetherPQ",
             ],
             path: "Sources/Receiver", swiftSettings: swiftSettings),
-        // Tooling for the bench and the interop tests (no layer, never a dependency of one): local nginx.
-        .target(name: "AetherTestServers", path: "Sources/TestServers", swiftSettings: swiftSettings),
+        // Test support (no layer, never a dependency of one, not a product): local nginx and PostgreSQL for the bench
+        // and the interop tests, the manual clock of the unit tests.
+        .target(
+            name: "AetherTestSupport", dependencies: ["AetherIO"], path: "Sources/TestSupport",
+            swiftSettings: swiftSettings),
         // Test support (no layer, never a dependency of one): the link lab, a TUN delay line between two network
         // namespaces for the bench and the slow process tests.
         .target(
@@ -128,43 +131,47 @@ let package = Package(
                 "CAetherOpenSSL", "CAetherSodium", "CAetherISAL", "CAetherKernels",
                 "AetherReceiver",
                 "AetherUploader",
-                "AetherTestServers",
+                "AetherTestSupport",
                 "AetherLinkLab",
             ],
             path: "Sources/Bench", swiftSettings: swiftSettings),
 
         // MARK: Tests
         .testTarget(
-            name: "AetherIOTests", dependencies: ["AetherIO", "CAetherURing"], path: "Tests/IOTests",
+            name: "AetherIOTests", dependencies: ["AetherTestSupport", "AetherIO", "CAetherURing"],
+            path: "Tests/IOTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherIntegrityTests", dependencies: ["AetherIO", "AetherIntegrity"], path: "Tests/IntegrityTests",
+            name: "AetherIntegrityTests", dependencies: ["AetherTestSupport", "AetherIO", "AetherIntegrity"],
+            path: "Tests/IntegrityTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherCodingTests", dependencies: ["AetherIO", "AetherCoding"], path: "Tests/CodingTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherSchedulingTests", dependencies: ["AetherIO", "AetherScheduling"],
+            name: "AetherSchedulingTests", dependencies: ["AetherTestSupport", "AetherIO", "AetherScheduling"],
             path: "Tests/SchedulingTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherSecurityTests", dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity"],
+            name: "AetherSecurityTests",
+            dependencies: ["AetherTestSupport", "AetherIO", "AetherIntegrity", "AetherSecurity"],
             path: "Tests/SecurityTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherTransportTests",
-            dependencies: ["AetherIO", "AetherIntegrity", "AetherSecurity", "AetherTransport"],
+            dependencies: ["AetherTestSupport", "AetherIO", "AetherIntegrity", "AetherSecurity", "AetherTransport"],
             path: "Tests/TransportTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherReceiverTests",
             dependencies: [
                 "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherReceiver",
-                "AetherTestServers",
+                "AetherTestSupport",
             ],
             path: "Tests/ReceiverTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherUploaderTests",
             dependencies: [
+                "AetherTestSupport",
                 "AetherIO", "AetherIntegrity", "AetherScheduling", "AetherSecurity", "AetherTransport",
                 "AetherUploader",
                 "AetherReceiver",
@@ -188,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "AetherInteropTests",
             dependencies: [
-                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherTestServers",
+                "AetherIO", "AetherIntegrity", "AetherCoding", "AetherSecurity", "AetherTransport", "AetherTestSupport",
             ],
             path: "Tests/Interop", exclude: ["peers", "requirements.txt"], swiftSettings: swiftSettings),
     ]

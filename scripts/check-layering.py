@@ -27,10 +27,10 @@ LAYERS = {
     "AetherUploader": 7,
 }
 
-# Tooling for the bench and the tests (a local nginx; the link lab): no layer, and no layered module may depend on
-# it (that fails above as "neither a lower layer nor a C wrapper"). Each may depend on C wrappers and on the layered
+# Tooling for the bench and the tests (local nginx and PostgreSQL, the manual clock; the link lab): no layer, and no
+# layered module may depend on it (that fails above as "neither a lower layer nor a C wrapper"). Each may depend on C wrappers and on the layered
 # modules listed for it, nothing else.
-TOOLING = {"AetherTestServers": set(), "AetherLinkLab": {"AetherIO"}}
+TOOLING = {"AetherTestSupport": {"AetherIO"}, "AetherLinkLab": {"AetherIO"}}
 
 # Modules one may never reach from the other, directly or through any chain of dependencies.
 FORBIDDEN_REACH = [("AetherReceiver", "AetherUploader"), ("AetherUploader", "AetherReceiver")]

@@ -29,7 +29,8 @@ fi
 scratch=.build-fuzz
 # The modules the targets may import. Each is built by name: no one of them depends on all the others
 # (AetherTransport does not need Coding or Scheduling), so building the highest alone would miss some.
-modules=(AetherIO AetherIntegrity AetherCoding AetherScheduling AetherSecurity AetherTransport AetherReceiver)
+modules=(AetherIO AetherIntegrity AetherCoding AetherScheduling AetherSecurity AetherTransport AetherReceiver
+    AetherTestSupport)
 c_objects=(CAetherURing CAetherKernels)
 
 if [ $# -gt 0 ]; then

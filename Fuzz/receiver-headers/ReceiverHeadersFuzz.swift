@@ -1,5 +1,6 @@
 import AetherIO
 import AetherReceiver
+import AetherTestSupport
 import AetherTransport
 import Foundation
 import Synchronization

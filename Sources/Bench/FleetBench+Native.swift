@@ -1,5 +1,5 @@
 import AetherIO
-import AetherTestServers
+import AetherTestSupport
 import Foundation
 
 #if canImport(Glibc)

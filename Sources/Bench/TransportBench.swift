@@ -1,5 +1,5 @@
 import AetherIO
-import AetherTestServers
+import AetherTestSupport
 import AetherTransport
 import FoundationEssentials
 

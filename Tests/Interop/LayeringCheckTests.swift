@@ -91,19 +91,19 @@ import Testing
     }
 
     @Test func theToolingModuleHasNoLayerUsesCWrappersOnlyAndNoLayerMayUseIt() throws {
-        let tooling = Self.with("AetherTestServers", dependencies: [])
+        let tooling = Self.with("AetherTestSupport", dependencies: ["AetherIO"])
         let clean = try Self.check(tooling)
         #expect(clean.0 == 0, "\(clean.2)")
         let phases = try Self.check(tooling, ["--phases"])
-        #expect(!phases.1.contains("AetherTestServers"))
-        let upward = try Self.check(Self.with("AetherTestServers", dependencies: ["AetherIO"]))
+        #expect(!phases.1.contains("AetherTestSupport"))
+        let upward = try Self.check(Self.with("AetherTestSupport", dependencies: ["AetherIO", "AetherTransport"]))
         #expect(upward.0 == 1)
-        #expect(upward.2.contains("tooling module AetherTestServers depends on AetherIO"))
+        #expect(upward.2.contains("tooling module AetherTestSupport depends on AetherTransport"))
         var used = tooling.filter { $0.name != "AetherTransport" }
-        used.append(("AetherTransport", "library", ["AetherSecurity", "AetherTestServers"]))
+        used.append(("AetherTransport", "library", ["AetherSecurity", "AetherTestSupport"]))
         let downward = try Self.check(used)
         #expect(downward.0 == 1)
-        #expect(downward.2.contains("AetherTransport depends on AetherTestServers, which is neither"))
+        #expect(downward.2.contains("AetherTransport depends on AetherTestSupport, which is neither"))
     }
 
     @Test func theLinkLabMayUseAetherIOButNoOtherLayerAndNoLayerMayUseIt() throws {

@@ -1,4 +1,4 @@
-import AetherTestServers
+import AetherTestSupport
 import Foundation
 import Synchronization
 import Testing

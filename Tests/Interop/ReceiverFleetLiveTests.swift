@@ -1,6 +1,6 @@
 import AetherIO
 import AetherIntegrity
-import AetherTestServers
+import AetherTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import AetherIO
+import AetherTestSupport
 import AetherTransport
 import Foundation
 import Testing

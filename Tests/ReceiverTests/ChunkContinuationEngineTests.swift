@@ -1,6 +1,7 @@
 import AetherIO
 import AetherIntegrity
 import AetherReceiver
+import AetherTestSupport
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@ import AetherCoding
 import AetherIO
 import AetherIntegrity
 import AetherReceiver
+import AetherTestSupport
 import Foundation
 import Synchronization
 import Testing

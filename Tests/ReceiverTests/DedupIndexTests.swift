@@ -2,7 +2,7 @@ import AetherIO
 import AetherIntegrity
 import AetherReceiver
 import AetherSecurity
-import AetherTestServers
+import AetherTestSupport
 import Foundation
 import Synchronization
 import Testing

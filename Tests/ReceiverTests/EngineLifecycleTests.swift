@@ -2,6 +2,7 @@ import AetherIO
 import AetherIntegrity
 import AetherReceiver
 import AetherSecurity
+import AetherTestSupport
 import Foundation
 import Testing
 

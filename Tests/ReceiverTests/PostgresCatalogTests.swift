@@ -1,6 +1,6 @@
 import AetherIO
 import AetherReceiver
-import AetherTestServers
+import AetherTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,6 @@
-import AetherTestServers
+import AetherTestSupport
 
-/// The tests' PostgreSQL server (AetherTestServers' launcher, shared with the bench and the fleet suite).
+/// The tests' PostgreSQL server (AetherTestSupport' launcher, shared with the bench and the fleet suite).
 typealias PostgresTestServer = PostgresProcess
 /// Why the test server could not do what was asked.
 typealias PostgresTestError = PostgresProcessError

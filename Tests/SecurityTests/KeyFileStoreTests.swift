@@ -1,4 +1,5 @@
 @_spi(Testing) import AetherIO
+import AetherTestSupport
 import Dispatch
 import Foundation
 import Synchronization

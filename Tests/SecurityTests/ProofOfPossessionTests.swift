@@ -1,5 +1,6 @@
 import AetherIO
 import AetherIntegrity
+import AetherTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import AetherIO
 import AetherSecurity
+import AetherTestSupport
 import Synchronization
 import Testing
 

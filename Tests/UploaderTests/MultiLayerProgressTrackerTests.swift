@@ -1,4 +1,5 @@
 import AetherIO
+import AetherTestSupport
 import Testing
 
 @testable import AetherUploader

@@ -1,16 +1,17 @@
 public import AetherIO
 import AetherTransport
 
-/// Routes the receiver's requests (`docs/PROTOCOL.md` sections 1-7): authentication, the three protocols on one
-/// port, `/healthz` and `/metrics`; logs one line per request.
+/// Routes the receiver's requests (`docs/PROTOCOL.md` sections 1-7): the middleware (accounting, framing, method
+/// override, operational endpoints, authentication) in front, then the upload routes, which hand each request to
+/// the protocol that speaks it; logs one line per request.
 public final class ReceiverRouter: HTTPRequestRouter {
     /// The client name of requests without tokens (loopback only).
-    public static let loopbackClient = "loopback"
+    public static let loopbackClient = Authentication.loopbackClient
 
     let context: ReceiverContext
-    private let tokens: BearerTokens?
+    private let authentication: Authentication
+    private let middleware: [any ReceiverMiddleware]
     private let log: RequestLog
-    private let connections: @Sendable () -> HTTPConnectionStatistics
 
     /// A router over `engine`. Without `tokens` only loopback clients are served.
     public init(
@@ -18,26 +19,25 @@ public final class ReceiverRouter: HTTPRequestRouter {
         clock: any AetherClock = SystemClock(),
         connections: @escaping @Sendable () -> HTTPConnectionStatistics = { HTTPConnectionStatistics() }
     ) {
-        self.context = ReceiverContext(engine: engine, metrics: metrics, clock: clock)
-        self.tokens = tokens
+        let context = ReceiverContext(engine: engine, metrics: metrics, clock: clock)
+        let authentication = Authentication(tokens: tokens)
+        self.context = context
+        self.authentication = authentication
         self.log = log
-        self.connections = connections
+        middleware = [
+            AnswerAccounting(metrics: metrics), FramingCheck(), MethodOverride(),
+            OperationalEndpoints(context: context, authentication: authentication, connections: connections),
+            authentication,
+        ]
     }
 
     public func start(_ request: HTTPServerRequest) -> HTTPRequestStart {
-        let start: HTTPRequestStart
-        do throws(ReceiverError) {
-            try RequestFields.checkFraming(request)
-            start = route(request)
-        } catch {
-            // Answered at the headers with the body unread: libmicrohttpd then closes the connection.
-            start = .respond(ProblemResponse.make(error))
+        middleware.respond(to: RoutedRequest(http: request, owner: nil)) { routed in
+            guard let owner = routed.owner else {
+                return .respond(ProblemResponse.make(ReceiverError(.unauthorized, "a valid bearer token is required")))
+            }
+            return route(routed.http, owner: owner)
         }
-        guard case .respond(var response) = start else { return start }
-        context.metrics.answered(response.status)
-        // A HEAD answer has no content: clients that send HEAD do not wait for one.
-        if request.method == "HEAD" { response.body = [] }
-        return .respond(response)
     }
 
     public func ended(_ request: HTTPServerRequest, status: Int?, bytesReceived: Int64, nanoseconds: UInt64) {
@@ -48,19 +48,11 @@ public final class ReceiverRouter: HTTPRequestRouter {
                 milliseconds: Double(nanoseconds) / 1e6, uploadID: id, client: owner(request)?.name))
     }
 
-    private func route(_ original: HTTPServerRequest) -> HTTPRequestStart {
-        var request = original
-        // tus: X-HTTP-Method-Override on a POST stands for the named method.
-        if original.method == "POST", let override = original.header("X-HTTP-Method-Override") {
-            let method = override.trimmingSpacesAndTabs().uppercased()
-            guard ["PATCH", "DELETE", "HEAD", "GET"].contains(method) else {
-                return .respond(
-                    ProblemResponse.make(ReceiverError(.malformedRequest, "X-HTTP-Method-Override names no method")))
-            }
-            request = HTTPServerRequest(
-                method: method, path: original.path, headers: original.headers, clientAddress: original.clientAddress,
-                isLoopback: original.isLoopback)
-        }
+    /// The request's owner: the token's client, or `loopback` when there are no tokens and the client is local.
+    func owner(_ request: HTTPServerRequest) -> ClientIdentity? { authentication.owner(request) }
+
+    /// The upload routes of an authenticated request.
+    private func route(_ request: HTTPServerRequest, owner: ClientIdentity) -> HTTPRequestStart {
         let route: UploadRoute
         do {
             route = try UploadRoute(path: request.path)
@@ -68,55 +60,22 @@ public final class ReceiverRouter: HTTPRequestRouter {
             return .respond(ProblemResponse.make(error))
         }
         switch (route, request.method) {
-        case (.health, "GET"), (.health, "HEAD"):
-            return .respond(health())
-        case (.metrics, "GET"):
-            guard request.isLoopback || owner(request) != nil else {
-                return .respond(ProblemResponse.make(ReceiverError(.unauthorized, "a bearer token is required")))
-            }
-            var response = HTTPServerResponse(
-                status: 200, body: Array(context.metrics.render(connections: connections()).utf8))
-            response.add("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            return .respond(response)
-        case (.uploads, "OPTIONS"), (.upload, "OPTIONS"):
-            return .respond(discovery(request))
-        default:
-            break
-        }
-        guard let owner = owner(request) else {
-            let error =
-                tokens == nil
-                ? ReceiverError(.forbidden, "without a token file only loopback clients are served")
-                : ReceiverError(.unauthorized, "a valid bearer token is required")
-            return .respond(ProblemResponse.make(error))
-        }
-        let isTus = request.has("Tus-Resumable")
-        switch (route, request.method) {
         case (.uploads, "POST"):
-            if request.has(AetherWire.protocolField) {
-                guard request.header(AetherWire.protocolField) == "1" else {
-                    return .respond(
-                        NativeHandler.problem(ReceiverError(.malformedRequest, "Aether-Protocol must be 1")))
-                }
-                return NativeHandler.create(request, owner: owner, context: context)
+            guard let handler = UploadProtocols.speaking(request) else {
+                return .respond(
+                    ProblemResponse.make(
+                        ReceiverError(
+                            .unknownProtocol,
+                            "POST /uploads carries none of Aether-Protocol, Tus-Resumable, Upload-Complete")))
             }
-            if isTus { return TusHandler.create(request, owner: owner, context: context) }
-            if request.has("Upload-Draft-Interop-Version") || request.has("Upload-Complete") {
-                return IETFHandler.create(request, owner: owner, context: context)
-            }
-            return .respond(
-                ProblemResponse.make(
-                    ReceiverError(
-                        .unknownProtocol,
-                        "POST /uploads carries none of Aether-Protocol, Tus-Resumable, Upload-Complete"
-                    )))
+            if let refusal = handler.refusal(request) { return .respond(refusal) }
+            return handler.create(request, owner: owner, context: context)
         case (.upload(let id), "HEAD"):
             return .respond(head(request, id: id, owner: owner))
         case (.upload(let id), "GET"):
             return .respond(NativeHandler.status(request, id: id, owner: owner, context: context))
         case (.upload(let id), "PATCH"):
-            if isTus { return TusHandler.append(request, id: id, owner: owner, context: context) }
-            return IETFHandler.append(request, id: id, owner: owner, context: context)
+            return UploadProtocols.appending(request).append(request, id: id, owner: owner, context: context)
         case (.upload(let id), "DELETE"):
             return .respond(cancel(request, id: id, owner: owner))
         case (.chunk(let id, let index), "PUT"):
@@ -137,61 +96,25 @@ public final class ReceiverRouter: HTTPRequestRouter {
         }
     }
 
-    /// The request's owner: the token's client, or `loopback` when there are no tokens and the client is local.
-    func owner(_ request: HTTPServerRequest) -> ClientIdentity? {
-        guard let tokens else { return request.isLoopback ? ClientIdentity(Self.loopbackClient) : nil }
-        return tokens.client(forAuthorization: request.header("Authorization")).map(ClientIdentity.init)
-    }
-
-    private func health() -> HTTPServerResponse {
-        do {
-            _ = try context.engine.catalog.openUploadCount(owner: ClientIdentity(Self.loopbackClient))
-            var response = HTTPServerResponse(status: 200, body: Array("ok\n".utf8))
-            response.add("Content-Type", "text/plain; charset=utf-8")
-            return response
-        } catch {
-            return ProblemResponse.make(ReceiverError(.unavailable, "the catalogue does not answer"))
-        }
-    }
-
-    private func discovery(_ request: HTTPServerRequest) -> HTTPServerResponse {
-        let limits = context.engine.limits
-        let version = (try? IETFHandler.version(request)) ?? .latest
-        var response = HTTPServerResponse(status: 204, headers: NativeHandler.protocolHeaders)
-        response.add(AetherWire.capabilitiesField, NativeHandler.capabilities(context.engine))
-        response.add("Upload-Draft-Interop-Version", String(version.rawValue))
-        response.add("Upload-Limit", IETFHandler.limitField(version, limits: limits))
-        response.headers += TusHandler.discoveryFields(limits)
-        return response
-    }
-
+    /// Offset retrieval in the protocol the upload was stored under; errors carry the fields of the protocol the
+    /// request speaks (HEAD answers have no body).
     private func head(_ request: HTTPServerRequest, id: UploadID, owner: ClientIdentity) -> HTTPServerResponse {
-        let isTus = request.has("Tus-Resumable")
-        if isTus, let refusal = TusHandler.checkVersion(request) { return refusal }
+        let speaking = UploadProtocols.speaking(request)
+        if let refusal = speaking?.refusal(request) { return refusal }
         do throws(ReceiverError) {
             let status = try context.engine.status(id, owner: owner)
             guard status.record.state != .expired else { throw ReceiverError(.expired, "the upload is gone") }
-            switch status.record.uploadProtocol {
-            case .tus: return TusHandler.head(status)
-            case .ietf: return IETFHandler.head(request, status: status, context: context)
-            case .native:
-                var response = HTTPServerResponse(status: 200, headers: NativeHandler.headFields(status))
-                if let size = status.record.size { response.add("Upload-Length", String(size)) }
-                return response
-            }
+            return UploadProtocols.handler(of: status.record.uploadProtocol).head(
+                request, status: status, context: context)
         } catch {
-            // HEAD answers carry no body; the status and the protocol headers say it all.
-            return ProblemResponse.make(error, headers: isTus ? TusHandler.resumable : [])
+            return ProblemResponse.make(error, headers: speaking?.answerFields ?? [])
         }
     }
 
     private func cancel(_ request: HTTPServerRequest, id: UploadID, owner: ClientIdentity) -> HTTPServerResponse {
-        let isTus = request.has("Tus-Resumable")
-        if isTus, let refusal = TusHandler.checkVersion(request) { return refusal }
-        let headers =
-            isTus
-            ? TusHandler.resumable
-            : request.has(AetherWire.protocolField) ? NativeHandler.protocolHeaders : []
+        let speaking = UploadProtocols.speaking(request)
+        if let refusal = speaking?.refusal(request) { return refusal }
+        let headers = speaking?.answerFields ?? []
         do throws(ReceiverError) {
             try context.engine.cancel(id, owner: owner)
             return HTTPServerResponse(status: 204, headers: headers)

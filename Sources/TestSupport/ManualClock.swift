@@ -1,3 +1,4 @@
+public import AetherIO
 import Synchronization
 
 /// A clock that moves only when told to, for tests and trace replays. Thread-safe.
