@@ -16,7 +16,7 @@ enum ServeCommand: CLICommand {
                             [--log-format text|json] [--max-object N] [--expire-after S] [--catalog URL]
                             [--blobs s3://BUCKET/PREFIX [--endpoint URL] [--region R]] [--header-timeout S]
                             [--idle-timeout S] [--max-connections N] [--max-connections-per-client N]
-                            [--dedup-across-clients]
+                            [--dedup-across-clients] [--max-partials N]
 
           --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3
           --port P           TCP port, 0 to pick a free one (the chosen one is printed)
@@ -50,6 +50,9 @@ enum ServeCommand: CLICommand {
           --dedup-across-clients
                              dedup against files any client stored, not only the uploader's own; then any
                              client can learn whether anyone holds a file whose SHA-256 and size it knows
+          --max-partials N   received prefixes of cut native chunks kept in all, for continuations (default
+                             4096, each a few hundred bytes of memory; 0 keeps none: a cut chunk is sent
+                             again whole, and resume-chunk is not advertised)
 
         Prints `listening on URL` once ready. SIGTERM or SIGINT stops gracefully (requests under way finish)
         and exits 0.
@@ -61,7 +64,7 @@ enum ServeCommand: CLICommand {
             options: [
                 "dir", "port", "bind", "tls-cert", "tls-key", "tokens", "log-format", "max-object", "expire-after",
                 "catalog", "blobs", "endpoint", "region", "header-timeout", "idle-timeout", "max-connections",
-                "max-connections-per-client",
+                "max-connections-per-client", "max-partials",
             ], flags: ["dedup-across-clients"])
         guard let directory = parsed.path("dir") else { throw Arguments.UsageError(description: "--dir is required") }
         guard parsed.option("port") != nil else { throw Arguments.UsageError(description: "--port is required") }
@@ -77,6 +80,8 @@ enum ServeCommand: CLICommand {
         limits.expirySeconds = Int64(
             try parsed.integer("expire-after", default: Int(limits.expirySeconds), in: 1...(365 * 86_400)))
         limits.dedupAcrossClients = parsed.flag("dedup-across-clients")
+        limits.maximumPartials = try parsed.integer(
+            "max-partials", default: limits.maximumPartials, in: 0...(1 << 20))
         var http = HTTPServerConfiguration(bindAddress: bind, port: UInt16(port))
         http.headerTimeoutSeconds = Double(
             try parsed.integer("header-timeout", default: Int(http.headerTimeoutSeconds), in: 1...3600))

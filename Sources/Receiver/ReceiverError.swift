@@ -27,6 +27,9 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible {
         public static let offsetMismatch = Code("offset-mismatch", 409)
         /// The chunk index is stored with other bytes.
         public static let duplicateChunk = Code("duplicate-chunk", 409)
+        /// A continuation (`docs/PROTOCOL.md` 3.2.2) starts where the receiver holds no prefix of the chunk: `offset`
+        /// is what it holds (0: nothing), answered in `Aether-Partial`.
+        public static let partialMismatch = Code("partial-mismatch", 409)
         /// Completion was asked while chunks are missing.
         public static let incomplete = Code("incomplete", 409)
         /// The upload is already complete: it takes no more bytes (its receipt is read with the completion, which

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `peers/fault_relay.py` as a child: a TCP relay on 127.0.0.1 in front of one port that counts the bytes each
-/// way and, on command, resets every connection or stops answering (accepts, never replies).
+/// way and, on command, resets every connection, cuts one after N bytes or stops answering (accepts, never replies).
 final class FaultRelay: @unchecked Sendable {
     // @unchecked: used from the creating test only; the pipes are read and written one command at a time.
     struct Counters: Equatable {
@@ -38,7 +38,7 @@ final class FaultRelay: @unchecked Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// Sends `command` (`stats`, `reset`, `reset-every S`, `blackhole`, `pass`, `reset-on TEXT`, `freeze-after N`,
-    /// `hold-on TEXT`, `release`) and returns the counters after it.
+    /// `reset-after N`, `hold-on TEXT`, `release`) and returns the counters after it.
     @discardableResult
     func send(_ command: String) throws -> Counters {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))

@@ -38,6 +38,15 @@ final class ChunkClaim: Sendable {
 /// Whether the holder of a region still owns it; the lock serialises the holder's writes with a takeover.
 final class ClaimToken: Sendable {
     private let current = Mutex(true)
+    /// The chunk request holding the region (a native chunk written in place), which reports what it received so
+    /// far and hands it over at a takeover. Weak: the request owns its claim, not the other way round.
+    private let holder = Mutex(ClaimHolder())
+
+    /// Registers the chunk request that holds the region.
+    func hold(_ sink: ChunkSink) { holder.withLock { $0.sink = sink } }
+
+    /// What the holding chunk request received so far, when a cut would keep it (`ChunkSink.prefixIfCut`).
+    var heldPrefix: Int? { holder.withLock { $0.sink }?.prefixIfCut }
 
     func whileCurrent<T>(region: ChunkRegion, _ body: () throws(ReceiverError) -> T) throws(ReceiverError) -> T {
         let result: Result<T, ReceiverError> = current.withLock { current in
@@ -56,11 +65,24 @@ final class ClaimToken: Sendable {
         return try result.get()
     }
 
-    /// Ends the holder's ownership once its write in progress (if any) is done.
-    func revoke() { current.withLock { $0 = false } }
+    /// Ends the holder's ownership once its write in progress (if any) is done. A chunk request holding the region
+    /// hands its received prefix over first (`ChunkSink.handOver`), under the same lock, so it can write nothing
+    /// after the prefix was taken.
+    func revoke() {
+        let sink = holder.withLock { $0.sink }
+        current.withLock { current in
+            current = false
+            sink?.handOver()
+        }
+    }
 
     /// Whether the holder still owns the region.
     var isCurrent: Bool { current.withLock { $0 } }
+}
+
+/// The chunk request of a `ClaimToken`, held weakly.
+struct ClaimHolder {
+    weak var sink: ChunkSink?
 }
 
 /// One chunk index of one native upload, or (index nil) the byte stream of an IETF or tus upload, which takes one

@@ -27,6 +27,12 @@ public struct ReceiverLimits: Sendable, Hashable {
     public var chunkClaimWaitSeconds: Double = 2
     /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
     public var maximumRunChunks = 64
+    /// Most received prefixes of cut chunks kept for one upload (`docs/PROTOCOL.md` 3.2.2), at most
+    /// `AetherWire.maximumPartials` (what a status document lists); when full, the oldest is dropped.
+    public var maximumPartialsPerUpload = 64
+    /// Most received prefixes of cut chunks kept in all (each a few hundred bytes of memory, no file descriptor);
+    /// when full, the oldest is dropped.
+    public var maximumPartials = 4096
     /// Whether dedup (proof of possession) offers objects stored by any client, not only the creating client's own.
     /// Off by default: with it on, any client can learn whether anyone holds a file of which it knows the SHA-256
     /// and size (the status document's `possession` is set or null), `docs/RECEIVER.md` Dedup.

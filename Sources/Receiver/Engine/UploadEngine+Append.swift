@@ -219,6 +219,7 @@ extension UploadEngine {
         try? blobs.deleteWorkingBlobs(of: record.id)
         state.withLock { _ = $0.possession.removeValue(forKey: record.id) }
         dropWholeHash(record.id)
+        dropPartials(record.id)
         forgetActivity(record.id)
         return (record, receipt)
     }

@@ -6,9 +6,21 @@ extension UploadEngine {
     /// Opens chunk `index` of the native upload `id`. An index out of range is `.malformedRequest`; a length other
     /// than the layout's is `.lengthMismatch`; an index stored with another SHA-256 is `.duplicateChunk` (nothing
     /// changes). An index stored with the same SHA-256 gives a sink that checks the bytes and stores nothing.
-    public func openChunk(_ id: UploadID, index: Int, descriptor: ChunkDescriptor, owner: ClientIdentity)
-        throws(ReceiverError) -> ChunkSink
-    {
+    ///
+    /// With `from` (a continuation, `docs/PROTOCOL.md` 3.2.2: the sink takes the chunk's bytes from `from` on), the
+    /// receiver must hold a partial of the chunk with exactly `from` bytes of the same bytes (length, SHA-256, CRC32C;
+    /// the link may differ, as it travels with a run's last chunk only): the sink then
+    /// continues it (its writer placed after the prefix, its hash states resumed) and checks the whole chunk at the
+    /// end. Otherwise `.partialMismatch` with `offset` the bytes it holds (0: none, or a partial of other bytes), the
+    /// partial kept. A chunk stored since with the same SHA-256 takes the rest and drops it. A request without `from`
+    /// drops the chunk's partial: it writes the chunk whole.
+    public func openChunk(
+        _ id: UploadID, index: Int, descriptor: ChunkDescriptor, owner: ClientIdentity, from: Int? = nil
+    ) throws(ReceiverError) -> ChunkSink {
+        if let from, from <= 0 || from >= descriptor.length {
+            throw ReceiverError(
+                .malformedRequest, "a continuation starts inside its chunk, not at byte \(from)", chunk: index)
+        }
         let record = try loadNative(id, owner: owner)
         if record.size == nil {
             try checkDeferredChunk(record, index: index, length: descriptor.length)
@@ -40,18 +52,49 @@ extension UploadEngine {
                 guard stored.sha256 == descriptor.sha256 else {
                     throw ReceiverError(.duplicateChunk, "chunk \(index) is stored with other bytes", chunk: index)
                 }
+                dropPartial(id, index: index)
                 return ChunkSink(
-                    engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: nil)
+                    engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: nil, from: from)
             }
-            let writer = try blobs.place(into: .stream(id), at: Self.chunkOffset(index: index, record: record))
+            let offset = Self.chunkOffset(index: index, record: record)
+            guard let from else {
+                dropPartial(id, index: index)
+                let writer = try blobs.place(into: .stream(id), at: offset)
+                return ChunkSink(
+                    engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer,
+                    claim: claim, lease: lease)
+            }
+            // Under the claim, the partial is this request's to continue: a takeover just now handed its own over.
+            // The same bytes are the same length, SHA-256 and CRC32C; the link travels only with a run's last chunk.
+            let held = heldPartial(id, index: index).flatMap { Self.sameBytes($0.descriptor, descriptor) ? $0 : nil }
+            guard keepsCutPrefixes, let held, held.received == from, let partial = takePartial(id, index: index)
+            else {
+                let received = held?.received ?? 0
+                throw ReceiverError(
+                    .partialMismatch,
+                    "chunk \(index): the receiver holds \(received) bytes of it, the continuation starts at \(from)",
+                    chunk: index, offset: Int64(received))
+            }
+            let writer: any BlobWriter
+            do throws(ReceiverError) {
+                writer = try blobs.place(into: .stream(id), at: offset, keeping: Int64(from))
+            } catch {
+                keepPartial(partial, id: id, index: index)
+                throw error
+            }
             return ChunkSink(
                 engine: self, id: id, target: .chunk(index: index), descriptor: descriptor, writer: writer,
-                claim: claim, lease: lease)
+                claim: claim, lease: lease, resumed: partial)
         } catch {
             claim.release()
             lease.end()
             throw error
         }
+    }
+
+    /// Whether two descriptors describe the same bytes (the link aside: a run carries only its last chunk's).
+    static func sameBytes(_ one: ChunkDescriptor, _ other: ChunkDescriptor) -> Bool {
+        one.length == other.length && one.sha256 == other.sha256 && one.crc32c == other.crc32c
     }
 
     /// Registers a request writing into the open upload `id` (`beginWriting`), then checks that the upload is still
@@ -151,7 +194,10 @@ extension UploadEngine {
             let broken = try advanceChain(&record, adding: [receipt])
             // Not recorded: the region's bytes stay unread until a later request writes them again.
             try catalog.recordChunks([receipt], upload: record)
+            dropPartial(id, index: index)
             if let broken {
+                // The upload failed: it takes no continuation, so its prefixes would only hold places in the table.
+                dropPartials(id)
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
             try rebuildFromParity(&record, groups: record.parity.map { [index / $0.data] } ?? [])
@@ -264,6 +310,9 @@ extension UploadEngine {
             for index in missing {
                 guard let claim = claimRegion(record.id, index: index) else { continue }
                 claims.append(claim)
+                // The region is rewritten: a received prefix kept of it no longer describes its bytes (a failed
+                // rebuild zeroes them), so it goes before the first byte, under the claim a continuation also needs.
+                dropPartial(record.id, index: index)
                 let bytes = rebuilt[index - first]
                 let length = Self.chunkLength(index: index, record: record)
                 let chunk = Array(bytes.prefix(length))
@@ -289,7 +338,10 @@ extension UploadEngine {
             record.updatedAt = now
             let broken = try advanceChain(&record, adding: receipts)
             try catalog.recordChunks(receipts, upload: record)
+            // A rebuilt chunk's region holds its bytes whole now: a received prefix of it is gone.
+            for receipt in receipts { dropPartial(record.id, index: receipt.index) }
             if let broken {
+                dropPartials(record.id)
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
         }

@@ -22,6 +22,7 @@ extension UploadEngine {
         }
         state.withLock { _ = $0.possession.removeValue(forKey: id) }
         dropWholeHash(id)
+        dropPartials(id)
     }
 
     /// Removes open uploads idle for longer than `limits.expirySeconds` at `wallSeconds` (default: now); returns
@@ -65,6 +66,7 @@ extension UploadEngine {
         if expired {
             state.withLock { _ = $0.possession.removeValue(forKey: id) }
             dropWholeHash(id)
+            dropPartials(id)
         }
         return expired
     }

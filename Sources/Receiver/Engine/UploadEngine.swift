@@ -265,6 +265,8 @@ struct EngineState {
     var activity: [UploadID: UploadActivity] = [:]
     /// Uploads being expired right now: no request may start writing into them.
     var retiring: Set<UploadID> = []
+    /// Received prefixes of cut native chunks (`ChunkPartials.swift`).
+    var partials = PartialTable()
 
     mutating func enterGate(_ id: UploadID) -> UploadGate {
         if let entry = gates[id] {

@@ -185,7 +185,11 @@ final class ChunkBodySink: HTTPRequestSink, @unchecked Sendable {
         }
     }
 
-    func interrupted() { sink = nil }
+    /// The body was cut: the chunk keeps its received prefix (decoded bytes) as a partial where the store allows it.
+    func interrupted() {
+        if sink?.interrupted() == true { context.metrics.partialKept() }
+        sink = nil
+    }
 
     private static func decodingError(_ error: AetherProtocolError, chunk: Int?) -> ReceiverError {
         if error.code == .decodedTooLarge {

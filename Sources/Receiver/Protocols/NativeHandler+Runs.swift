@@ -9,8 +9,8 @@ extension NativeHandler {
     }
 
     /// `PUT /uploads/{id}/chunks/{first}` with a run header (section 3.2.1): checked before any byte is read (count
-    /// within `max-run`, the chunks within the upload, the length their sum, no content coding), then streamed into
-    /// a `RunBodySink`.
+    /// within `max-run`, the chunks within the upload, the length their sum, no content coding; for a continuation,
+    /// section 3.2.2, the partial it continues), then streamed into a `RunBodySink`.
     static func run(
         _ request: HTTPServerRequest, id: UploadID, first: Int, owner: ClientIdentity, context: ReceiverContext
     ) -> HTTPRequestStart {
@@ -44,13 +44,43 @@ extension NativeHandler {
                     .lengthMismatch, "the run's chunks hold \(total) bytes, \(header.length) were declared",
                     chunk: first)
             }
-            if let length = RequestFields.contentLength(request), length != total {
-                throw ReceiverError(.lengthMismatch, "the body is not the run's \(total) bytes", chunk: first)
+            let from = Int(header.from ?? 0)
+            if let length = RequestFields.contentLength(request), length != total - Int64(from) {
+                throw ReceiverError(
+                    .lengthMismatch, "the body is not the run's \(total - Int64(from)) bytes", chunk: first)
+            }
+            guard from < lengths[0] else {
+                throw ReceiverError(
+                    .malformedRequest, "a continuation starts inside chunk \(first), not at byte \(from)", chunk: first)
+            }
+            // A continuation (section 3.2.2) is checked against the partial before any byte is read: the chunk is
+            // claimed now, and a receiver holding another prefix answers 409 with what it holds.
+            var continuing: ChunkSink?
+            if from > 0 {
+                continuing = try context.engine.openChunk(
+                    id, index: first, descriptor: descriptor(header, lengths: lengths, position: 0), owner: owner,
+                    from: from)
+                context.metrics.continuationStarted()
             }
             return .stream(
-                RunBodySink(context: context, id: id, owner: owner, first: first, header: header, lengths: lengths))
+                RunBodySink(
+                    context: context, id: id, owner: owner, first: first, header: header, lengths: lengths,
+                    continuing: continuing, from: from))
         } catch {
+            if error.code == .partialMismatch, let index = error.chunk {
+                let held = AetherPartialHeader(index: index, received: error.offset ?? 0)
+                return .respond(
+                    ProblemResponse.make(error, headers: protocolHeaders + [(AetherWire.partialField, held.fieldValue)])
+                )
+            }
             return .respond(problem(error))
         }
+    }
+
+    /// The descriptor of the run's chunk at `position` (the link only on the last).
+    static func descriptor(_ header: AetherRunHeader, lengths: [Int], position: Int) -> ChunkDescriptor {
+        ChunkDescriptor(
+            length: lengths[position], crc32c: header.crc32c[position], sha256: header.sha256[position],
+            link: position == lengths.count - 1 ? header.link : nil)
     }
 }

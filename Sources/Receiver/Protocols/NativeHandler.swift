@@ -7,14 +7,17 @@ enum NativeHandler {
     /// Headers on every native answer.
     static let protocolHeaders: [(name: String, value: String)] = [(AetherWire.protocolField, "1")]
 
-    /// The receiver's `Aether-Capabilities` from its limits.
-    static func capabilities(_ limits: ReceiverLimits) -> String {
-        AetherCapabilities(
+    /// The receiver's `Aether-Capabilities` from its limits, with `resume-chunk` when its blob store keeps a cut
+    /// chunk's received prefix in place (the directory store; not the S3 store of a fleet).
+    static func capabilities(_ engine: UploadEngine) -> String {
+        let limits = engine.limits
+        return AetherCapabilities(
             version: AetherWire.version, minimumChunkSize: Int64(limits.minimumChunkSize),
             maximumChunkSize: Int64(limits.maximumChunkSize), maximumObjectSize: limits.maximumObjectSize,
             maximumChunks: limits.maximumChunks, parallel: limits.maximumParallelChunks, parityCodes: ["rs8"],
             encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds,
-            maximumRun: limits.maximumRunChunks, challengeVersion: AetherWire.spotCheckVersion,
+            maximumRun: limits.maximumRunChunks,
+            resumesChunks: engine.keepsCutPrefixes, challengeVersion: AetherWire.spotCheckVersion,
             maximumChallengeBytes: limits.maximumChallengeBytes
         ).fieldValue
     }
@@ -49,7 +52,7 @@ enum NativeHandler {
                     let status = try context.engine.status(record.id, owner: owner)
                     var response = try statusResponse(status, context: context, code: 201)
                     response.add("Location", "/uploads/\(record.id)")
-                    response.add(AetherWire.capabilitiesField, capabilities(context.engine.limits))
+                    response.add(AetherWire.capabilitiesField, capabilities(context.engine))
                     return response
                 } catch {
                     return problem(error)
@@ -127,8 +130,11 @@ enum NativeHandler {
         }
     }
 
-    /// `GET /uploads/{id}`: the status document.
-    static func status(_ id: UploadID, owner: ClientIdentity, context: ReceiverContext) -> HTTPServerResponse {
+    /// `GET /uploads/{id}`: the status document; with `Aether-Partials: ?1`, listing the received prefixes of cut
+    /// chunks (section 3.5).
+    static func status(_ request: HTTPServerRequest, id: UploadID, owner: ClientIdentity, context: ReceiverContext)
+        -> HTTPServerResponse
+    {
         do throws(ReceiverError) {
             let status = try context.engine.status(id, owner: owner)
             guard status.record.uploadProtocol == .native else {
@@ -139,7 +145,10 @@ enum NativeHandler {
                 response.add("Allow", "HEAD, PATCH, DELETE, OPTIONS")
                 return response
             }
-            return try statusResponse(status, context: context, code: 200)
+            let partials =
+                request.header(AetherWire.partialsRequestField)?.trimmingSpacesAndTabs() == "?1"
+                ? try context.engine.partials(id, owner: owner) : nil
+            return try statusResponse(status, context: context, code: 200, partials: partials)
         } catch {
             return problem(error)
         }
@@ -232,9 +241,9 @@ enum NativeHandler {
     }
 
     /// The status document answer (`application/aether-status+json`).
-    static func statusResponse(_ status: UploadStatus, context: ReceiverContext, code: Int) throws(ReceiverError)
-        -> HTTPServerResponse
-    {
+    static func statusResponse(
+        _ status: UploadStatus, context: ReceiverContext, code: Int, partials: [ChunkPrefix]? = nil
+    ) throws(ReceiverError) -> HTTPServerResponse {
         let record = status.record
         let state: NativeStatusDocument.State =
             switch record.state {
@@ -259,6 +268,7 @@ enum NativeHandler {
             expires: status.expiresAt ?? status.receipt?.completedAt ?? record.updatedAt, parity: parity,
             possessionChallenge: status.possessionChallenge, state: state)
         document.sizeDeferred = record.size == nil
+        document.partials = partials?.map { .init(index: $0.index, received: Int64($0.received)) }
         var response = json(code, document.jsonBytes, type: AetherWire.statusMediaType)
         response.add("Cache-Control", "no-store")
         return response

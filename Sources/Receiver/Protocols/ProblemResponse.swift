@@ -29,6 +29,7 @@ enum ProblemResponse {
         case "not-found": "No such upload"
         case "offset-mismatch": "Offset mismatch"
         case "duplicate-chunk": "Chunk stored with other bytes"
+        case "partial-mismatch": "Continuation from another offset than the received prefix"
         case "incomplete": "Upload incomplete"
         case "expired": "Upload expired or cancelled"
         case "too-large": "Too large"

@@ -4,7 +4,8 @@ import AetherTransport
 /// A native run (`docs/PROTOCOL.md` section 3.2.1): consecutive chunks in one body. Each chunk's bytes go to the
 /// engine's `ChunkSink` as they arrive (the sink stages them in the blob store, so no chunk is held in memory), and the
 /// chunk is verified, made durable and committed as soon as its last byte is in: a run cut short keeps every chunk
-/// finished before the cut. The first failure stops the run; the answer names the chunks stored before it.
+/// finished before the cut, and the chunk under way keeps its received prefix where the store allows it (section 3.2.2).
+/// The first failure stops the run; the answer names the chunks stored before it.
 final class RunBodySink: HTTPRequestSink, @unchecked Sendable {
     // @unchecked: the server calls a sink from one connection thread, one call at a time.
     private let engine: UploadEngine
@@ -22,9 +23,11 @@ final class RunBodySink: HTTPRequestSink, @unchecked Sendable {
     private var received: Int64 = 0
     private var failure: ReceiverError?
 
+    /// A run sink; `continuing` is the first chunk's sink of a continuation (section 3.2.2), opened before the body,
+    /// whose first `from` bytes the receiver holds already.
     init(
         context: ReceiverContext, id: UploadID, owner: ClientIdentity, first: Int, header: AetherRunHeader,
-        lengths: [Int]
+        lengths: [Int], continuing: ChunkSink? = nil, from: Int = 0
     ) {
         self.engine = context.engine
         self.context = context
@@ -33,6 +36,8 @@ final class RunBodySink: HTTPRequestSink, @unchecked Sendable {
         self.first = first
         self.header = header
         self.lengths = lengths
+        current = continuing
+        written = continuing == nil ? 0 : from
     }
 
     func receive(_ piece: UnsafeRawBufferPointer) {
@@ -80,15 +85,18 @@ final class RunBodySink: HTTPRequestSink, @unchecked Sendable {
         return HTTPServerResponse(status: storedNow ? 201 : 200, headers: NativeHandler.protocolHeaders + [receipt])
     }
 
-    func interrupted() { current = nil }
+    /// The body was cut: the chunks finished are stored; the one under way keeps its received prefix as a partial
+    /// where the store allows it (`ChunkSink.interrupted`), for a continuation.
+    func interrupted() {
+        if current?.interrupted() == true { context.metrics.partialKept() }
+        current = nil
+    }
 
     /// The sink of the chunk at `position`, opened on its first byte.
     private func open() throws(ReceiverError) -> ChunkSink {
         if let current { return current }
         let index = first + position
-        let descriptor = ChunkDescriptor(
-            length: lengths[position], crc32c: header.crc32c[position], sha256: header.sha256[position],
-            link: position == lengths.count - 1 ? header.link : nil)
+        let descriptor = NativeHandler.descriptor(header, lengths: lengths, position: position)
         let sink = try engine.openChunk(id, index: index, descriptor: descriptor, owner: owner)
         current = sink
         written = 0
@@ -99,6 +107,7 @@ final class RunBodySink: HTTPRequestSink, @unchecked Sendable {
         current = nil
         let outcome = try sink.finish()
         if outcome == .stored { storedNow = true }
+        if sink.continues { context.metrics.continuationCompleted() }
         stored.append(header.sha256[position])
         position += 1
         written = 0

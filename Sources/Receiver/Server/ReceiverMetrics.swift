@@ -11,6 +11,9 @@ public final class ReceiverMetrics: Sendable {
         var failed: [String: Int] = [:]
         var bytes: Int64 = 0
         var verifyFailures = 0
+        var partialsKept = 0
+        var continuationsStarted = 0
+        var continuationsCompleted = 0
         var requests: [Int: Int] = [:]
         var latencyCounts = [Int](repeating: 0, count: ReceiverMetrics.latencyBuckets.count)
         var latencySum: Double = 0
@@ -33,6 +36,12 @@ public final class ReceiverMetrics: Sendable {
     public func bytesReceived(_ count: Int64) { state.withLock { $0.bytes += count } }
     /// A digest, length or chain check failed.
     public func verifyFailed() { state.withLock { $0.verifyFailures += 1 } }
+    /// A cut chunk's received prefix was kept as a partial (`docs/PROTOCOL.md` 3.2.2).
+    public func partialKept() { state.withLock { $0.partialsKept += 1 } }
+    /// A continuation of a partial was accepted (its body is being read).
+    public func continuationStarted() { state.withLock { $0.continuationsStarted += 1 } }
+    /// A continued chunk was stored (or found stored) after its last byte came in.
+    public func continuationCompleted() { state.withLock { $0.continuationsCompleted += 1 } }
     /// A request was answered with `status`.
     public func answered(_ status: Int) { state.withLock { $0.requests[status, default: 0] += 1 } }
     /// A chunk or append request took `seconds` from its headers to its answer.
@@ -70,6 +79,11 @@ public final class ReceiverMetrics: Sendable {
         out += "aether_received_bytes_total \(state.bytes)\n"
         family("aether_verify_failures_total", "Digest, length, chain or Merkle checks that failed.", "counter")
         out += "aether_verify_failures_total \(state.verifyFailures)\n"
+        family("aether_chunk_partials_kept_total", "Cut chunks whose received prefix was kept.", "counter")
+        out += "aether_chunk_partials_kept_total \(state.partialsKept)\n"
+        family("aether_chunk_continuations_total", "Continuations of a kept prefix, by outcome.", "counter")
+        out += "aether_chunk_continuations_total{outcome=\"started\"} \(state.continuationsStarted)\n"
+        out += "aether_chunk_continuations_total{outcome=\"stored\"} \(state.continuationsCompleted)\n"
         family("aether_requests_total", "Requests answered, by status.", "counter")
         for status in state.requests.keys.sorted() {
             out += "aether_requests_total{status=\"\(status)\"} \(state.requests[status] ?? 0)\n"

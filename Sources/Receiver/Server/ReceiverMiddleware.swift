@@ -144,7 +144,7 @@ struct OperationalEndpoints: ReceiverMiddleware {
         let limits = context.engine.limits
         let version = (try? IETFHandler.version(request)) ?? .latest
         var response = HTTPServerResponse(status: 204, headers: NativeHandler.protocolHeaders)
-        response.add(AetherWire.capabilitiesField, NativeHandler.capabilities(limits))
+        response.add(AetherWire.capabilitiesField, NativeHandler.capabilities(context.engine))
         response.add("Upload-Draft-Interop-Version", String(version.rawValue))
         response.add("Upload-Limit", IETFHandler.limitField(version, limits: limits))
         response.headers += TusHandler.discoveryFields(limits)

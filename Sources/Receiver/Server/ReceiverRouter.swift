@@ -73,7 +73,7 @@ public final class ReceiverRouter: HTTPRequestRouter {
         case (.upload(let id), "HEAD"):
             return .respond(head(request, id: id, owner: owner))
         case (.upload(let id), "GET"):
-            return .respond(NativeHandler.status(id, owner: owner, context: context))
+            return .respond(NativeHandler.status(request, id: id, owner: owner, context: context))
         case (.upload(let id), "PATCH"):
             return UploadProtocols.appending(request).append(request, id: id, owner: owner, context: context)
         case (.upload(let id), "DELETE"):

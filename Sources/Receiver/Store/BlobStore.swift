@@ -13,6 +13,13 @@ public protocol BlobStore: Sendable {
     /// nothing else in it changes). `commit()` makes the bytes and the blob's name durable. Native chunks are
     /// written in place this way; which regions hold data is the catalogue's business (its receipts).
     func place(into key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter
+    /// True when a region written through `place` and let go with `durable()` then `abandon()` keeps its bytes in
+    /// place, so a cut chunk's received prefix can be continued later (`place(into:at:keeping:)`). Default: false.
+    var keepsCutPrefixes: Bool { get }
+    /// A writer of the region at `offset` whose first `kept` bytes are already in place and durable (a cut chunk's
+    /// received prefix): it writes from `offset + kept`, counts `kept` in `bytesWritten`, and a discard undoes the
+    /// whole region. Only where `keepsCutPrefixes`; the default refuses.
+    func place(into key: BlobKey, at offset: Int64, keeping kept: Int64) throws(ReceiverError) -> any BlobWriter
     /// Creates the byte stream `key` as `size` zero bytes (sparse where the file system allows it), durably; an
     /// existing one is left as it is. A native upload's stream is reserved at creation, so that a chunk refused
     /// later (its region zeroed again) leaves the stored files exactly as they were.
@@ -73,6 +80,15 @@ extension BlobWriter {
 extension BlobStore {
     /// One receiver's own store, by default.
     public var sharedWithOtherReceivers: Bool { false }
+
+    /// No cut prefix is kept, by default.
+    public var keepsCutPrefixes: Bool { false }
+
+    public func place(into key: BlobKey, at offset: Int64, keeping kept: Int64) throws(ReceiverError)
+        -> any BlobWriter
+    {
+        throw ReceiverError(.storageFailed, "this blob store keeps no received prefix of a cut chunk")
+    }
 
     /// Assembles `parts` in order into a staged blob named `target`, streaming: each piece read is handed to
     /// `observe` (to hash it) and written. The result is durable but invisible until the caller commits it, so a

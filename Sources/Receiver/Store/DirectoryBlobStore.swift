@@ -66,7 +66,16 @@ public struct DirectoryBlobStore: BlobStore {
     }
 
     public func place(into key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter {
-        guard case .stream = key, offset >= 0 else {
+        try place(into: key, at: offset, keeping: 0)
+    }
+
+    /// Regions are written in place with `pwrite`: what was made durable stays where it is when the writer is let go.
+    public var keepsCutPrefixes: Bool { true }
+
+    public func place(into key: BlobKey, at offset: Int64, keeping kept: Int64) throws(ReceiverError)
+        -> any BlobWriter
+    {
+        guard case .stream = key, offset >= 0, kept >= 0 else {
             throw ReceiverError(.malformedRequest, "only a stream is written in place")
         }
         let target = path(of: key)
@@ -74,7 +83,8 @@ public struct DirectoryBlobStore: BlobStore {
             try Syscall.open(target, flags: O_WRONLY | O_CREAT | O_NOFOLLOW, mode: 0o640)
         }
         return PlacedBlobWriter(
-            descriptor: descriptor, path: target, kind: .region(directory: directory(of: key)), offset: offset)
+            descriptor: descriptor, path: target, kind: .region(directory: directory(of: key)), offset: offset,
+            kept: kept)
     }
 
     public func reserve(_ key: BlobKey, size: Int64) throws(ReceiverError) {

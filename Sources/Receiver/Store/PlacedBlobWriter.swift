@@ -11,7 +11,9 @@ import AetherIO
 ///   upload only through the catalogue receipt committed after `commit()`, so the bytes of a region written but
 ///   never recorded are never read; a discard zeroes them (as the reserved file held), and every commit also
 ///   syncs the directory (the first request of an upload creates the file, and a concurrent one may be
-///   acknowledged first). The engine lets one request at a time write a region (`UploadEngine.claimRegion`).
+///   acknowledged first). The engine lets one request at a time write a region (`UploadEngine.claimRegion`). A
+///   region let go with `durable()` then `abandon()` keeps its bytes (a cut chunk's received prefix); a writer made
+///   with `kept` bytes continues such a prefix, and its discard zeroes the whole region.
 final class PlacedBlobWriter: BlobWriter {
     enum Kind {
         case append
@@ -25,11 +27,12 @@ final class PlacedBlobWriter: BlobWriter {
     private var synced = false
     private(set) var bytesWritten: Int64 = 0
 
-    init(descriptor: Int32, path: FilePath, kind: Kind, offset: Int64) {
+    init(descriptor: Int32, path: FilePath, kind: Kind, offset: Int64, kept: Int64 = 0) {
         self.descriptor = descriptor
         self.path = path
         self.kind = kind
         self.start = offset
+        self.bytesWritten = kept
     }
 
     deinit { discard() }

@@ -1,3 +1,5 @@
+import AetherIO
+
 /// A backend that carries a run of consecutive parts in one request, so that the request size can follow the link
 /// while the upload's unit (the part: what is hashed, acknowledged, resumed) stays fixed. IETF resumable upload and
 /// tus append the parts' bytes in one `PATCH`; S3 has no runs (each part is its own request).
@@ -9,6 +11,35 @@ public protocol RunSendingBackend: UploadBackend {
     /// Returns the receipts of the parts the destination acknowledged, in order: all of them, or a prefix with the
     /// failure that stopped the rest (`RunOutcome.stoppedBy`). Throws when none was acknowledged.
     func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome
+
+    /// Whether the destination keeps the received prefix of a part whose request was cut, and takes a run that
+    /// continues from it (native `resume-chunk`, `docs/PROTOCOL.md` 3.2.2). Default: false.
+    func continuesCutParts(of upload: RemoteUpload) -> Bool
+
+    /// What the destination holds of `upload` (`progress(of:)`) with the received prefixes of cut parts it keeps.
+    /// Default: `progress(of:)` and no prefixes.
+    func holdings(of upload: RemoteUpload) async throws(TransportError) -> RunHoldings
+
+    /// Sends `parts` as `send(run:to:)` does, the first of them from byte `from` on (0 < `from` < its length): the
+    /// destination holds its first `from` bytes (`holdings(of:)`). A destination that holds another prefix answers
+    /// before the body with what it holds: an outcome without receipts whose `heldPrefix` says it. Default: refused
+    /// (`.invalidArgument`), as by a destination that keeps no prefixes.
+    func send(run parts: [UploadPart], from: Int64, to upload: RemoteUpload) async throws(TransportError)
+        -> RunOutcome
+}
+
+/// What the destination holds of an upload, with the received prefixes of parts whose requests were cut.
+public struct RunHoldings: Sendable, Hashable {
+    /// The acknowledged parts or bytes.
+    public let progress: RemoteProgress
+    /// Bytes held from the start of each part that is not acknowledged, by part index (never 0, never the whole part).
+    public let prefixes: [Int: Int64]
+
+    /// Holdings.
+    public init(progress: RemoteProgress, prefixes: [Int: Int64] = [:]) {
+        self.progress = progress
+        self.prefixes = prefixes
+    }
 }
 
 /// What the destination acknowledged of one run.
@@ -17,11 +48,32 @@ public struct RunOutcome: Sendable {
     public let receipts: [PartReceipt]
     /// Why the rest of the run was not acknowledged; nil when every part was.
     public let stoppedBy: TransportError?
+    /// A continuation the destination refused before its body because it holds another prefix of the first part
+    /// (`409 partial-mismatch`): the bytes it holds of it (0: none). Nil otherwise.
+    public let heldPrefix: Int64?
 
     /// An outcome.
-    public init(receipts: [PartReceipt], stoppedBy: TransportError? = nil) {
+    public init(receipts: [PartReceipt], stoppedBy: TransportError? = nil, heldPrefix: Int64? = nil) {
         self.receipts = receipts
         self.stoppedBy = stoppedBy
+        self.heldPrefix = heldPrefix
+    }
+}
+
+extension RunSendingBackend {
+    public func continuesCutParts(of upload: RemoteUpload) -> Bool { false }
+
+    public func holdings(of upload: RemoteUpload) async throws(TransportError) -> RunHoldings {
+        RunHoldings(progress: try await progress(of: upload))
+    }
+
+    public func send(run parts: [UploadPart], from: Int64, to upload: RemoteUpload) async throws(TransportError)
+        -> RunOutcome
+    {
+        guard from == 0 else {
+            throw TransportError(.invalidArgument, "this destination takes no continuation of a cut part")
+        }
+        return try await send(run: parts, to: upload)
     }
 }
 
@@ -47,6 +99,37 @@ extension RunSendingBackend {
 }
 
 extension HTTPRequestBody {
+    /// The body without its first `count` bytes, copied out (a continuation's first part, sent once in a while);
+    /// nil for a stream or when `count` is outside 0 ... the body's length.
+    public func droppingFirst(_ count: Int64) -> HTTPRequestBody? {
+        guard case .pieces(let pieces, let length) = storage, count >= 0, count <= length else { return nil }
+        guard count > 0 else { return self }
+        var skip = Int(count)
+        var kept: [HTTPBodyPiece] = []
+        for piece in pieces {
+            guard skip > 0 else {
+                kept.append(piece)
+                continue
+            }
+            guard skip < piece.count else {
+                skip -= piece.count
+                continue
+            }
+            let rest: [UInt8]
+            switch piece {
+            case .bytes(let bytes): rest = Array(bytes[skip...])
+            case .chunk(let chunk):
+                rest = unsafe chunk.withUnsafeBytes { raw in
+                    unsafe Array(UnsafeRawBufferPointer(rebasing: raw[skip...]))
+                }
+            }
+            kept.append(.bytes(rest))
+            skip = 0
+        }
+        let remaining = length - count
+        return remaining == 0 ? .empty : HTTPRequestBody(storage: .pieces(kept, length: remaining))
+    }
+
     /// The bodies one after another, when every one is held in memory (bytes or chunks); nil if any is a stream.
     public static func concatenating(_ bodies: [HTTPRequestBody]) -> HTTPRequestBody? {
         var pieces: [HTTPBodyPiece] = []

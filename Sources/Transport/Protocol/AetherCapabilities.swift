@@ -27,6 +27,9 @@ public struct AetherCapabilities: Sendable, Hashable {
     public var expires: Int64
     /// The most chunks one run request may carry (`max-run`, section 3.2.1); 1 (absent): no runs.
     public var maximumRun: Int
+    /// Whether a cut chunk's received prefix is kept and a run continuing from it is accepted (`resume-chunk`,
+    /// section 3.2.2); false (absent): a cut chunk is sent again whole.
+    public var resumesChunks: Bool
     /// The spot-check version answered (`challenge-v`, section 3.6); nil (absent): a receiver of before version 2,
     /// whose answers prove nothing about the bytes, so no spot check is made against it.
     public var challengeVersion: Int?
@@ -44,10 +47,11 @@ public struct AetherCapabilities: Sendable, Hashable {
         version: Int = AetherWire.version, minimumChunkSize: Int64 = 256 << 10, maximumChunkSize: Int64 = 64 << 20,
         maximumObjectSize: Int64 = 1 << 40, maximumChunks: Int = AetherWire.maximumChunks, parallel: Int = 16,
         parityCodes: [String] = ["rs8"], encodings: [ContentCoding] = [.zstd, .deflate], possession: Bool = true,
-        challenges: Bool = true, expires: Int64 = 86_400, maximumRun: Int = 1,
+        challenges: Bool = true, expires: Int64 = 86_400, maximumRun: Int = 1, resumesChunks: Bool = false,
         challengeVersion: Int? = AetherWire.spotCheckVersion, maximumChallengeBytes: Int64? = 16 << 20
     ) {
         self.maximumRun = maximumRun
+        self.resumesChunks = resumesChunks
         self.challengeVersion = challengeVersion
         self.maximumChallengeBytes = maximumChallengeBytes
         self.version = version
@@ -82,6 +86,7 @@ public struct AetherCapabilities: Sendable, Hashable {
         challenges = try members.boolean("challenges")
         expires = try members.integer("expires", 0...limit)
         maximumRun = members.has("max-run") ? Int(try members.integer("max-run", 1...65_535)) : 1
+        resumesChunks = try members.boolean("resume-chunk")
         challengeVersion = members.has("challenge-v") ? Int(try members.integer("challenge-v", 1...999)) : nil
         maximumChallengeBytes =
             members.has("challenge-bytes") ? try members.integer("challenge-bytes", 1...limit) : nil
@@ -114,7 +119,7 @@ public struct AetherCapabilities: Sendable, Hashable {
                 ("possession", .boolean(possession)), ("challenges", .boolean(challenges)),
                 ("expires", .integer(expires)),
             ] + (maximumRun > 1 ? [("max-run", .integer(Int64(maximumRun)))] : [])
-            + spotCheckMembers
+            + (resumesChunks ? [("resume-chunk", .boolean(true))] : []) + spotCheckMembers
         return StructuredField.serialize(dictionary: members) ?? ""
     }
 }

@@ -1,15 +1,19 @@
 public import AetherIO
 
 /// `Aether-Chunk` of a run request (`docs/PROTOCOL.md` section 3.2.1): `count` consecutive chunks from the path's
-/// index in one body. Members, in this order: `count` (Integer, 1...65535), `length` (Integer, the body's bytes,
-/// uncompressed), `crc32c` and `sha-256` (inner lists of `count` Byte Sequences of 4 and 32 bytes, one per chunk in
+/// index in one body. Members, in this order: `count` (Integer, 1...65535), `length` (Integer, the chunks' bytes,
+/// uncompressed), optionally `from` (Integer: a continuation, section 3.2.2, whose body starts at byte `from` of the
+/// first chunk), `crc32c` and `sha-256` (inner lists of `count` Byte Sequences of 4 and 32 bytes, one per chunk in
 /// order) and, optionally, `link` (the commitment-chain link of the run's last chunk, 32 bytes). Parsing refuses
-/// unknown, missing and mistyped members and lists whose length is not `count`.
+/// unknown, missing and mistyped members, lists whose length is not `count` and a `from` not in 1..<`length`.
 public struct AetherRunHeader: Sendable, Hashable {
     /// Chunks in the run.
     public var count: Int
-    /// The body's length in bytes (every chunk's length added).
+    /// The chunks' length in bytes (every chunk's full length added; a continuation's body is `length - from`).
     public var length: Int64
+    /// Where the body starts in the first chunk: nil (or 0) for a whole run; a continuation (section 3.2.2) carries
+    /// the first chunk from byte `from` on, the receiver holding its first `from` bytes.
+    public var from: Int64?
     /// CRC32C of each chunk, in order.
     public var crc32c: [UInt32]
     /// SHA-256 of each chunk, in order.
@@ -18,9 +22,10 @@ public struct AetherRunHeader: Sendable, Hashable {
     public var link: Digest32?
 
     /// A header.
-    public init(length: Int64, crc32c: [UInt32], sha256: [Digest32], link: Digest32? = nil) {
+    public init(length: Int64, crc32c: [UInt32], sha256: [Digest32], link: Digest32? = nil, from: Int64? = nil) {
         self.count = sha256.count
         self.length = length
+        self.from = from
         self.crc32c = crc32c
         self.sha256 = sha256
         self.link = link
@@ -35,9 +40,13 @@ public struct AetherRunHeader: Sendable, Hashable {
     /// Parses a field value.
     public init(parsing value: String) throws(AetherProtocolError) {
         let members = try AetherHeaderMembers(value, field: AetherWire.chunkField)
-        try members.refuseUnknown(["count", "length", "crc32c", "sha-256", "link"])
+        try members.refuseUnknown(["count", "length", "from", "crc32c", "sha-256", "link"])
         count = Int(try members.integer("count", 1...65_535))
         length = try members.integer("length", 0...AetherWire.maximumInteger)
+        from = members.has("from") ? try members.integer("from", 1...AetherWire.maximumInteger) : nil
+        if let from, from >= length {
+            throw AetherProtocolError(.inconsistent, member: "from", "from must be below the run's length")
+        }
         crc32c = try Self.list("crc32c", count: count, bytes: 4, members).map { bytes in
             bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         }
@@ -74,12 +83,17 @@ public struct AetherRunHeader: Sendable, Hashable {
         return out
     }
 
-    /// The field value, e.g. `count=2, length=8, crc32c=(:...: :...:), sha-256=(:...: :...:), link=:...:`.
+    /// The bytes the body carries: `length`, less `from` for a continuation.
+    public var bodyLength: Int64 { length - (from ?? 0) }
+
+    /// The field value, e.g. `count=2, length=8, crc32c=(:...: :...:), sha-256=(:...: :...:), link=:...:`; `from`
+    /// after `length` when it is above 0.
     public var fieldValue: String {
         func bigEndian(_ value: UInt32) -> [UInt8] {
             [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
         }
         var text = "count=\(count), length=\(length)"
+        if let from, from > 0 { text += ", from=\(from)" }
         text += ", crc32c=(" + crc32c.map { StructuredField.serialize(bigEndian($0)) }.joined(separator: " ") + ")"
         text += ", sha-256=(" + sha256.map { StructuredField.serialize($0.bytes) }.joined(separator: " ") + ")"
         if let link { text += ", link=" + StructuredField.serialize(link.bytes) }

@@ -18,6 +18,12 @@ public enum AetherWire {
     public static let runReceiptField = "Aether-Run-Receipt"
     /// `Aether-Received` (section 3.4).
     public static let receivedField = "Aether-Received"
+    /// `Aether-Partial` (section 3.2.2): what the receiver holds of a chunk a continuation named.
+    public static let partialField = "Aether-Partial"
+    /// `Aether-Partials: ?1` on `GET /uploads/{id}` (section 3.5): the status document is to list the received
+    /// prefixes of cut chunks (`partials`). A client of before section 3.2.2 does not send it and gets the document
+    /// it parses.
+    public static let partialsRequestField = "Aether-Partials"
 
     /// The create request's body (section 3.1).
     public static let createMediaType = "application/aether-upload+json"
@@ -38,8 +44,12 @@ public enum AetherWire {
     /// document of 1,048,576 chunks carries a 128 KiB bitmap (175 KiB of base64), so status documents have their own
     /// bound, `maximumStatusDocumentBytes`.
     public static let maximumDocumentBytes = 64 << 10
-    /// The largest status document parsed: two bitmaps of `maximumChunks` bits in base64, plus the rest.
-    public static let maximumStatusDocumentBytes = 2 * ((maximumChunks / 8 + 2) / 3 * 4) + (16 << 10)
+    /// The largest status document parsed: two bitmaps of `maximumChunks` bits in base64, `maximumPartials` partials
+    /// of two 15-digit integers each, plus the rest.
+    public static let maximumStatusDocumentBytes =
+        2 * ((maximumChunks / 8 + 2) / 3 * 4) + maximumPartials * 40 + (16 << 10)
+    /// The most partials (received prefixes of cut chunks, section 3.2.2) one status document lists.
+    public static let maximumPartials = 256
     /// The most chunks one upload may have on any receiver (section 2's default `max-chunks`); documents that
     /// count chunks are refused above it.
     public static let maximumChunks = 1 << 20

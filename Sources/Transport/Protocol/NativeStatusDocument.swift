@@ -20,6 +20,20 @@ public struct NativeStatusDocument: Sendable, Hashable {
         }
     }
 
+    /// The received prefix of a chunk whose request was cut (section 3.2.2): a continuation from `received` goes on.
+    public struct Partial: Sendable, Hashable {
+        /// The chunk.
+        public var index: Int
+        /// Bytes of it the receiver holds, from its first (1 ... its length - 1).
+        public var received: Int64
+
+        /// A partial.
+        public init(index: Int, received: Int64) {
+            self.index = index
+            self.received = received
+        }
+    }
+
     /// The upload id (26 characters of lowercase base32).
     public var id: String
     /// The object size.
@@ -43,6 +57,9 @@ public struct NativeStatusDocument: Sendable, Hashable {
     /// True while the upload's size is unknown (created with `"size":null`): `size` is then 0 and `chunks` the
     /// extent of the bitmap (the highest stored index + 1); on the wire `"size":null`.
     public var sizeDeferred = false
+    /// The received prefixes of cut chunks, by index (`"partials":[[index, received], ...]`), when the request asked
+    /// for them (`Aether-Partials: ?1`, section 3.5); nil: the member is absent.
+    public var partials: [Partial]?
 
     /// The longest possession challenge accepted.
     public static let maximumChallengeBytes = 16 << 10
@@ -75,8 +92,8 @@ public struct NativeStatusDocument: Sendable, Hashable {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumStatusDocumentBytes),
             allowed: [
-                "chainVerifiedThrough", "chunkSize", "chunks", "expires", "id", "parity", "possession", "received",
-                "size", "state",
+                "chainVerifiedThrough", "chunkSize", "chunks", "expires", "id", "parity", "partials", "possession",
+                "received", "size", "state",
             ])
         id = try reader.string("id", maximumBytes: 26)
         guard Self.isUploadID(id) else {
@@ -116,12 +133,44 @@ public struct NativeStatusDocument: Sendable, Hashable {
         } else {
             parity = nil
         }
+        partials = try reader.optional("partials").map { (value) throws(AetherProtocolError) in
+            try Self.partials(value, chunks: sizeDeferred ? AetherWire.maximumChunks : chunks, chunkSize: chunkSize)
+        }
         if let value = reader.optional("possession") {
             let possessionReader = try JSONObjectReader(value, path: "possession", allowed: ["challenge"])
             possessionChallenge = try possessionReader.base64("challenge", maximumBytes: Self.maximumChallengeBytes)
         } else {
             possessionChallenge = nil
         }
+    }
+
+    /// `partials`: at most `AetherWire.maximumPartials` pairs `[index, received]` of integers, indices ascending and
+    /// below `chunks`, each `received` in 1 ... `chunkSize - 1` (a prefix, never a whole chunk).
+    private static func partials(_ value: JSONValue, chunks: Int, chunkSize: Int64) throws(AetherProtocolError)
+        -> [Partial]
+    {
+        guard case .array(let items) = value else {
+            throw AetherProtocolError(.wrongType, member: "partials", "partials is not an array")
+        }
+        guard items.count <= AetherWire.maximumPartials else {
+            throw AetherProtocolError(
+                .tooLarge, member: "partials", "partials lists more than \(AetherWire.maximumPartials) chunks")
+        }
+        var out: [Partial] = []
+        for item in items {
+            guard case .array(let pair) = item, pair.count == 2 else {
+                throw AetherProtocolError(.wrongType, member: "partials", "a partial is not [index, received]")
+            }
+            let index = Int(try JSONObjectReader.integer(pair[0], 0...Int64(chunks - 1), name: "partials"))
+            let received = try JSONObjectReader.integer(pair[1], 1...max(1, chunkSize - 1), name: "partials")
+            guard received < chunkSize, out.last.map({ $0.index < index }) ?? true else {
+                throw AetherProtocolError(
+                    .inconsistent, member: "partials",
+                    "partials are not in ascending chunk order, or hold a whole chunk")
+            }
+            out.append(Partial(index: index, received: received))
+        }
+        return out
     }
 
     /// The canonical body.
@@ -136,11 +185,15 @@ public struct NativeStatusDocument: Sendable, Hashable {
         if let possessionChallenge {
             possessionValue = .object(["challenge": JSONObjectReader.base64Value(possessionChallenge)])
         }
-        return JSONValue.object([
+        var members: [String: JSONValue] = [
             "chainVerifiedThrough": .integer(chainVerifiedThrough), "chunkSize": .integer(chunkSize),
             "chunks": .integer(chunks), "expires": .string(RFC3339Time.format(expires)), "id": .string(id),
             "parity": parityValue, "possession": possessionValue, "received": .string(received.base64),
             "size": sizeDeferred ? .null : .integer(size), "state": .string(state.rawValue),
-        ]).canonicalBytes
+        ]
+        if let partials {
+            members["partials"] = .array(partials.map { .array([.integer($0.index), .integer($0.received)]) })
+        }
+        return JSONValue.object(members).canonicalBytes
     }
 }

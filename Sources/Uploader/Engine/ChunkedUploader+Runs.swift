@@ -27,14 +27,25 @@ final class RunLength: Sendable {
     func set(_ parts: Int) { value.withLock { $0 = parts } }
 }
 
-/// The parts of one run still to acknowledge, across attempts (the retry closure is `@Sendable`).
+/// The parts of one run still to acknowledge, across attempts (the retry closure is `@Sendable`), and where the next
+/// attempt starts in the first of them: the received prefix the destination keeps of it after a cut
+/// (`docs/PROTOCOL.md` 3.2.2), learned from its holdings or from a `409 partial-mismatch`.
 final class RunProgress: Sendable {
     private struct State {
         var pending: [PartToSend]
         var receipts: [PartReceipt] = []
+        /// Attempts that carried each part.
         var sends: [Int: Int] = [:]
+        /// Bytes of each part the attempts carried (a continuation carries its first part from `from` on).
+        var carried: [Int: Int64] = [:]
         /// An attempt is out whose outcome is not known (it threw, or is running).
         var unknown = false
+        /// Where the next attempt starts in the first pending part (0: whole).
+        var from: Int64 = 0
+        /// The prefix of the first pending part the destination last said it holds, to tell progress from none.
+        var known: (index: Int, bytes: Int64)?
+        /// Continuations of the first pending part refused because the destination holds another prefix.
+        var refusals = 0
     }
 
     private let state: Mutex<State>
@@ -44,15 +55,22 @@ final class RunProgress: Sendable {
     /// Whether the previous attempt ended without an answer (a reset): the destination may hold part of the run.
     var previousAttemptUnanswered: Bool { state.withLock { $0.unknown } }
 
-    /// The parts for the next request: the whole run on the first attempt, afterwards at most `limit` of the parts
-    /// not yet acknowledged (the run length decided now). Each is counted as sent once more.
-    func nextAttempt(limit: Int) -> [PartToSend] {
+    /// The parts for the next request and where it starts in the first: the whole run on the first attempt,
+    /// afterwards at most `limit` of the parts not yet acknowledged (the run length decided now), from the prefix of
+    /// the first that the destination holds (once: a later attempt starts whole unless told again). Each part is
+    /// counted as sent once more, with the bytes the request carries of it.
+    func nextAttempt(limit: Int) -> (parts: [PartToSend], from: Int64) {
         state.withLock { state in
             let first = state.sends.isEmpty
             state.unknown = true
             let parts = first ? state.pending : Array(state.pending.prefix(max(1, limit)))
-            for part in parts { state.sends[part.index, default: 0] += 1 }
-            return parts
+            let from = parts.isEmpty ? 0 : state.from
+            state.from = 0
+            for (position, part) in parts.enumerated() {
+                state.sends[part.index, default: 0] += 1
+                state.carried[part.index, default: 0] += part.length - (position == 0 ? from : 0)
+            }
+            return (parts, from)
         }
     }
 
@@ -62,18 +80,24 @@ final class RunProgress: Sendable {
             state.unknown = false
             state.receipts += receipts
             state.pending.removeFirst(min(receipts.count, state.pending.count))
+            if !receipts.isEmpty {
+                state.known = nil
+                state.refusals = 0
+            }
         }
     }
 
-    /// Takes the pending parts, from the first, that `progress` says the destination holds (the receiver stores a
-    /// run's chunks in order, an IETF or tus server its bytes); returns their bytes.
-    func acknowledgeHeld(_ progress: RemoteProgress) -> Int64 {
+    /// Takes the pending parts, from the first, that `holdings` says the destination holds (the receiver stores a
+    /// run's chunks in order, an IETF or tus server its bytes), and with `continues` the prefix it keeps of the next
+    /// one, where the next attempt then starts. Returns the held parts' bytes, and whether the destination gained
+    /// bytes of this run since it was last asked (parts, or a longer prefix).
+    func acknowledgeHeld(_ holdings: RunHoldings, continues: Bool) -> (bytes: Int64, gained: Bool) {
         state.withLock { state in
             var held = 0
             var bytes: Int64 = 0
             for part in state.pending {
                 let holds: Bool
-                switch progress {
+                switch holdings.progress {
                 case .offset(let offset, _): holds = part.offset + part.length <= offset
                 case .chunks(let indices, let complete): holds = complete || indices.contains(part.index)
                 case .parts(let receipts): holds = receipts.contains { $0.index == part.index }
@@ -86,16 +110,51 @@ final class RunProgress: Sendable {
             }
             state.pending.removeFirst(held)
             state.unknown = false
-            return bytes
+            var gained = held > 0
+            if held > 0 {
+                state.known = nil
+                state.refusals = 0
+            }
+            state.from = 0
+            if continues, let part = state.pending.first, let prefix = holdings.prefixes[part.index], prefix > 0,
+                prefix < part.length
+            {
+                state.from = prefix
+                if let known = state.known, known.index == part.index {
+                    gained = gained || prefix > known.bytes
+                } else {
+                    gained = true
+                }
+                state.known = (part.index, prefix)
+            }
+            return (bytes, gained)
         }
     }
 
-    /// `parts` were not sent after all: the attempt's connection was refused (`UnsentAttempts.sentNothing`), so
-    /// the destination got nothing and none of their bytes count as sent.
-    func unsent(_ parts: [PartToSend]) {
+    /// A continuation was refused before its body: the destination holds `prefix` bytes of the first pending part.
+    /// The next attempt starts there the first time, and whole after a second refusal.
+    func prefixRefused(_ prefix: Int64) {
         state.withLock { state in
             state.unknown = false
-            for part in parts { state.sends[part.index, default: 1] -= 1 }
+            state.refusals += 1
+            state.from = 0
+            guard let part = state.pending.first, state.refusals == 1, prefix > 0, prefix < part.length else { return }
+            state.from = prefix
+            state.known = (part.index, prefix)
+        }
+    }
+
+    /// `parts` were not sent after all (from `from` in the first): the attempt's connection was refused
+    /// (`UnsentAttempts.sentNothing`), so the destination got nothing and none of their bytes count as sent. The
+    /// next attempt starts where this one would have.
+    func unsent(_ parts: [PartToSend], from: Int64) {
+        state.withLock { state in
+            state.unknown = false
+            state.from = from
+            for (position, part) in parts.enumerated() {
+                state.sends[part.index, default: 1] -= 1
+                state.carried[part.index, default: 0] -= part.length - (position == 0 ? from : 0)
+            }
         }
     }
 
@@ -104,6 +163,9 @@ final class RunProgress: Sendable {
     var receipts: [PartReceipt] { state.withLock { $0.receipts } }
 
     func sends(of index: Int) -> Int { state.withLock { $0.sends[index] ?? 1 } }
+
+    /// The bytes of part `index` the attempts carried (at least `length`: an acknowledged part crossed whole once).
+    func carried(of index: Int, length: Int64) -> Int64 { state.withLock { max(length, $0.carried[index] ?? 0) } }
 }
 
 extension ChunkedUploader {
@@ -121,8 +183,13 @@ extension ChunkedUploader {
     /// length (parity shards waiting go first, as in `nextWork`).
     func nextWorkOrRun() throws -> Work? {
         guard let work = try nextWork() else { return nil }
-        guard case .part(let first) = work, let run = state, let (sender, _) = run.runSender, run.runParts > 1
-        else { return work }
+        guard case .part(let first) = work, let run = state, let (sender, _) = run.runSender else { return work }
+        // A lone part goes as a run of one to a destination that keeps a cut part's prefix: a cut then costs only
+        // what was in flight (the run retry continues from the prefix), on its own variant (compression kept).
+        let lone: Work =
+            sender.continuesCutParts(of: run.snapshot.remote)
+            ? (first.via as? any RunSendingBackend).map { .run([first], $0) } ?? work : work
+        guard run.runParts > 1 else { return lone }
         let planned = RunPlanner.run(
             from: first.index, length: run.runParts, partCount: run.snapshot.partCount,
             isAcknowledged: { run.acknowledged[$0] != nil })
@@ -134,10 +201,12 @@ extension ChunkedUploader {
             // nextPart skips acknowledged parts; the plan stops before them, so this holds unless the file changed.
             guard part.index == first.index + parts.count - 1 else { break }
         }
-        return parts.count == 1 ? work : .run(parts, sender)
+        return parts.count == 1 ? lone : .run(parts, sender)
     }
 
-    /// Sends one run with retries; after a failure part way, only the parts not yet acknowledged are sent again.
+    /// Sends one run with retries; after a failure part way, only the parts not yet acknowledged are sent again, and
+    /// to a destination that keeps a cut part's prefix, the first of them from that prefix on (a continuation). While
+    /// the destination gains bytes between cuts, the retries start afresh: a slow link reset often still finishes.
     nonisolated func send(
         run parts: [PartToSend], via sender: any RunSendingBackend, to remote: RemoteUpload, length: RunLength,
         tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager,
@@ -149,6 +218,7 @@ extension ChunkedUploader {
         let progress = RunProgress(parts)
         let telemetry = self.telemetry
         let clock = self.clock
+        let continues = sender.continuesCutParts(of: remote)
         // The planned run goes in one request; what a failure leaves of it is sent in requests of the run length
         // decided by then (the link may have changed: a reset on a slow link must not resend a long run whole).
         while !progress.isDone {
@@ -156,27 +226,40 @@ extension ChunkedUploader {
                 () async throws(TransportError) in
                 // After a reset the run may be stored in part: ask what the destination holds, send only the rest.
                 if progress.previousAttemptUnanswered {
-                    let held = progress.acknowledgeHeld(try await sender.progress(of: remote))
+                    let (held, gained) = progress.acknowledgeHeld(
+                        try await sender.holdings(of: remote), continues: continues)
                     // Their bytes reached the destination after all (the failed attempt took them back from the wire).
                     if held > 0 { for event in tracker.wireSent(UInt64(held)) { emit(.safetyValve(event)) } }
                     if progress.isDone { return }
+                    // A retry takes the run length planned now: after a cut the interruption it was is known. Planned
+                    // here, once the holdings are in: asking them ends the attempt's unknown outcome, and a retry
+                    // that starts afresh (below) would not see the cut any more.
+                    if configuration.flags.adaptiveChunking, let (plan, _) = plannedRequests(),
+                        let inputs = linkPlanning.current
+                    {
+                        length.set(Self.parts(of: plan, inputs: inputs))
+                    }
+                    // The link carried bytes of this run between the cuts: the retries (and their path wait) start
+                    // afresh with the next attempt.
+                    if gained { return }
                 }
-                // A retry takes the run length planned now: after a cut the interruption it was is known.
-                if progress.previousAttemptUnanswered, configuration.flags.adaptiveChunking,
-                    let (plan, _) = plannedRequests(), let inputs = linkPlanning.current
-                {
-                    length.set(Self.parts(of: plan, inputs: inputs))
-                }
-                let pending = progress.nextAttempt(limit: length.current)
+                let (pending, from) = progress.nextAttempt(limit: length.current)
                 let started = clock.monotonicSeconds()
                 let outcome: RunOutcome
                 do throws(TransportError) {
                     outcome = try await Self.attempt(
-                        run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,
-                        telemetry: telemetry, interruptions: interruptions, clock: clock, emit: emit)
+                        run: pending, from: from, to: remote, sender: sender, tracker: tracker,
+                        idempotency: idempotency, telemetry: telemetry, interruptions: interruptions, clock: clock,
+                        emit: emit)
                 } catch {
-                    if UnsentAttempts.sentNothing(error.code) { progress.unsent(pending) }
+                    if UnsentAttempts.sentNothing(error.code) { progress.unsent(pending, from: from) }
                     throw error
+                }
+                if let held = outcome.heldPrefix {
+                    // Refused before its body: the destination holds another prefix; the next attempt starts there
+                    // (or whole, the second time).
+                    progress.prefixRefused(held)
+                    return
                 }
                 progress.acknowledge(outcome.receipts)
                 if !outcome.receipts.isEmpty {
@@ -199,17 +282,19 @@ extension ChunkedUploader {
         let seconds = clock.monotonicSeconds() - start
         return .run(
             zip(receipts, parts).enumerated().map { position, pair in
-                let sends = Int64(max(1, progress.sends(of: pair.1.index)))
+                let sends = max(1, progress.sends(of: pair.1.index))
                 return SentPart(
                     receipt: pair.0, sha256: pair.1.sha256, crc32c: pair.1.crc32c, seconds: seconds,
-                    bytesOnWire: sends * pair.1.length, attempts: Int(sends), measuredBytes: position == 0 ? total : 0)
+                    bytesOnWire: progress.carried(of: pair.1.index, length: pair.1.length), attempts: sends,
+                    measuredBytes: position == 0 ? total : 0)
             })
     }
 
-    /// One request carrying `parts`, with a fresh `Idempotency-Key` per part and the wire layer kept in step; one
-    /// trace line per request, naming its first part and its size.
+    /// One request carrying `parts` (the first from byte `from` on: a continuation), with a fresh `Idempotency-Key`
+    /// per part and the wire layer kept in step (a continuation's prefix counts as on the wire: it is at the
+    /// destination); one trace line per request, naming where it starts and the bytes it carries.
     private static func attempt(
-        run parts: [PartToSend], to remote: RemoteUpload, sender: any RunSendingBackend,
+        run parts: [PartToSend], from: Int64, to remote: RemoteUpload, sender: any RunSendingBackend,
         tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?,
         interruptions: InterruptionLog, clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> RunOutcome {
@@ -243,7 +328,7 @@ extension ChunkedUploader {
             }
             telemetry?.trace(
                 ChunkTrace(
-                    uploadID: "", index: parts[0].index, offset: parts[0].offset, length: Int(bytes),
+                    uploadID: "", index: parts[0].index, offset: parts[0].offset + from, length: Int(bytes - from),
                     attempt: attemptNumber, startedAtMs: started,
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
                     errorCode: error.map { "\($0.code)" },
@@ -256,7 +341,10 @@ extension ChunkedUploader {
         do {
             let sent: Result<RunOutcome, TransportError> = await HTTPTelemetryObserver.$current.withValue(observer) {
                 do throws(TransportError) {
-                    return .success(try await sender.send(run: uploads, to: remote))
+                    return .success(
+                        from > 0
+                            ? try await sender.send(run: uploads, from: from, to: remote)
+                            : try await sender.send(run: uploads, to: remote))
                 } catch {
                     return .failure(error)
                 }
@@ -276,7 +364,7 @@ extension ChunkedUploader {
             for event in tracker.wireFailed(UInt64(unacknowledged)) { emit(.safetyValve(event)) }
         }
         if let stopped = outcome.stoppedBy {
-            trace(isRetryable(stopped.code) ? .retried : .failed, stopped)
+            trace(isRetryable(stopped.code) || outcome.heldPrefix != nil ? .retried : .failed, stopped)
         } else {
             trace(.acknowledged)
         }

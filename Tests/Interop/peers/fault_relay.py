@@ -17,6 +17,9 @@ with one JSON line of counters {"up": bytes client->server, "down": bytes server
                     there: its first N bytes are forwarded, then nothing more either way, and it is never closed
                     (as a phone that changed network leaves it); other connections carry on. Counted in
                     "frozen".
+  reset-after N   - the first connection to carry more than N bytes toward the server from now on is cut there:
+                    its first N bytes are forwarded, the server sees the connection end, the client a TCP reset
+                    (a request cut part way on the wire). Counted in "resets".
   hold-on TEXT    - holds (once) the bytes toward the server that contain TEXT, and that connection's later ones,
                     until `release`
   release         - forwards what is held
@@ -38,6 +41,7 @@ flowing.set()
 period = [0.0]
 trigger = [None]
 freeze_after = [None]
+reset_after = [None]
 never = threading.Event()
 hold = [None]
 released = threading.Event()
@@ -75,8 +79,20 @@ def pump(pair, source, sink, key):
                         freeze_after[0] = None
                         counters["frozen"] += 1
                         data = data[: max(0, limit - pair.up)]
+                    cut = reset_after[0]
+                    cuts = not freezes and cut is not None and pair.up + len(data) > cut
+                    if cuts:
+                        reset_after[0] = None
+                        counters["resets"] += 1
+                        data = data[: max(0, cut - pair.up)]
                     pair.up += len(data)
                 if hit:
+                    reset_pair(pair)
+                    break
+                if cuts:
+                    sink.sendall(data)
+                    with lock:
+                        counters[key] += len(data)
                     reset_pair(pair)
                     break
                 if freezes:
@@ -200,6 +216,9 @@ for line in sys.stdin:
     elif words[0] == "freeze-after":
         with lock:
             freeze_after[0] = int(words[1])
+    elif words[0] == "reset-after":
+        with lock:
+            reset_after[0] = int(words[1])
     elif words[0] == "hold-on":
         released.clear()
         with lock:

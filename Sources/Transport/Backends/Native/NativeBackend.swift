@@ -292,6 +292,11 @@ public struct NativeBackend: UploadBackend {
             if error.code == .gone { return .gone }
             throw error
         }
+        return Self.progress(status)
+    }
+
+    /// What a status document says the receiver holds.
+    static func progress(_ status: NativeStatusDocument) -> RemoteProgress {
         switch status.state {
         case .expired, .failed: return .gone
         case .complete: return .chunks(Set(0..<status.chunks), complete: true)
@@ -301,7 +306,14 @@ public struct NativeBackend: UploadBackend {
 
     /// The status document (`GET`), checked against the upload's layout.
     public func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument {
-        let response = try await exchange("GET", upload.location)
+        try await status(of: upload, partials: false)
+    }
+
+    /// The status document (`GET`), checked against the upload's layout; with `partials`, asked with the received
+    /// prefixes of cut chunks (`Aether-Partials: ?1`, section 3.5), which a receiver that keeps none leaves out.
+    public func status(of upload: RemoteUpload, partials: Bool) async throws(TransportError) -> NativeStatusDocument {
+        let response = try await exchange(
+            "GET", upload.location, partials ? HTTPHeaders([(AetherWire.partialsRequestField, "?1")]) : HTTPHeaders())
         guard response.status == 200 else { throw error(for: response, "status request") }
         let status = try statusDocument(response.body, "status answer")
         guard status.sizeDeferred ? upload.sizeDeferred == true : status.size == upload.size,
