@@ -43,7 +43,7 @@ enum ServeCommand: CLICommand {
                              kept-alive connection may wait for its next request head in all (default 60)
           --max-connections N
                              connections open at once (default 1024, lowered to fit the open-file limit);
-                             more wait to be accepted
+                             near it, the connection waiting longest for a request head is closed
           --max-connections-per-client N
                              connections open at once from one address, an IPv6 client counted by its /64
                              (default 64; 0 is no limit, as behind a proxy that limits clients itself)

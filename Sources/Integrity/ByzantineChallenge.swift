@@ -82,6 +82,53 @@ public struct ByzantineChallenge: Sendable, Hashable {
         return try authenticate(item) { (mac) throws(IOError) in try mac.update(bytes) }
     }
 
+    /// The answer for `item` computed over its bytes fed in pieces, so that a long range is never held whole (a
+    /// receiver answering many challenges at once would hold each range in memory otherwise).
+    public func responder(for item: Item) throws(IntegrityError) -> Responder {
+        do throws(IOError) {
+            var mac = try HMACSHA256(key: SecureBytes(copying: nonce))
+            try mac.update(header(item))
+            return Responder(item: item, mac: mac)
+        } catch {
+            throw IntegrityError(.invalidArgument, "HMAC-SHA-256 failed: \(error.message)")
+        }
+    }
+
+    /// One item's answer being computed (`ByzantineChallenge.responder(for:)`): `update` with the range's bytes in
+    /// order, then `finalize`, which refuses a total other than the range's length.
+    public struct Responder {
+        /// The range answered.
+        public let item: Item
+        private var mac: HMACSHA256
+        private var fed: Int64 = 0
+
+        init(item: Item, mac: HMACSHA256) {
+            self.item = item
+            self.mac = mac
+        }
+
+        /// Feeds the next piece of the range's bytes.
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) throws(IntegrityError) {
+            guard Int64(bytes.count) <= item.length - fed else {
+                throw IntegrityError(.invalidArgument, "the bytes of chunk \(item.index) run past the range")
+            }
+            do throws(IOError) { try unsafe mac.update(bytes) } catch {
+                throw IntegrityError(.invalidArgument, "HMAC-SHA-256 failed: \(error.message)")
+            }
+            fed += Int64(bytes.count)
+        }
+
+        /// The answer, once every byte of the range was fed.
+        public func finalize() throws(IntegrityError) -> Digest32 {
+            guard fed == item.length else {
+                throw IntegrityError(.invalidArgument, "the bytes of chunk \(item.index) are not the range's length")
+            }
+            do throws(IOError) { return try mac.finalize() } catch {
+                throw IntegrityError(.invalidArgument, "HMAC-SHA-256 failed: \(error.message)")
+            }
+        }
+    }
+
     /// The bytes before the range's: tag, upload id, index, offset and length, each length-prefixed or fixed-size.
     func header(_ item: Item) -> [UInt8] {
         let tag = DomainTag.byzantineChallenge.bytes

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The one error type of AetherReceiver: a code callers compare (it names the RFC 9457 problem the HTTP
 /// layer answers with, `docs/PROTOCOL.md` section 7), a message for people, and where it was thrown.
 ///
@@ -94,4 +98,7 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "ReceiverError(\(code)): \(message)" }
+
+    /// Whether storage failed because it is full: no space on the device (`ENOSPC`) or over a quota (`EDQUOT`).
+    public var isOutOfSpace: Bool { errno == ENOSPC || errno == EDQUOT }
 }

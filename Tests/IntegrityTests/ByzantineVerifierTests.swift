@@ -90,6 +90,30 @@ import Testing
         #expect(throws: IntegrityError.self) { try ByzantineChallenge.Item(index: 0, offset: -1, length: 1) }
     }
 
+    /// A receiver feeds a long range in pieces (it never holds it whole): the answer is the same as over the range
+    /// at once, and pieces that add up to more or less than the range are refused.
+    @Test func theResponseFedInPiecesIsTheSameAndMustCoverExactlyTheRange() throws {
+        let range = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let item = try Self.item(2, 500, Int64(range.count))
+        let challenge = try ByzantineChallenge.fresh(uploadID: Self.id, items: [item])
+        let whole = try challenge.response(for: item, bytes: range)
+        for size in [1, 333, 4096, 10_000] {
+            var responder = try challenge.responder(for: item)
+            for start in stride(from: 0, to: range.count, by: size) {
+                let piece = Array(range[start..<min(start + size, range.count)])
+                try unsafe piece.withUnsafeBytes { try unsafe responder.update($0) }
+            }
+            #expect(try responder.finalize() == whole, "pieces of \(size)")
+        }
+        var short = try challenge.responder(for: item)
+        try unsafe range.dropLast().withUnsafeBytes { try unsafe short.update($0) }
+        #expect(throws: IntegrityError.self) { try short.finalize() }
+        var long = try challenge.responder(for: item)
+        try unsafe range.withUnsafeBytes { try unsafe long.update($0) }
+        #expect(throws: IntegrityError.self) { try unsafe [UInt8(1)].withUnsafeBytes { try unsafe long.update($0) } }
+        #expect(try long.finalize() == whole)
+    }
+
     @Test func aCorrectTimelyAnswerVerifies() throws {
         let clock = ManualClock()
         let verifier = ByzantineVerifier(sampledChunks: [2, 5], clock: clock)

@@ -232,4 +232,59 @@ import Testing
         let stored = try [UInt8](Data(contentsOf: URL(fileURLWithPath: server.path(id))))
         #expect(stored == parts.flatMap { $0 })
     }
+
+    // MARK: Challenges on many connections at once
+
+    /// `VmHWM` of the receiver in KiB: its peak resident set so far.
+    static func peakRSS(_ server: Server) throws -> Int {
+        let status = try String(
+            contentsOfFile: "/proc/\(server.process.process.processIdentifier)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        return try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
+    }
+
+    /// 32 spot checks at once, each a 70-byte request asking one 16 MiB range of a stored chunk: the receiver holds
+    /// a bounded piece of each range while it computes the MAC, not the whole range. Each request held its range
+    /// whole, so these took 512 MiB (60 of them: 1 GB of resident memory, measured), and 1,024 connections could
+    /// make the receiver hold 16 GiB.
+    @Test func challengesOnManyConnectionsAtOnceHoldLittleMemory() throws {
+        let server = try Self.serve()
+        defer { server.process.stop() }
+        let directory = try SessionLive.temporaryDirectory()
+        let file = directory + "/object.bin"
+        try Data(Self.bytes(16 << 20, seed: 2471)).write(to: URL(fileURLWithPath: file))
+        let upload = try UploadChild([
+            "upload", file, server.url + "/uploads", "--state-dir", directory + "/state", "--json", "--chunk-size",
+            "16M", "--flags", "-dedup",
+        ])
+        #expect(try upload.wait() == 0, "\(upload.stderr)")
+        let location = try #require(try UploadCommandLiveTests.completed(upload)["location"] as? String)
+        let before = try Self.peakRSS(server)
+        let count = 32
+        var curls: [(Process, Pipe)] = []
+        for _ in 0..<count {
+            let nonce = Data(SecureRandom.bytes(32)).base64EncodedString()
+            let body = "{\"items\":[{\"index\":0,\"length\":16777216,\"offset\":0}],\"nonce\":\"\(nonce)\",\"v\":2}"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--noproxy", "*", "--max-time", "60", "-X", "POST",
+                "-H", "Aether-Protocol: 1", "-H", "Content-Type: application/aether-challenge+json", "--data-binary",
+                body, location + "/challenges",
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            curls.append((process, output))
+        }
+        for (process, output) in curls {
+            let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(status == "200")
+        }
+        let grown = try Self.peakRSS(server) - before
+        // A MiB a request at most (plus the threads' stacks), where holding the ranges would take 512 MiB.
+        #expect(grown < 128 * 1024, "the receiver's peak resident set grew by \(grown) KiB")
+        print("32 concurrent 16 MiB challenges: the receiver's peak grew by \(grown / 1024) MiB")
+    }
 }

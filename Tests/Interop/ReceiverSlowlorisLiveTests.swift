@@ -126,6 +126,64 @@ import Testing
         #expect(try receiver.object(location) == content)
     }
 
+    /// A slowloris from three addresses (127.0.0.2-4), each within the per-client limit but together holding more
+    /// connections than the receiver takes (48 of 32), with a header deadline longer than the attack: near the
+    /// limit every new connection evicts the one that has waited longest for a request head, so the legitimate
+    /// client on 127.0.0.1 is served within 2 s throughout. libmicrohttpd closes a connection accepted at its
+    /// limit before the accept policy runs: every other client was reset at once for as long as the attack lasted.
+    @Test func aSlowlorisFromManyAddressesPastTheConnectionLimitLocksNoOneOut() throws {
+        let directory = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let limit = 32
+        let receiver = try ReceiverChild(
+            store: directory + "/store",
+            extra: [
+                "--header-timeout", "60", "--max-connections", String(limit), "--max-connections-per-client",
+                String(Self.perClient),
+            ])
+        let tus = ["-H", "Tus-Resumable: 1.0.0"]
+        let location = try Self.create(receiver.url, tus: tus, length: 100)
+        var attacks: [(Process, Pipe)] = []
+        defer { for (attack, _) in attacks where attack.isRunning { attack.terminate() } }
+        for source in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
+            let attack = try PythonPeer.process(
+                "slowloris.py",
+                ["127.0.0.1", String(receiver.port), source, String(Self.perClient), "0.5", String(Self.attackSeconds)])
+            let output = Pipe()
+            attack.standardOutput = output
+            attack.standardError = FileHandle.nullDevice
+            try attack.run()
+            attacks.append((attack, output))
+        }
+        let start = ContinuousClock.now
+        var samples = 0
+        usleep(1_000_000)
+        while ContinuousClock.now - start < .seconds(Self.attackSeconds - 1) {
+            let health = try Self.curl([receiver.url + "/healthz"])
+            #expect(health.status == 200, "GET /healthz during the attack")
+            #expect(health.seconds < 2, "GET /healthz took \(health.seconds) s during the attack")
+            let head = try Self.curl(["-I", receiver.url + location] + tus)
+            #expect(head.status == 200, "HEAD during the attack")
+            #expect(head.seconds < 2, "HEAD took \(head.seconds) s during the attack")
+            samples += 1
+            usleep(400_000)
+        }
+        var held = 0
+        for (attack, output) in attacks {
+            let report = output.fileHandleForReading.readDataToEndOfFile()
+            attack.waitUntilExit()
+            let stats = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any])
+            held += try #require(stats["most_held"] as? Int)
+        }
+        #expect(samples >= 6)
+        // The attack did fill the receiver: it held more than the room kept free below the limit.
+        #expect(held >= limit - 2, "the attack held \(held) connections at most")
+        let metrics = try Self.metricsText(receiver.url, auth: [])
+        let evicted = Self.sample(metrics, "aether_connections_closed_total{reason=\"evicted\"}") ?? 0
+        #expect(evicted >= 1, "\(metrics)")
+        #expect(Self.sample(metrics, "aether_connection_limit") == Double(limit))
+    }
+
     /// Creates a tus upload of `length` bytes; returns its path.
     static func create(_ url: String, tus: [String], length: Int) throws -> String {
         let process = Process()

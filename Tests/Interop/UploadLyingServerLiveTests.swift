@@ -96,6 +96,59 @@ import Testing
         #expect(!child.events.contains { $0["event"] as? String == "completed" })
     }
 
+    /// The server compares the completing PATCH's Repr-Digest with the bytes it stores and refuses it with 422
+    /// (problem digest-mismatch, as `aether serve` answers a stored object that is not the file): final, exit 4 at
+    /// once, and again on the next run. It was exit 1, "the server refused the completing PATCH (422)", with the
+    /// advice to check the network.
+    @Test func anIETFCompletionRefusedForAnotherDigestIsExitFourAndStaysExitFour() async throws {
+        let peer = try IETFPeerProcess.get()
+        let mode = "refusedigest-\(Self.tag())"
+        let (path, state, _) = try UploadCommandLiveTests.file(200_011, seed: 2411)
+        let (status, child) = try UploadChild.run(Self.arguments(path, peer.creationURL(mode), state))
+        #expect(status == 4, "\(child.stdout) \(child.stderr)")
+        let message = try #require(Self.failed(child)?["message"] as? String, "\(child.stdout)")
+        #expect(message.contains("Repr-Digest"), "\(message)")
+        #expect(message.contains("aether cancel"), "\(message)")
+        #expect(!child.events.contains { $0["event"] as? String == "retry" && $0["index"] as? Int == -1 })
+        let (again, second) = try UploadChild.run(Self.arguments(path, peer.creationURL(mode), state))
+        #expect(again == 4, "\(second.stdout) \(second.stderr)")
+        #expect((Self.failed(second)?["message"] as? String)?.contains("earlier run") == true)
+        let completions = try await Self.log(peer, mode: mode).filter { $0.method == "PATCH" && $0.complete == "?1" }
+        #expect(completions.count == 1)
+    }
+
+    /// A server whose disk is full answers 507: not transient, so the upload ends after the first refused request
+    /// with exit 1 saying the server has no room (the state kept for a resume), over IETF and tus alike. Both
+    /// mapped 507 to a server failure and sent the bytes again 8 times, ending with "check the network".
+    @Test(arguments: ["ietf", "tus"])
+    func aServerWithNoRoomEndsTheUploadAtOnceSayingSo(protocolName: String) async throws {
+        let (path, state, _) = try UploadCommandLiveTests.file(300_007, seed: 2412)
+        let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
+        defer { client.shutDown() }
+        let status: Int32
+        let child: UploadChild
+        let patches: Int
+        if protocolName == "ietf" {
+            let peer = try IETFPeerProcess.get()
+            let mode = "full-\(Self.tag())"
+            (status, child) = try UploadChild.run(Self.arguments(path, peer.creationURL(mode), state))
+            patches = try await Self.log(peer, mode: mode).filter { $0.method == "PATCH" }.count
+        } else {
+            let peer = try TusPeerProcess.get()
+            let before = try await TusInteropTests.log(peer, client).count
+            (status, child) = try UploadChild.run(
+                Self.arguments(path, peer.checksumURL("full"), state) + ["--protocol", "tus"])
+            patches = try await TusInteropTests.log(peer, client).dropFirst(before).filter {
+                $0.method == "PATCH" && $0.length > 0
+            }.count
+        }
+        #expect(status == 1, "\(child.stdout) \(child.stderr)")
+        let message = try #require(Self.failed(child)?["message"] as? String, "\(child.stdout)")
+        #expect(message.contains("no room"), "\(message)")
+        #expect(!child.events.contains { $0["event"] as? String == "retry" }, "\(child.stdout)")
+        #expect(patches == 1, "\(patches) PATCHes with bytes")
+    }
+
     // MARK: Answers that drip or never end
 
     /// The first creation answer's body comes at 1 byte/s: the request is given up at its answer deadline (60 s

@@ -109,4 +109,37 @@ import Testing
         #expect(cut9.isEmpty)
         #expect(machine.counters.closedHeaderTimeout == 0)
     }
+
+    /// Near the connection limit each admitted connection evicts the one that has waited longest for a request
+    /// head, so connections that never send one (a slowloris from many addresses) cannot hold every slot:
+    /// libmicrohttpd closes a connection accepted at its limit before the accept policy runs, which locked every
+    /// other client out while the attack lasted.
+    @Test func nearTheLimitTheConnectionWaitingLongestForAHeadIsEvictedNeverOneRunningARequest() {
+        var machine = ConnectionGuardStateMachine(
+            perClientLimit: 0, headerTimeoutNanoseconds: 20 * Self.second, connectionLimit: 32)
+        #expect(machine.evictionHeadroom == 2)
+        // 29 open: room left, nothing evicted.
+        for id in 1...29 {
+            machine.opened(UInt(id), key: .v4(UInt32(id % 3)), socket: Int32(100 + id), now: Int64(id) * Self.second)
+        }
+        #expect(machine.evictionDue() == nil)
+        // The oldest waits for a request's answer (a long append): never chosen; the next oldest waited since 2 s.
+        machine.headerReceived(1)
+        machine.opened(30, key: .v4(9), socket: 130, now: 40 * Self.second)
+        #expect(machine.evictionDue() == 102)
+        // Chosen once: the next admission evicts the next oldest waiter.
+        #expect(machine.evictionDue() == 103)
+        // A kept-alive connection waits again from the end of its request: younger than the others now.
+        machine.requestEnded(1, now: 41 * Self.second, timedOut: false)
+        #expect(machine.evictionDue() == 104)
+        #expect(machine.counters.closedEvicted == 3)
+        // The evicted connections close: below the headroom again, nothing more is evicted.
+        for id in [2, 3, 4] { machine.closed(UInt(id)) }
+        #expect(machine.openCount == 27)
+        #expect(machine.evictionDue() == nil)
+        // Without a connection limit nothing is ever evicted.
+        var unlimited = ConnectionGuardStateMachine(perClientLimit: 0, headerTimeoutNanoseconds: Self.second)
+        for id in 1...100 { unlimited.opened(UInt(id), key: .v4(1), socket: Int32(id), now: 0) }
+        #expect(unlimited.evictionDue() == nil)
+    }
 }

@@ -82,6 +82,36 @@ import Testing
         #expect(try fixture.upload.store().load(key: Self.key(fixture)) != nil)
     }
 
+    /// The receiver refuses the completion with 422 (its stored chunk hashes, chain or bytes are not this file's:
+    /// `aether serve` answers so when a stored chunk was damaged before it hashed it): final, at once, exit 4 naming
+    /// the problem, and the kept state refuses the upload on the next run. It was `.checksumMismatch`, sent again 8
+    /// times (or until the breaker gave up, 130 s) and then exit 1 with "check the network".
+    @Test(arguments: ["merkle-mismatch", "chain-broken", "digest-mismatch"])
+    func aCompletionRefusedWith422EndsAtOnceInVerificationFailed(problem: String) async throws {
+        let fixture = try NativeUploadFixture(bytes: UploadFixture.seeded(150_000, seed: 45))
+        let requests = Requests()
+        let backend = try await fixture.backend(rewrite: { request, response in
+            guard request.method == "POST", request.url.hasSuffix("/complete") else { return response }
+            requests.note("complete")
+            let document = ProblemDocument(
+                name: problem, title: "Mismatch", status: 422, detail: "differs",
+                chunk: problem == "digest-mismatch" ? nil : 2)
+            return HTTPResponse(
+                status: 422, headers: HTTPHeaders([("Content-Type", "application/problem+json")]),
+                informational: [], body: document.jsonBytes, telemetry: response.telemetry)
+        })
+        let log = EventLog()
+        let error = await #expect(throws: UploaderError.self) {
+            _ = try await fixture.uploader(backend).run { log.record($0) }
+        }
+        #expect(error?.code == .verificationFailed)
+        #expect(error?.message.contains(problem) == true, "\(error?.message ?? "")")
+        #expect(requests["complete"] == 1)
+        #expect(!log.retries.contains { $0.index == -1 })
+        let snapshot = try #require(try fixture.upload.store().load(key: Self.key(fixture)))
+        #expect(try ResumeSnapshot.deserialize(snapshot).receiptMismatch?.contains(problem) == true)
+    }
+
     static func key(_ fixture: NativeUploadFixture) -> String {
         SnapshotKey.derive(canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination)
     }

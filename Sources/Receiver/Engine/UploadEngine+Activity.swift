@@ -76,6 +76,11 @@ extension UploadEngine {
         }
     }
 
+    /// Whether a request writes into `id` now.
+    func hasWriters(_ id: UploadID) -> Bool {
+        state.withLock { ($0.activity[id]?.writers ?? 0) > 0 }
+    }
+
     /// The latest activity of `id` known in memory (now while a request writes into it), nil when none.
     func lastActivity(_ id: UploadID) -> Int64? {
         let at = now

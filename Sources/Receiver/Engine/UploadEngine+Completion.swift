@@ -153,13 +153,8 @@ extension UploadEngine {
                 continue
             }
             let start = Self.chunkOffset(index: item.index, record: record) + item.offset
-            let bytes = try readRange(complete ? .object(id) : .stream(id), offset: start, count: Int(item.length))
-            let mac: Digest32
-            do {
-                mac = try challenge.response(for: item, bytes: bytes)
-            } catch {
-                throw ReceiverError(.storageFailed, "HMAC failed")
-            }
+            let mac = try macOfRange(
+                complete ? .object(id) : .stream(id), offset: start, item: item, challenge: challenge)
             answers.append(ChallengeAnswer(item: item, mac: mac, sha256: hashes[item.index], proof: nil))
         }
         if !hashes.contains(where: { $0 == nil }) {
@@ -175,15 +170,37 @@ extension UploadEngine {
         return answers
     }
 
-    private func readRange(_ key: BlobKey, offset: Int64, count: Int) throws(ReceiverError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        guard count > 0 else { return bytes }
-        let read = try unsafe ByteBuffers.withMutableRaw(&bytes) { raw throws(ReceiverError) in
-            try unsafe blobs.read(key, at: offset, into: raw)
+    /// The MAC of `item` over the bytes `key` stores from `offset`, read in pieces of at most
+    /// `challengeReadBytes`: a request holds that much, not its whole range (up to `maximumChallengeBytes`), so
+    /// challenges on many connections at once cannot exhaust the receiver's memory.
+    private func macOfRange(
+        _ key: BlobKey, offset: Int64, item: ByzantineChallenge.Item, challenge: ByzantineChallenge
+    ) throws(ReceiverError) -> Digest32 {
+        var responder: ByzantineChallenge.Responder
+        do { responder = try challenge.responder(for: item) } catch {
+            throw ReceiverError(.storageFailed, "HMAC failed")
         }
-        guard read == count else { throw ReceiverError(.storageFailed, "the stored bytes are shorter than recorded") }
-        return bytes
+        let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: Int(max(1, min(item.length, Self.challengeReadBytes))), alignment: 64)
+        defer { unsafe buffer.deallocate() }
+        var done: Int64 = 0
+        while done < item.length {
+            let want = Int(min(Int64(buffer.count), item.length - done))
+            let piece = unsafe UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+            let read = try unsafe blobs.read(key, at: offset + done, into: piece)
+            guard read == want else {
+                throw ReceiverError(.storageFailed, "the stored bytes are shorter than recorded")
+            }
+            do { try unsafe responder.update(UnsafeRawBufferPointer(piece)) } catch {
+                throw ReceiverError(.storageFailed, "HMAC failed")
+            }
+            done += Int64(read)
+        }
+        do { return try responder.finalize() } catch { throw ReceiverError(.storageFailed, "HMAC failed") }
     }
+
+    /// The most bytes one challenge request holds at once while it reads its ranges.
+    static let challengeReadBytes: Int64 = 1 << 20
 
     // MARK: Concatenation (tus)
 

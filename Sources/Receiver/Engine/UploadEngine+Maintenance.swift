@@ -14,7 +14,7 @@ extension UploadEngine {
             record.state = .expired
             record.failure = "cancelled"
             record.updatedAt = now
-            try catalog.recordRemoval(record, event: "cancelled")
+            try recordRemoval(record, event: "cancelled", freeingFirst: !wasComplete && !hasWriters(id))
             // A request still writing into it keeps its blobs until it ends (its commit then finds the upload
             // gone); nothing is deleted under a writer.
             if forgetActivity(id, deletingWorkingBlobs: true) { try blobs.deleteWorkingBlobs(of: id) }
@@ -31,16 +31,41 @@ extension UploadEngine {
     /// here (`recordActivity`), so that the receivers of a fleet sharing the catalogue see it.
     @discardableResult
     public func expire(now wallSeconds: Int64? = nil) throws(ReceiverError) -> [UploadID] {
-        try recordActivity()
+        // A failure to record activity or to remove one upload (the disk full) must not stop the expiry that frees
+        // space: an upload with a writer here is skipped by what is in memory, the next uploads may free room, and
+        // the first failure is reported after the round.
+        var failure: ReceiverError?
+        do { try recordActivity() } catch { failure = error }
         let cutoff = (wallSeconds ?? now) - limits.expirySeconds
         var removed: [UploadID] = []
         // One receiver of a fleet sweeps at a time; the others skip this round.
         _ = try catalog.exclusively("expiry") { () throws(ReceiverError) in
-            for id in try catalog.idleUploads(before: cutoff + 1) where try expireOne(id, cutoff: cutoff) {
-                removed.append(id)
+            for id in try catalog.idleUploads(before: cutoff + 1) {
+                do throws(ReceiverError) {
+                    if try expireOne(id, cutoff: cutoff) { removed.append(id) }
+                } catch {
+                    failure = failure ?? error
+                }
             }
         }
+        if let failure { throw failure }
         return removed
+    }
+
+    /// Records `record`'s removal. With `freeingFirst`, a catalogue that cannot grow because the disk is full
+    /// (`ENOSPC`, `EDQUOT`) gets room from the upload's own working blobs, deleted first, and the removal is
+    /// recorded again: otherwise a full disk stays full, since every removal (the sweep, a cancel) writes to the
+    /// catalogue before it deletes. Only for an open upload that nothing writes into, whose bytes are being removed
+    /// anyway: should the catalogue still fail, the upload stays recorded as open without its bytes, and a later
+    /// append finds its stream shorter than the recorded offset and is refused (a native chunk region reads back
+    /// as other bytes and fails its checks), until the next sweep records the removal.
+    func recordRemoval(_ record: UploadRecord, event: String, freeingFirst: Bool) throws(ReceiverError) {
+        do {
+            try catalog.recordRemoval(record, event: event)
+        } catch  where freeingFirst && error.isOutOfSpace {
+            try blobs.deleteWorkingBlobs(of: record.id)
+            try catalog.recordRemoval(record, event: event)
+        }
     }
 
     /// Expires `id` if it is open and idle past `cutoff` (default: now minus the expiry): its recorded time and
@@ -58,7 +83,7 @@ extension UploadEngine {
             record.state = .expired
             record.failure = "expired"
             record.updatedAt = now
-            try catalog.recordRemoval(record, event: "expired")
+            try recordRemoval(record, event: "expired", freeingFirst: true)
             done = true
             try blobs.deleteWorkingBlobs(of: id)
             return true

@@ -19,12 +19,18 @@ final class ConnectionGuard: Sendable {
 
     /// A guard with `perClientLimit` connections per address (0: none), `headerTimeoutSeconds` for a connection's
     /// first header block (0: no deadlines) and `keepAliveSeconds` for each later one, reading time from `clock`.
-    init(perClientLimit: Int, headerTimeoutSeconds: Double, keepAliveSeconds: Double, clock: any AetherClock) {
+    /// `connectionLimit` is the daemon's (0: none): near it each admitted connection evicts the one that has waited
+    /// longest for a request head.
+    init(
+        perClientLimit: Int, headerTimeoutSeconds: Double, keepAliveSeconds: Double, connectionLimit: Int = 0,
+        clock: any AetherClock
+    ) {
         let timeout = max(0, headerTimeoutSeconds)
         state = Mutex(
             ConnectionGuardStateMachine(
                 perClientLimit: perClientLimit, headerTimeoutNanoseconds: Int64((timeout * 1e9).rounded()),
-                keepAliveTimeoutNanoseconds: Int64((max(0, keepAliveSeconds) * 1e9).rounded())))
+                keepAliveTimeoutNanoseconds: Int64((max(0, keepAliveSeconds) * 1e9).rounded()),
+                connectionLimit: connectionLimit))
         self.clock = clock
         // A deadline is enforced within an eighth of itself (at most 250 ms late, at least a 20 ms tick).
         tickMilliseconds = min(250, max(20, Int(timeout * 1000 / 8)))
@@ -56,8 +62,16 @@ final class ConnectionGuard: Sendable {
         }
     }
 
-    /// Whether a socket accepted from `key` may become a connection.
-    func admit(_ key: ClientAddressKey) -> Bool { state.withLock { $0.admit(key) } }
+    /// Whether a socket accepted from `key` may become a connection; near the connection limit an admitted one
+    /// makes room by shutting down the connection that has waited longest for a request head (under the lock
+    /// `closed` takes, as `sweep` does).
+    func admit(_ key: ClientAddressKey) -> Bool {
+        state.withLock { machine in
+            guard machine.admit(key) else { return false }
+            if let socket = machine.evictionDue() { _ = shutdown(socket, Int32(SHUT_RDWR)) }
+            return true
+        }
+    }
 
     /// Connection `id` started on `socket`.
     func opened(_ id: UInt, key: ClientAddressKey, socket: Int32) {

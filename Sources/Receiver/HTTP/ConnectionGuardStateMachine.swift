@@ -12,7 +12,9 @@ enum ClientAddressKey: Hashable, Sendable {
 /// `headerTimeout` of its accept, and each later one within `keepAliveTimeout` of the end of the request before it
 /// (a kept-alive connection may wait as long as a request may stay idle, as it could before, while a new one must
 /// show a whole request soon). Both deadlines are total: bytes trickling in do not move them, so a client cannot
-/// keep a connection by sending one header byte at a time. Pure: the owner passes the monotonic time and holds it
+/// keep a connection by sending one header byte at a time. Near the connection limit each admitted connection
+/// evicts the one that has waited longest for a request head (`evictionDue`), so that connections from many
+/// addresses that never send a head cannot hold every slot. Pure: the owner passes the monotonic time and holds it
 /// in a Mutex; connections are named by an opaque id.
 struct ConnectionGuardStateMachine: Sendable {
     /// What is counted, for `/metrics`.
@@ -25,6 +27,8 @@ struct ConnectionGuardStateMachine: Sendable {
         var closedHeaderTimeout = 0
         /// Requests cut by the idle timeout (no byte received or sent for that long).
         var closedIdleTimeout = 0
+        /// Connections waiting for a request head shut down near the connection limit to make room for a new one.
+        var closedEvicted = 0
     }
 
     private struct Tracked {
@@ -32,6 +36,9 @@ struct ConnectionGuardStateMachine: Sendable {
         let socket: Int32
         /// When the header block being waited for must be complete (monotonic ns); nil while a request runs.
         var headerDeadline: Int64?
+        /// Since when the connection has waited for a header block (its accept, or the end of its last request);
+        /// nil while a request runs or once it is being cut.
+        var waitingSince: Int64?
     }
 
     /// Connections at once per client address; 0 is no limit.
@@ -40,15 +47,26 @@ struct ConnectionGuardStateMachine: Sendable {
     let headerTimeout: Int64
     /// Nanoseconds a later header block may take from the end of the previous request (at least `headerTimeout`).
     let keepAliveTimeout: Int64
+    /// Connections open at once in all; 0 is no limit. libmicrohttpd closes a connection accepted at its limit
+    /// before the accept policy runs, so room is made below it: from `connectionLimit - evictionHeadroom` open
+    /// connections on, each admitted one evicts a waiting connection.
+    let connectionLimit: Int
     private var connections: [UInt: Tracked] = [:]
     private var perClient: [ClientAddressKey: Int] = [:]
     private(set) var counters = Counters()
 
-    init(perClientLimit: Int, headerTimeoutNanoseconds: Int64, keepAliveTimeoutNanoseconds: Int64 = 0) {
+    init(
+        perClientLimit: Int, headerTimeoutNanoseconds: Int64, keepAliveTimeoutNanoseconds: Int64 = 0,
+        connectionLimit: Int = 0
+    ) {
         self.perClientLimit = max(0, perClientLimit)
         self.headerTimeout = max(0, headerTimeoutNanoseconds)
         self.keepAliveTimeout = max(headerTimeout, keepAliveTimeoutNanoseconds)
+        self.connectionLimit = max(0, connectionLimit)
     }
+
+    /// The slots kept free below `connectionLimit`: a sixteenth of it, at least one.
+    var evictionHeadroom: Int { max(1, connectionLimit / 16) }
 
     /// Connections open now.
     var openCount: Int { connections.count }
@@ -71,7 +89,7 @@ struct ConnectionGuardStateMachine: Sendable {
     mutating func opened(_ id: UInt, key: ClientAddressKey, socket: Int32, now: Int64) {
         if let earlier = connections[id] { release(earlier.key) }
         let due = deadline(now, headerTimeout)
-        connections[id] = Tracked(key: key, socket: socket, headerDeadline: due)
+        connections[id] = Tracked(key: key, socket: socket, headerDeadline: due, waitingSince: now)
         perClient[key, default: 0] += 1
         counters.accepted += 1
     }
@@ -79,6 +97,7 @@ struct ConnectionGuardStateMachine: Sendable {
     /// Connection `id`'s header block is complete: its request runs under the idle timeout only.
     mutating func headerReceived(_ id: UInt) {
         connections[id]?.headerDeadline = nil
+        connections[id]?.waitingSince = nil
     }
 
     /// Connection `id`'s request ended at `now` (`timedOut`: cut by the idle timeout); the next header block is due
@@ -87,6 +106,7 @@ struct ConnectionGuardStateMachine: Sendable {
         if timedOut { counters.closedIdleTimeout += 1 }
         let due = deadline(now, keepAliveTimeout)
         connections[id]?.headerDeadline = due
+        connections[id]?.waitingSince = now
     }
 
     /// Connection `id` is closed; its socket is no longer ours to touch.
@@ -100,10 +120,34 @@ struct ConnectionGuardStateMachine: Sendable {
     /// `closed`, so that a socket number is never shut after its connection closed and the number was reused.
     mutating func expired(now: Int64) -> [Int32] {
         let due = connections.filter { entry in entry.value.headerDeadline.map { $0 <= now } ?? false }
-        for id in due.keys { connections[id]?.headerDeadline = nil }
+        for id in due.keys {
+            connections[id]?.headerDeadline = nil
+            connections[id]?.waitingSince = nil
+        }
         let sockets = due.values.map(\.socket).filter { $0 >= 0 }
         counters.closedHeaderTimeout += sockets.count
         return sockets
+    }
+
+    /// The socket to shut down to make room for a connection being admitted: with `connectionLimit -
+    /// evictionHeadroom` or more open, the connection that has waited longest for a request head (since its accept
+    /// or the end of its last request), or nil (there is room, or every connection runs a request, which is never
+    /// chosen). The choice is counted and its wait ended, so it is chosen once. The limit is never reached by
+    /// connections that wait: a legitimate client's connection sends its head at once and is then out of reach,
+    /// while a slowloris connection is the oldest waiter soon; a flood that holds the slots must keep replacing
+    /// its own connections.
+    mutating func evictionDue() -> Int32? {
+        guard connectionLimit > 0, connections.count >= connectionLimit - evictionHeadroom else { return nil }
+        var oldest: (id: UInt, since: Int64, socket: Int32)?
+        for (id, tracked) in connections {
+            guard let since = tracked.waitingSince, tracked.socket >= 0 else { continue }
+            if oldest.map({ since < $0.since }) ?? true { oldest = (id, since, tracked.socket) }
+        }
+        guard let oldest else { return nil }
+        connections[oldest.id]?.waitingSince = nil
+        connections[oldest.id]?.headerDeadline = nil
+        counters.closedEvicted += 1
+        return oldest.socket
     }
 
     private func deadline(_ now: Int64, _ timeout: Int64) -> Int64? {

@@ -2,7 +2,8 @@
 public struct HTTPConnectionStatistics: Sendable, Hashable {
     /// Connections open now.
     public var open: Int
-    /// Connections open at once, in all (past it, new ones wait in the listen queue).
+    /// Connections open at once, in all (one accepted past it is closed at once; near it, a waiting connection is
+    /// evicted for each new one).
     public var limit: Int
     /// Connections open at once from one client address (IPv6: one /64); 0 is no limit.
     public var perClientLimit: Int
@@ -18,12 +19,14 @@ public struct HTTPConnectionStatistics: Sendable, Hashable {
     public var closedHeaderTimeout: Int
     /// Requests cut by the idle timeout.
     public var closedIdleTimeout: Int
+    /// Connections waiting for a request head shut down near `limit` to make room for a new one.
+    public var closedEvicted: Int
 
     /// Statistics (tests build them; the server reports its own).
     public init(
         open: Int = 0, limit: Int = 0, perClientLimit: Int = 0, headerTimeoutSeconds: Double = 0,
         idleTimeoutSeconds: Double = 0, accepted: Int = 0, refusedPerClient: Int = 0, closedHeaderTimeout: Int = 0,
-        closedIdleTimeout: Int = 0
+        closedIdleTimeout: Int = 0, closedEvicted: Int = 0
     ) {
         self.open = open
         self.limit = limit
@@ -34,5 +37,6 @@ public struct HTTPConnectionStatistics: Sendable, Hashable {
         self.refusedPerClient = refusedPerClient
         self.closedHeaderTimeout = closedHeaderTimeout
         self.closedIdleTimeout = closedIdleTimeout
+        self.closedEvicted = closedEvicted
     }
 }

@@ -42,7 +42,8 @@ public final class HTTPServer: Sendable {
         let connectionGuard = ConnectionGuard(
             perClientLimit: Int(configuration.perClientConnectionLimit),
             headerTimeoutSeconds: configuration.headerTimeoutSeconds,
-            keepAliveSeconds: Double(configuration.idleTimeoutSeconds), clock: clock)
+            keepAliveSeconds: Double(configuration.idleTimeoutSeconds),
+            connectionLimit: Int(configuration.connectionLimit), clock: clock)
         let context = ServerContext(router: router, connectionGuard: connectionGuard)
         let contextPointer = unsafe Unmanaged.passRetained(context).toOpaque()
         let memoryLimit = max(64 * 1024, configuration.connectionMemoryLimit)
@@ -87,7 +88,7 @@ public final class HTTPServer: Sendable {
             headerTimeoutSeconds: max(0, configuration.headerTimeoutSeconds),
             idleTimeoutSeconds: Double(configuration.idleTimeoutSeconds), accepted: counters.accepted,
             refusedPerClient: counters.refusedPerClient, closedHeaderTimeout: counters.closedHeaderTimeout,
-            closedIdleTimeout: counters.closedIdleTimeout)
+            closedIdleTimeout: counters.closedIdleTimeout, closedEvicted: counters.closedEvicted)
     }
 
     /// Requests under way now (headers read, answer not yet sent).

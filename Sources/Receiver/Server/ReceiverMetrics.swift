@@ -97,7 +97,9 @@ public final class ReceiverMetrics: Sendable {
         out += "aether_chunk_seconds_count \(state.latencyCount)\n"
         family("aether_active_connections", "Connections open now.", "gauge")
         out += "aether_active_connections \(connections.open)\n"
-        family("aether_connection_limit", "Connections open at once, in all (more wait to be accepted).", "gauge")
+        family(
+            "aether_connection_limit",
+            "Connections open at once, in all (near it, the one waiting longest for a head is evicted).", "gauge")
         out += "aether_connection_limit \(connections.limit)\n"
         family(
             "aether_connection_limit_per_client", "Connections open at once per client address or IPv6 /64 (0: none).",
@@ -120,6 +122,7 @@ public final class ReceiverMetrics: Sendable {
         family("aether_connections_closed_total", "Connections or requests cut by a limit, by reason.", "counter")
         out += "aether_connections_closed_total{reason=\"header-timeout\"} \(connections.closedHeaderTimeout)\n"
         out += "aether_connections_closed_total{reason=\"idle-timeout\"} \(connections.closedIdleTimeout)\n"
+        out += "aether_connections_closed_total{reason=\"evicted\"} \(connections.closedEvicted)\n"
         return out
     }
 

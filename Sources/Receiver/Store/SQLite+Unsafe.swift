@@ -168,6 +168,8 @@ internal import CAetherSQLite
         let primary = unsafe sqlite3_extended_errcode(handle) & 0xFF
         guard primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR || primary == SQLITE_FULL else { return nil }
         let code = unsafe sqlite3_system_errno(handle)
+        // SQLITE_FULL without a system error is still the disk full (SQLite's own check of the space left).
+        if code == 0, primary == SQLITE_FULL { return ENOSPC }
         return code == 0 ? nil : code
     }
 

@@ -25,6 +25,11 @@ Modes that lie or stall (issue 24; a suffix after a dash, /create/dripcreate-<ta
                         libcurl's low-speed limit of 1 byte/s)
   drippatch             the first append's answer (after storing it) is a head dripped at 1 byte/s
   endless1xx            every creation is answered with 100 Continue, again and again, without end
+  refusedigest          stores every append; the completing PATCH is answered 422 with the problem document
+                        digest-mismatch (as `aether serve` answers a Repr-Digest its stored bytes do not have), and the
+                        upload stays incomplete
+  full                  every PATCH that carries bytes is answered 507 Insufficient Storage (its body read, nothing
+                        stored), as a server whose disk is full
   hold                  appends are stored as their bytes arrive; while one is in progress another is refused
                         with 409 at once (its body then read and dropped, its connection closed); one whose
                         connection is silent for 45 s is ended
@@ -322,6 +327,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.read_body()
             self.answer(413, [("Upload-Limit", self.limit_field(upload))])
             return
+        if upload["mode"].startswith("full") and size > 0:
+            self.read_body()
+            self.answer(507, [("Upload-Complete", "?0")])
+            return
         if upload["length"] is not None and offset + size > upload["length"]:
             self.read_body()
             self.answer(400)
@@ -354,6 +363,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(self.path_of(upload), "rb") as stored:
             data = stored.read()
         wanted = upload["repr"] or sha256_field(self.headers.get("Repr-Digest"))
+        if upload["mode"].startswith("refusedigest"):
+            problem = json.dumps(
+                {"detail": "the object's SHA-256 is not the expected one", "status": 422, "title": "Digest mismatch",
+                 "type": "urn:aether:problem:digest-mismatch"}, separators=(",", ":"), sort_keys=True).encode()
+            self.answer(422, [("Content-Type", "application/problem+json")], problem)
+            return
         if wanted is not None and wanted != hashlib.sha256(data).digest():
             self.answer(400, [("Upload-Complete", "?1")])
             return

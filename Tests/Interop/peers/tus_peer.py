@@ -11,6 +11,7 @@
     limit        - a POST over 1000 bytes is 413 (no Tus-Max-Size announced)
     evil         - the creation Location points to another origin (localhost instead of 127.0.0.1)
     relative     - the creation Location is a relative reference
+    full         - every PATCH that carries bytes is answered 507 Insufficient Storage, nothing stored (a full disk)
     lengthlie    - HEAD reports an Upload-Length 7 bytes longer than the one created (the only receipt tus has:
                    a server that says it holds another object than the one sent)
 Prints one JSON line with the ports, then serves until stdin closes.
@@ -131,6 +132,8 @@ class ChecksumHandler(http.server.BaseHTTPRequestHandler):
         if mode == "limit" and length > 1000:
             return self.reply(413)
         if data:
+            if mode == "full" and data:
+                return self.reply(507)
             status = self.check(mode, data)
             if status:
                 return self.reply(status)
@@ -181,6 +184,8 @@ class ChecksumHandler(http.server.BaseHTTPRequestHandler):
                 return self.reply(409)
             if upload["offset"] + len(data) > upload["length"]:
                 return self.reply(400)
+            if mode == "full" and data:
+                return self.reply(507)
             status = self.check(mode, data)
             if status:
                 return self.reply(status)

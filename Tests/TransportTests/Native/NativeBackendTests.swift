@@ -595,8 +595,10 @@ import Testing
         let object = try Object()
         let cases: [(ScriptedNativeReceiver.Answer, TransportError.Code)] = [
             (ScriptedNativeReceiver.problem("incomplete", 409), .conflict),
-            (ScriptedNativeReceiver.problem("merkle-mismatch", 422, chunk: 1), .checksumMismatch),
-            (ScriptedNativeReceiver.problem("chain-broken", 422), .checksumMismatch),
+            // The receiver's own comparison of what it stores failed: final, never damage on the way.
+            (ScriptedNativeReceiver.problem("merkle-mismatch", 422, chunk: 1), .receiptMismatch),
+            (ScriptedNativeReceiver.problem("chain-broken", 422), .receiptMismatch),
+            (ScriptedNativeReceiver.problem("digest-mismatch", 422), .receiptMismatch),
             (.init(status: 200, body: Array("{\"id\":1}".utf8)), .protocolViolation),
         ]
         for (answer, code) in cases {

@@ -144,7 +144,17 @@ public struct IETFResumableBackend: UploadBackend {
             // when a reused connection died under it) completed it, and its answer was lost.
             return try Self.alreadyComplete(upload, after.reprDigest, summary)
         }
-        guard (200..<300).contains(response.status) else { throw error(for: response, "completing PATCH") }
+        guard (200..<300).contains(response.status) else {
+            if response.status == 422 || Self.problemName(response) == "digest-mismatch" {
+                // The server compared the Repr-Digest sent with the bytes it stores and they differ (the completing
+                // PATCH carries no content of its own that could have been damaged): final, never retried.
+                throw TransportError(
+                    .receiptMismatch,
+                    "the server refused the completing PATCH (\(response.status)): the bytes it stores do not have the "
+                        + "object's SHA-256 (\(summary.fileSHA256.hex.prefix(16))...) sent in Repr-Digest")
+            }
+            throw error(for: response, "completing PATCH")
+        }
         if version == .latest, Self.boolean(response.headers, "Upload-Complete") == false {
             throw TransportError(.protocolViolation, "the answer to the completing PATCH says the upload is incomplete")
         }
@@ -462,6 +472,8 @@ public struct IETFResumableBackend: UploadBackend {
                     }
                     offset = now
                 }
+            case 507:
+                throw Self.after(lastFailure, error(for: response, "PATCH"))
             case 500..<600:
                 guard recoveries < options.recoveryAttempts else {
                     throw Self.after(lastFailure, error(for: response, "PATCH"))
@@ -545,9 +557,26 @@ public struct IETFResumableBackend: UploadBackend {
             let limits = limits(in: response.headers).map { ": limits \($0.summary)" } ?? ""
             return TransportError(.tooLarge, "the server refused the \(what) as too large (413)\(limits)")
         case 400..<500: return TransportError(.remoteRejected, "the server refused the \(what) (\(status))")
+        case 507: return Self.noRoom(what)
         case 500..<600: return TransportError(.serverFailed, "the server failed the \(what) (\(status))")
         default: return TransportError(.protocolViolation, "unexpected status \(status) to the \(what)")
         }
+    }
+
+    /// A 507 (Insufficient Storage): not transient, as sending the bytes again fills nothing; the state is kept, so
+    /// the same command resumes once the server has room.
+    static func noRoom(_ what: String) -> TransportError {
+        TransportError(
+            .remoteRejected,
+            "the server has no room to store the \(what) (507 Insufficient Storage); free space on the server, then "
+                + "run the same command again")
+    }
+
+    /// The name of an Aether problem document (`urn:aether:problem:NAME`) in the answer, if it carries one.
+    static func problemName(_ response: HTTPResponse) -> String? {
+        guard !response.body.isEmpty else { return nil }
+        // Advisory: the status decides the error; a malformed problem only loses its name.
+        return (try? ProblemDocument(json: response.body))?.name
     }
 
     // MARK: Fields

@@ -479,8 +479,22 @@ public struct NativeBackend: UploadBackend {
         let response = try await exchange(
             "POST", url(upload, "/complete"), HTTPHeaders([("Content-Type", AetherWire.completeMediaType)]),
             body: .bytes(request.jsonBytes), rereadsStoredBytes: true)
-        guard response.status == 200 else { throw error(for: response, "completion") }
+        guard response.status == 200 else {
+            if response.status == 422 { throw completionMismatch(response) }
+            throw error(for: response, "completion")
+        }
         return try verify(response.body, upload: upload, summary: summary)
+    }
+
+    /// A completion answered 422: the receiver compared what it stores (the chunk hashes, their chain, the bytes
+    /// it hashed, the chunks' lengths) with this file's values and they differ, so the stored object is not this
+    /// file. `.receiptMismatch`: final, since the same completion compares the same stored chunks again (a chunk
+    /// in transit is checked when it is sent; a 422 here is never damage on the way).
+    func completionMismatch(_ response: HTTPResponse) -> TransportError {
+        TransportError(
+            .receiptMismatch,
+            "the receiver found its stored chunks differ from the file's at completion (422\(Self.problemNote(response)))"
+        )
     }
 
     /// Parses a receipt and compares every value with the client's; what differs is named in a `.receiptMismatch`.
@@ -585,14 +599,17 @@ public struct NativeBackend: UploadBackend {
         return try? ProblemDocument(json: response.body)
     }
 
+    /// `, problem NAME[ at chunk N]` for an answer carrying a problem document, else nothing.
+    static func problemNote(_ response: HTTPResponse) -> String {
+        guard let problem = problem(in: response) else { return "" }
+        return ", problem \(problem.name)" + (problem.chunk.map { " at chunk \($0)" } ?? "")
+    }
+
     /// The error for a non-success answer: the status decides the code, the problem's name (never its detail, which
     /// the receiver wrote) goes into the message.
     func error(for response: HTTPResponse, _ what: String) -> TransportError {
         let status = response.status
-        var note = ""
-        if let problem = Self.problem(in: response) {
-            note = ", problem \(problem.name)" + (problem.chunk.map { " at chunk \($0)" } ?? "")
-        }
+        let note = Self.problemNote(response)
         switch status {
         case 401, 403: return TransportError(.accessDenied, "the receiver refused the \(what) (\(status)\(note))")
         case 404, 410: return TransportError(.gone, "the upload is gone (\(status) to the \(what)\(note))")

@@ -520,6 +520,12 @@ public struct TusBackend: UploadBackend {
         case 460:
             return TransportError(.checksumMismatch, "the tus server's checksum of the \(method) body differs (460)")
         case 400..<500: return TransportError(.remoteRejected, "the tus server refused the \(method) (\(status))")
+        case 507:
+            // Not transient: sending the bytes again fills nothing. The state is kept for a resume once there is room.
+            return TransportError(
+                .remoteRejected,
+                "the tus server has no room to store the \(method) (507 Insufficient Storage); free space on the "
+                    + "server, then run the same command again")
         case 500..<600: return TransportError(.serverFailed, "the tus server failed the \(method) (\(status))")
         default: return TransportError(.protocolViolation, "the tus server answered the \(method) with \(status)")
         }
