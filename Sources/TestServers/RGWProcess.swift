@@ -57,7 +57,17 @@ public final class RGWProcess: Sendable {
         watchdog.standardOutput = FileHandle.nullDevice
         watchdog.standardError = FileHandle.nullDevice
         do { try watchdog.run() } catch { throw RGWProcessError("cannot start the watchdog: \(error)") }
-        let output = try Self.run(["start", directory] + buckets)
+        // The script picks free ports and releases them before the daemons bind them: a port taken meanwhile fails
+        // that start (the script then stops what it started), and another start picks new ones.
+        var output = ""
+        for attempt in 1...3 {
+            do {
+                output = try Self.run(["start", directory] + buckets)
+                break
+            } catch  where attempt < 3 {
+                continue
+            }
+        }
         guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
             let started = try? JSONDecoder().decode(Announcement.self, from: Data(line.utf8)),
             let port = started.endpoint.split(separator: ":").last.flatMap({ UInt16($0) })
