@@ -139,6 +139,18 @@ import Testing
         return text.split(separator: "\n").map(String.init)
     }
 
+    /// `--dir` may be left out only when neither the catalogue nor the blobs would be in it.
+    @Test func serveWithoutDirNeedsBothTheCatalogueAndTheBlobsElsewhere() throws {
+        for arguments in [
+            ["serve", "--port", "0"], ["serve", "--port", "0", "--catalog", "postgresql:///x"],
+            ["serve", "--port", "0", "--blobs", "s3://bucket/prefix"],
+        ] {
+            let (status, _, errors) = try SessionLive.runAether(arguments)
+            #expect(status == 2, "\(arguments): \(errors)")
+            #expect(errors.contains("--dir is required (unless both --catalog and --blobs are given)"), "\(errors)")
+        }
+    }
+
     @Test func theRelayAlternatesRequestsOfOneConnectionAndSkipsAReceiverThatRefuses() throws {
         let fleet = try Fleet(catalogue: false)
         let answers = try Self.curlRepeatedly(fleet.relay.url + "/healthz", count: 6)
