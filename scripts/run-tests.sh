@@ -18,6 +18,7 @@ process_suites+='|LTETraceLiveTests|UploadMemoryLiveTests|ReceiverLoadLiveTests|
 process_suites+='|SessionStateDirectoryLiveTests|FountainMemoryLiveTests|FollowLiveTests|ServeS3BlobsLiveTests'
 process_suites+='|ReceiverFleetLiveTests|ReceiverAbuseLiveTests|ConcatenationLimitsTests|ReceiverSlowlorisLiveTests'
 process_suites+='|UploadLyingServerLiveTests|LyingReceiverLiveTests|ChunkContinuationLiveTests|FullDiskRemovalTests'
+process_suites+='|S3BackendInteropTests|S3RGWInteropTests'
 timing_suites='HTTPClientInteropTests|HTTPClientDeadlineInteropTests|BenchChildTests|LinkLabTests|LinkLabLiveTests'
 timing_log=$(mktemp -t aether-test.XXXXXX)
 first_log=$(mktemp -t aether-test.XXXXXX)

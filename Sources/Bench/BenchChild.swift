@@ -51,6 +51,12 @@ final class BenchChild {
     /// What the child printed on standard output so far.
     var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
+    /// The child's pid.
+    var pid: Int32 { process.processIdentifier }
+
+    /// What the child printed on standard error so far (a receiver's request log).
+    var errors: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+
     /// The last lines of its standard error, for a failure message.
     var errorTail: String {
         let text = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""

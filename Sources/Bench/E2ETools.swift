@@ -1,3 +1,5 @@
+import AetherTestSupport
+import AetherTransport
 import Foundation
 
 #if canImport(Glibc)
@@ -78,8 +80,10 @@ struct E2ETools {
     }
 
     /// The Python client's own timing (from the JSON line it prints), or the wall time when it was stopped.
-    private func pythonClient(_ arguments: [String], name: String, deadline: Double) async throws -> ClientFinish {
-        let child = try BenchChild([python, script] + arguments, logs: logs(name))
+    private func pythonClient(
+        _ arguments: [String], environment: [String: String] = [:], name: String, deadline: Double
+    ) async throws -> ClientFinish {
+        let child = try BenchChild([python, script] + arguments, environment: environment, logs: logs(name))
         let finish = await child.finish(deadline: deadline)
         if finish.stopped { return ClientFinish(seconds: finish.seconds, stopped: true) }
         if finish.status != 0, deadline.isFinite {
@@ -146,18 +150,53 @@ struct E2ETools {
 
     // MARK: Clients
 
-    /// `aether upload FILE s3://aether-bench/KEY --endpoint E` (credentials: any, moto does not check them).
-    func aetherToS3(file: String, endpoint: String, key: String, name: String, deadline: Double) async throws
-        -> ClientFinish
-    {
+    /// `aether upload FILE s3://aether-bench/KEY --endpoint E [--s3-flavor F]` (credentials: any by default, moto
+    /// does not check them).
+    func aetherToS3(
+        file: String, endpoint: String, key: String, name: String, deadline: Double,
+        credentials: [String: String] = [
+            "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
+        ], flavor: String? = nil
+    ) async throws -> ClientFinish {
         try await client(
             [
                 aether, "upload", file, "s3://aether-bench/\(key)", "--endpoint", endpoint, "--state-dir",
                 directory + "/\(name)-state", "--quiet",
-            ],
-            environment: [
-                "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
-            ], name: name, deadline: deadline)
+            ] + (flavor.map { ["--s3-flavor", $0] } ?? []),
+            environment: credentials, name: name, deadline: deadline)
+    }
+
+    /// Debian's `aws s3 cp FILE s3://aether-bench/KEY --endpoint-url E` (its default multipart settings).
+    func awsCopy(
+        aws: String, file: String, endpoint: String, key: String, name: String, credentials: [String: String]
+    ) async throws -> ClientFinish {
+        try await client(
+            [aws, "--endpoint-url", endpoint, "s3", "cp", file, "s3://aether-bench/\(key)", "--only-show-errors"],
+            environment: credentials, name: name, deadline: .infinity)
+    }
+
+    /// Debian's `rclone copyto FILE :s3:aether-bench/KEY` (provider Ceph, its default chunk size and concurrency),
+    /// through `env -u AWS_CA_BUNDLE`: rclone fails where that names a bundle it cannot use for plain HTTP.
+    func rcloneCopy(
+        rclone: String, file: String, endpoint: String, key: String, name: String, rgw: RGWProcess
+    ) async throws -> ClientFinish {
+        try await client(
+            [
+                "/usr/bin/env", "-u", "AWS_CA_BUNDLE", rclone, "copyto", file, ":s3:aether-bench/\(key)",
+                "--s3-provider", "Ceph", "--s3-endpoint", endpoint, "--s3-access-key-id", rgw.accessKeyID,
+                "--s3-secret-access-key", rgw.secretAccessKey, "--s3-region", rgw.region, "--config", "/dev/null",
+            ], name: name, deadline: .infinity)
+    }
+
+    /// Deletes `key` (with the S3 client of AetherTransport).
+    func deleteObject(rgw: RGWProcess, bucket: String, key: String) async throws {
+        let http = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
+        defer { http.shutDown() }
+        let objects = try S3ObjectClient(
+            bucket: bucket, endpoint: S3Endpoint(url: rgw.endpoint, region: rgw.region),
+            credentials: S3Credentials(accessKeyID: rgw.accessKeyID, secretAccessKey: rgw.secretAccessKey),
+            client: http)
+        try await objects.deleteObject(key)
     }
 
     /// `aether upload FILE URL --token-file F` to the link's `aether serve`, dedup off: every run sends the same
@@ -173,10 +212,12 @@ struct E2ETools {
     }
 
     /// boto3 `upload_file` with the default TransferConfig and standard retries.
-    func boto3(file: String, endpoint: String, key: String, name: String, deadline: Double) async throws
-        -> ClientFinish
-    {
-        try await pythonClient(["boto3", endpoint, "aether-bench", key, file], name: name, deadline: deadline)
+    func boto3(
+        file: String, endpoint: String, key: String, name: String, deadline: Double,
+        credentials: [String: String] = [:]
+    ) async throws -> ClientFinish {
+        try await pythonClient(
+            ["boto3", endpoint, "aether-bench", key, file], environment: credentials, name: name, deadline: deadline)
     }
 
     /// tuspy with 8 MiB chunks, retries and resume.

@@ -15,17 +15,18 @@ import Synchronization
 ///   lookup, then under `serialized`: the record, the receipt again, `recordChunks`): PostgreSQL (a server started
 ///   by the bench, `fsync=off`) against SQLite (WAL, synchronous=FULL, on `/dev/shm`). Neither reaches a disk
 ///   flush, so the ratio is the engines' own cost. Also the single-thread latency of one chunk's mix.
-/// - `fleet_native_*`: `aether upload --protocol native` of 1 GiB (`--size-mib`) on loopback into `aether serve
-///   --catalog postgres://... --blobs s3://...` (moto) against `aether serve --dir` (tmpfs), alternating; where the
-///   time goes: the receiver's chunk time (its `aether_chunk_seconds` histogram), the catalogue's share from the
-///   single-thread latency above, the rest (S3, moto) by difference.
+/// - `fleet_native_*`: `aether upload --protocol native` of 1 GiB (`--size-mib`) on loopback through nginx into two
+///   `aether serve --catalog postgres://... --blobs s3://...` (Ceph RGW, no `--dir`) against `aether serve --dir`
+///   (tmpfs), alternating; the completion time and every process's CPU; where the time goes: the receivers' chunk
+///   time (their `aether_chunk_seconds` histograms), the catalogue's share from the single-thread latency above,
+///   the rest (S3) by difference.
 ///
-/// Each line skips with the reason when PostgreSQL, the venv's moto or `--blobs` is missing.
+/// Each line skips with the reason when PostgreSQL, Ceph RGW, nginx or `--blobs` is missing.
 enum FleetBench: BenchSuite {
     static let name = "fleet"
     static let runsByDefault = false
     static let summary =
-        "fleet_catalog (64 uploads: PostgreSQL vs SQLite ops/s), fleet_native (PostgreSQL+moto vs --dir, 1 GiB)"
+        "fleet_catalog (64 uploads: PostgreSQL vs SQLite ops/s), fleet_native (2 receivers, PostgreSQL+RGW vs --dir, 1 GiB)"
 
     static let uploads = 64
     static let chunksPerUpload = 40

@@ -12,13 +12,14 @@ enum ServeCommand: CLICommand {
     static let name = "serve"
     static let summary = "run the receiver: native, IETF resumable and tus uploads on one port"
     static let usage = """
-        usage: aether serve --dir D --port P [--bind ADDR] [--tls-cert C --tls-key K] [--tokens F]
+        usage: aether serve (--dir D | --catalog URL --blobs s3://BUCKET/PREFIX) --port P [--bind ADDR] [--tls-cert C --tls-key K] [--tokens F]
                             [--log-format text|json] [--max-object N] [--expire-after S] [--catalog URL]
                             [--blobs s3://BUCKET/PREFIX [--endpoint URL] [--region R]] [--header-timeout S]
                             [--idle-timeout S] [--max-connections N] [--max-connections-per-client N]
                             [--dedup-across-clients] [--max-partials N]
 
-          --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3
+          --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3; not
+                             needed with both --catalog and --blobs (fleet mode keeps nothing local)
           --port P           TCP port, 0 to pick a free one (the chosen one is printed)
           --bind ADDR        IPv4 or IPv6 address to listen on (default 127.0.0.1); another address than
                              loopback needs --tokens
@@ -66,7 +67,11 @@ enum ServeCommand: CLICommand {
                 "catalog", "blobs", "endpoint", "region", "header-timeout", "idle-timeout", "max-connections",
                 "max-connections-per-client", "max-partials",
             ], flags: ["dedup-across-clients"])
-        guard let directory = parsed.path("dir") else { throw Arguments.UsageError(description: "--dir is required") }
+        // Fleet mode keeps nothing local: with both the catalogue and the blobs elsewhere no --dir is needed.
+        let directory = parsed.path("dir")
+        guard directory != nil || (parsed.option("catalog") != nil && parsed.option("blobs") != nil) else {
+            throw Arguments.UsageError(description: "--dir is required (unless both --catalog and --blobs are given)")
+        }
         guard parsed.option("port") != nil else { throw Arguments.UsageError(description: "--port is required") }
         let port = try parsed.integer("port", default: 0, in: 0...65535)
         let bind = parsed.option("bind") ?? "127.0.0.1"

@@ -12,6 +12,7 @@ enum UploadCommand: CLICommand {
         usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--part-size N]
                                        [--max-rate N] [--congestion C]
                                        [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
+                                       [--s3-flavor aws|r2|minio|ceph|unknown]
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
                                        [--follow [--follow-idle SECONDS]]
           FILE            the file to upload (a regular file; read under the change guard)
@@ -31,6 +32,10 @@ enum UploadCommand: CLICommand {
           --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
           --token T       send Authorization: Bearer T (--token-file F reads it from F's first line)
           --endpoint URL  the S3 endpoint (MinIO, Ceph, R2, a test server)
+          --s3-flavor F   the S3 server behind it, for what it checks: aws, r2, minio (each part's CRC32C and
+                          signed SHA-256), ceph (the signed SHA-256 only), unknown (nothing taken on trust: the
+                          client compares each part's ETag with its MD5). Default: aws without --endpoint,
+                          r2 for *.r2.cloudflarestorage.com, aws for *.amazonaws.com, else unknown
           --state-dir D   where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
           --flags LIST    switch features on or off over the defaults (all on): -adaptive-chunking,
                           -byzantine-sampling, -parity, -dedup, -compression (later entries win)
@@ -51,7 +56,7 @@ enum UploadCommand: CLICommand {
 
     static let options: Set<String> = [
         "protocol", "parallel", "chunk-size", "part-size", "max-rate", "congestion", "pin", "token", "token-file",
-        "endpoint",
+        "endpoint", "s3-flavor",
         "state-dir", "flags", "trace", "follow-idle",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet", "follow"]
@@ -77,7 +82,8 @@ enum UploadCommand: CLICommand {
         let key = SnapshotKey.derive(canonicalPath: canonical, destination: destination)
         let follow = try UploadRun.followOptions(parsed, configuration: &configuration)
         return try await UploadRun.run(
-            file: file, destination: destination, forced: forced, endpoint: parsed.option("endpoint"), key: key,
+            file: file, destination: destination, forced: forced, endpoint: parsed.option("endpoint"),
+            flavor: try UploadSetup.s3Flavor(parsed, destination: destination), key: key,
             configuration: configuration, arguments: parsed, follow: follow)
     }
 }
@@ -103,8 +109,8 @@ enum UploadRun {
     }
 
     static func run(
-        file: FilePath, destination: String, forced: TransportMode?, endpoint: String?, key: String,
-        configuration: UploadConfiguration, arguments: Arguments, follow: FollowOptions? = nil
+        file: FilePath, destination: String, forced: TransportMode?, endpoint: String?, flavor: S3Flavor? = nil,
+        key: String, configuration: UploadConfiguration, arguments: Arguments, follow: FollowOptions? = nil
     ) async throws -> Int32 {
         let view = UploadProgressView(id: key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let store = try UploadSetup.store(arguments)
@@ -116,7 +122,8 @@ enum UploadRun {
         let detected: DetectedBackend
         do {
             detected = try await UploadSetup.backend(
-                destination: destination, forced: forced, endpoint: endpoint, token: token, client: client)
+                destination: destination, forced: forced, endpoint: endpoint, flavor: flavor, token: token,
+                client: client)
         } catch {
             // The probe failed (the destination is down or never answers): `--json` readers get the `failed`
             // event too; the line on standard error comes from the caller.

@@ -107,12 +107,17 @@ final class UploadProgressView: Sendable {
                         uncheckedReason: outcome.receipt.uncheckedReason, partsSent: outcome.partsSent,
                         bytesSent: outcome.bytesSent,
                         spotChecks: outcome.spotChecks.map(SpotChecksJSON.init),
-                        congestionControl: outcome.congestionControl))
+                        congestionControl: outcome.congestionControl,
+                        checks: outcome.receipt.checks.isEmpty ? nil : outcome.receipt.checks.map(CheckJSON.init)))
             } else if mode != .quiet {
                 var checked =
                     outcome.serverVerified.isEmpty
                     ? "size and every part acknowledged (the destination returned no digest)"
                     : outcome.serverVerified.joined(separator: ", ") + " matched"
+                for check in outcome.receipt.checks {
+                    let share = check.parts == check.of ? "" : " (\(check.parts) of \(check.of) parts)"
+                    checked += "\n               \(check.party.rawValue): \(check.summary)\(share)"
+                }
                 if !outcome.receipt.unchecked.isEmpty {
                     checked +=
                         "; NOT checked: \(outcome.receipt.unchecked.joined(separator: ", "))"
@@ -282,6 +287,7 @@ struct EventJSON: Encodable {
     var following: Bool? = nil
     var spotChecks: SpotChecksJSON? = nil
     var congestionControl: String? = nil
+    var checks: [CheckJSON]? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
@@ -291,7 +297,23 @@ struct EventJSON: Encodable {
         case serverVerified = "server_verified", serverUnchecked = "server_unchecked"
         case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
         case requestSize = "request_size", following, spotChecks = "spot_checks"
-        case congestionControl = "congestion_control"
+        case congestionControl = "congestion_control", checks
+    }
+}
+
+/// One member of the `checks` list of the `completed` line: a check of the stored bytes, by whom, over how many
+/// parts (`UploadCheck`).
+struct CheckJSON: Encodable {
+    var check: String
+    var by: String
+    var parts: Int
+    var of: Int
+
+    init(_ check: UploadCheck) {
+        self.check = check.name
+        by = check.party.rawValue
+        parts = check.parts
+        of = check.of
     }
 }
 

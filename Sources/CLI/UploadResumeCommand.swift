@@ -8,10 +8,11 @@ enum UploadResumeCommand: CLICommand {
     static let summary = "continue a paused or interrupted upload by its id"
     static let usage = """
         usage: aether resume ID [--parallel N] [--max-rate N] [--congestion C] [--pin SHA256]
-                                [--token T | --token-file F]
+                                [--token T | --token-file F] [--s3-flavor F]
                                 [--state-dir D] [--flags LIST] [--follow-idle SECONDS] [--json] [--quiet]
           ID   the upload's id (aether upload and aether status print it); the token is not kept: give it again
-          --max-rate N caps the rate as with aether upload (it is not kept either); --congestion too
+          --max-rate N caps the rate as with aether upload (it is not kept either); --congestion and
+          --s3-flavor too (without it the endpoint's flavor, as aether upload finds it)
           an upload started with --follow is followed again (--follow-idle as with aether upload)
 
         """ + UploadSetup.exitCodesText
@@ -21,6 +22,7 @@ enum UploadResumeCommand: CLICommand {
             arguments,
             options: [
                 "parallel", "max-rate", "congestion", "pin", "token", "token-file", "state-dir", "flags", "follow-idle",
+                "s3-flavor",
             ],
             flags: ["json", "quiet"],
             positionals: 0...1)
@@ -41,7 +43,8 @@ enum UploadResumeCommand: CLICommand {
         }
         return try await UploadRun.run(
             file: file, destination: snapshot.destination,
-            forced: try TransportMode(name: snapshot.protocolName), endpoint: snapshot.endpoint, key: id,
+            forced: try TransportMode(name: snapshot.protocolName), endpoint: snapshot.endpoint,
+            flavor: try UploadSetup.s3Flavor(parsed, destination: snapshot.destination), key: id,
             configuration: configuration, arguments: parsed, follow: follow)
     }
 }

@@ -87,18 +87,31 @@ enum UploadSetup {
         return try HTTPClient(configuration: configuration)
     }
 
-    /// The backend for `destination`: probed (`http(s)://`) or S3 (`s3://` with `endpoint`), forcing `forced`.
+    /// `--s3-flavor NAME` (aws, r2, minio, ceph, unknown), nil without it; only with an `s3://` destination.
+    static func s3Flavor(_ arguments: Arguments, destination: String) throws -> S3Flavor? {
+        guard let name = arguments.option("s3-flavor") else { return nil }
+        guard let flavor = S3Flavor(rawValue: name) else {
+            throw Arguments.UsageError(description: "--s3-flavor takes aws, r2, minio, ceph or unknown")
+        }
+        guard destination.hasPrefix("s3://") else {
+            throw Arguments.UsageError(description: "--s3-flavor goes with an s3://bucket/key destination")
+        }
+        return flavor
+    }
+
+    /// The backend for `destination`: probed (`http(s)://`) or S3 (`s3://` with `endpoint`, of `flavor` or else the
+    /// endpoint's: AWS without one, unknown for a custom one), forcing `forced`.
     /// A probe whose connection was reset (a receiver restarting under it) is sent again for up to `resetWait`
     /// seconds, as the upload's own requests are; a refused connection only for `refusedWait` seconds, since at
     /// the start it more often means a wrong address than a receiver coming back.
     static func backend(
-        destination: String, forced: TransportMode?, endpoint: String?, token: String?, client: HTTPClient,
-        resetWait: Double = UploadConfiguration().connectionWaitLimit, refusedWait: Double = 10
+        destination: String, forced: TransportMode?, endpoint: String?, flavor: S3Flavor? = nil, token: String?,
+        client: HTTPClient, resetWait: Double = UploadConfiguration().connectionWaitLimit, refusedWait: Double = 10
     ) async throws -> DetectedBackend {
         var headers = HTTPHeaders()
         if let token { headers.replace("Authorization", "Bearer " + token) }
         let options = BackendDetector.Options(
-            headers: headers, s3Endpoint: endpoint, s3Flavor: endpoint == nil ? .aws : .minio)
+            headers: headers, s3Endpoint: endpoint, s3Flavor: flavor)
         let detector = BackendDetector(client: client, options: options)
         let wait = PathFailureWait(resetLimit: resetWait, refusedLimit: refusedWait)
         return try await wait.run(waiting: { error, limit in

@@ -40,6 +40,31 @@ enum OpenSSL {
         return sha256Final(context)
     }
 
+    typealias MD5Context = MD5_CTX
+
+    /// MD5_Init
+    static func md5Init() -> MD5Context {
+        var context = MD5Context()
+        _ = unsafe MD5_Init(&context)
+        return context
+    }
+
+    /// MD5_Update
+    static func md5Update(_ context: inout MD5Context, _ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, unsafe !bytes.isEmpty else { return }
+        _ = unsafe MD5_Update(&context, base, bytes.count)
+    }
+
+    /// MD5_Final on a copy, so the running context stays usable.
+    static func md5Final(_ context: MD5Context) -> [UInt8] {
+        var copy = context
+        var digest = [UInt8](repeating: 0, count: 16)
+        unsafe digest.withUnsafeMutableBufferPointer { out in
+            _ = unsafe MD5_Final(out.baseAddress!, &copy)
+        }
+        return digest
+    }
+
     typealias SHA1Context = SHA_CTX
 
     /// SHA1_Init

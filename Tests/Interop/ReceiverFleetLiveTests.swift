@@ -9,11 +9,12 @@ import Testing
 #endif
 
 /// Two `aether serve` processes on two ports sharing one PostgreSQL catalogue (`--catalog`) and, with the S3 blob
-/// store, one moto bucket (`--blobs s3://`), behind a round-robin relay that sends each request to the next
-/// receiver (docs/RECEIVER.md, fleet mode). Without `--blobs` (the S3 blob store not built in) the cases that need
+/// store, one bucket prefix of the test process's Ceph RGW (`--blobs s3://`; moto for the case that stops the S3
+/// server), behind a round-robin relay that sends each request to the next receiver (docs/RECEIVER.md, fleet mode).
+/// With both a catalogue and S3 blobs the receivers run without `--dir` (nothing is local). Without `--blobs` (the S3 blob store not built in) the cases that need
 /// receivers sharing their blobs are skipped: two `--dir` stores cannot be shared safely (an append cuts its stream
 /// back and a native chunk is written in place, so one receiver would cut or overwrite bytes the other acknowledged).
-/// Serialized: each case runs PostgreSQL, moto, two receivers and a relay, which the other process suites share.
+/// Serialized: each case runs PostgreSQL, two receivers and a relay, which the other process suites share.
 @Suite(.serialized) struct ReceiverFleetLiveTests {
     /// Whether this `aether serve` takes `--blobs s3://`.
     static let hasS3Blobs: Bool = {
@@ -21,30 +22,53 @@ import Testing
         return out.contains("--blobs")
     }()
 
+    /// Where the receivers' blobs are.
+    enum Blobs {
+        /// Each receiver's `--dir`.
+        case local
+        /// A prefix of its own in the shared RGW's fleet bucket.
+        case rgw
+        /// moto's bucket (it can stop answering and come back).
+        case moto
+    }
+
     /// The receivers, their catalogue, their bucket and the relay in front of them.
     final class Fleet: @unchecked Sendable {
         // @unchecked: used from the creating test only.
         let postgres: PostgresProcess?
         let catalogURL: String?
         let moto: FleetMoto?
+        let rgw: RGWPeer?
+        /// The receivers' key prefix in the bucket.
+        let prefix = "fleet-" + UUID().uuidString.prefix(8).lowercased()
         let directory: String
         let receivers: [AetherProcess]
         let ports: [UInt16]
         let relay: RoundRobinRelay
 
-        /// `catalogue`: one PostgreSQL catalogue (else each receiver's own SQLite); `s3`: blobs in moto.
-        init(catalogue: Bool = true, s3: Bool = false) throws {
+        /// `catalogue`: one PostgreSQL catalogue (else each receiver's own SQLite); `blobs`: where the blobs are.
+        init(catalogue: Bool = true, blobs: Blobs = .local) throws {
             directory = try SessionLive.temporaryDirectory()
             postgres = catalogue ? try PostgresProcess() : nil
             catalogURL = try postgres?.createDatabase()
-            moto = s3 ? try FleetMoto() : nil
+            moto = blobs == .moto ? try FleetMoto() : nil
+            rgw = blobs == .rgw ? try RGWPeer.get() : nil
             var receivers: [AetherProcess] = []
             var ports: [UInt16] = []
+            var environment = FleetMoto.credentials
+            if let rgw { environment = rgw.server.credentialsEnvironment }
             for index in 0..<2 {
-                var arguments = ["serve", "--dir", directory + "/store\(index)", "--port", "0"]
+                var arguments = ["serve", "--port", "0"]
+                // Fleet mode keeps nothing local: no --dir with both the catalogue and the blobs elsewhere.
+                if catalogURL == nil || blobs == .local { arguments += ["--dir", directory + "/store\(index)"] }
                 if let catalogURL { arguments += ["--catalog", catalogURL] }
-                if let moto { arguments += ["--blobs", "s3://\(moto.bucket)/fleet", "--endpoint", moto.endpoint] }
-                let (process, port) = try Self.startReceiver(arguments)
+                if let moto {
+                    arguments += ["--blobs", "s3://\(moto.bucket)/\(prefix)", "--endpoint", moto.endpoint]
+                }
+                if let rgw {
+                    arguments += ["--blobs", "s3://\(RGWPeer.fleetBucket)/\(prefix)", "--endpoint", rgw.endpoint]
+                }
+                let (process, port) = try Self.startReceiver(arguments, environment: environment)
                 receivers.append(process)
                 ports.append(port)
             }
@@ -53,9 +77,10 @@ import Testing
             relay = try RoundRobinRelay(ports: ports)
         }
 
-        private static func startReceiver(_ arguments: [String]) throws -> (AetherProcess, UInt16) {
-            let process = try AetherProcess(
-                arguments, inputBytes: [], keepInputOpen: true, environment: FleetMoto.credentials)
+        private static func startReceiver(_ arguments: [String], environment: [String: String]) throws -> (
+            AetherProcess, UInt16
+        ) {
+            let process = try AetherProcess(arguments, inputBytes: [], keepInputOpen: true, environment: environment)
             var url: String?
             try SessionLive.wait("aether serve to listen", timeout: 30) {
                 url = process.stdout.split(separator: "\n").first { $0.hasPrefix("listening on ") }
@@ -80,6 +105,18 @@ import Testing
             receivers[index].process.waitUntilExit()
         }
 
+        /// The SHA-256 and size of every object under the receivers' prefix, as boto3 downloads it.
+        func objects() throws -> [(sha256: String?, size: Int?)] {
+            if let moto {
+                return try moto.keys(prefix: prefix + "/").map { try moto.object($0) }.map { ($0.sha256, $0.size) }
+            }
+            if let rgw {
+                return try rgw.keys(prefix: prefix + "/").map { try rgw.object($0, bucket: RGWPeer.fleetBucket) }
+                    .map { ($0.sha256, $0.size) }
+            }
+            return []
+        }
+
         deinit {
             for receiver in receivers { receiver.stop() }
             try? postgres?.stop()
@@ -100,6 +137,18 @@ import Testing
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return text.split(separator: "\n").map(String.init)
+    }
+
+    /// `--dir` may be left out only when neither the catalogue nor the blobs would be in it.
+    @Test func serveWithoutDirNeedsBothTheCatalogueAndTheBlobsElsewhere() throws {
+        for arguments in [
+            ["serve", "--port", "0"], ["serve", "--port", "0", "--catalog", "postgresql:///x"],
+            ["serve", "--port", "0", "--blobs", "s3://bucket/prefix"],
+        ] {
+            let (status, _, errors) = try SessionLive.runAether(arguments)
+            #expect(status == 2, "\(arguments): \(errors)")
+            #expect(errors.contains("--dir is required (unless both --catalog and --blobs are given)"), "\(errors)")
+        }
     }
 
     @Test func theRelayAlternatesRequestsOfOneConnectionAndSkipsAReceiverThatRefuses() throws {
@@ -126,7 +175,7 @@ import Testing
     func twoReceiversAppendingAtOneOffsetAtOnceExactlyOneWinsAndTheOtherGets409WithTheOffset(protocolName: String)
         throws
     {
-        let fleet = try Fleet(s3: Self.hasS3Blobs)
+        let fleet = try Fleet(blobs: Self.hasS3Blobs ? .rgw : .local)
         let ietf = protocolName == "ietf"
         let creation: [(String, String)] =
             ietf
@@ -168,14 +217,14 @@ import Testing
         // Both receivers took one of the racing requests of this upload.
         #expect(fleet.logLines(0, containing: id) >= 1)
         #expect(fleet.logLines(1, containing: id) >= 1)
-        if let moto = fleet.moto {
-            let objects = try moto.keys(prefix: "fleet/").map { try moto.object($0) }
+        if Self.hasS3Blobs {
+            let objects = try fleet.objects()
             #expect(objects.contains { $0.sha256 == SHA256.hash(bytes).hex }, "\(objects)")
         }
     }
 
     @Test func theSameNativeChunkSentToTwoReceiversAtOnceIsStoredOnceAndBothAnswersAgree() throws {
-        let fleet = try Fleet(s3: Self.hasS3Blobs)
+        let fleet = try Fleet(blobs: Self.hasS3Blobs ? .rgw : .local)
         let chunkSize = 256 * 1024
         var generator = SplitMix64(seed: 0x5eed)
         let chunk = (0..<chunkSize).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -271,9 +320,8 @@ import Testing
 
     /// The object whose bytes are `content`, read back from the bucket with boto3.
     static func expectStored(_ content: [UInt8], in fleet: Fleet) throws {
-        let moto = try #require(fleet.moto)
         let digest = SHA256.hash(content).hex
-        let objects = try moto.keys(prefix: "fleet/").map { try moto.object($0) }
+        let objects = try fleet.objects()
         #expect(objects.contains { $0.sha256 == digest && $0.size == content.count }, "no object holds the upload")
     }
 
@@ -281,7 +329,7 @@ import Testing
         .enabled(if: hasS3Blobs, "aether serve has no --blobs (the S3 blob store)"),
         arguments: ["native", "ietf", "tus"])
     func nativeIETFAndTusUploadsThroughTheRelayCompleteByteIdentical(protocolName: String) throws {
-        let fleet = try Fleet(s3: true)
+        let fleet = try Fleet(blobs: .rgw)
         let content = try Self.upload(fleet, protocolName: protocolName, size: 3 << 20, fault: .none)
         try Self.expectStored(content, in: fleet)
         // The requests of the upload went to both receivers.
@@ -296,7 +344,7 @@ import Testing
     /// no byte of the file is sent again.
     @Test(.enabled(if: hasS3Blobs, "aether serve has no --blobs (the S3 blob store)"))
     func aSecondUploadOfTheSameFileIsProvenAcrossReceiversAndSendsNoChunk() throws {
-        let fleet = try Fleet(s3: true)
+        let fleet = try Fleet(blobs: .rgw)
         let content = try Self.upload(fleet, protocolName: "native", size: 3 << 20, fault: .none)
         try Self.expectStored(content, in: fleet)
         let again = try AetherProcess(
@@ -311,16 +359,16 @@ import Testing
         #expect(completed?.contains("\"bytes_sent\":0") == true, "\(output)")
         let proven = fleet.logLines(0, containing: "/possession 200") + fleet.logLines(1, containing: "/possession 200")
         #expect(proven == 1)
-        let moto = try #require(fleet.moto)
         let digest = SHA256.hash(content).hex
-        #expect(try moto.keys(prefix: "fleet/").map { try moto.object($0) }.filter { $0.sha256 == digest }.count == 2)
+        #expect(try fleet.objects().filter { $0.sha256 == digest }.count == 2)
     }
 
     @Test(
         .enabled(if: hasS3Blobs, "aether serve has no --blobs (the S3 blob store)"),
         arguments: [Fault.killOneReceiver, .restartPostgres, .stopMoto])
     func aNativeUploadCompletesThroughAFaultAndLosesNothingAcknowledged(fault: Fault) throws {
-        let fleet = try Fleet(s3: true)
+        // Stopping the S3 server is moto's (the shared RGW serves other suites meanwhile).
+        let fleet = try Fleet(blobs: fault == .stopMoto ? .moto : .rgw)
         let content = try Self.upload(fleet, protocolName: "native", size: 12 << 20, fault: fault)
         try Self.expectStored(content, in: fleet)
         if fault == .restartPostgres || fault == .stopMoto {

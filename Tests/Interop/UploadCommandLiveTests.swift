@@ -1,4 +1,5 @@
 import AetherIO
+import AetherTestSupport
 import Foundation
 import Testing
 
@@ -114,6 +115,38 @@ final class UploadChild: @unchecked Sendable {
         let object = try peer.object(key)
         #expect(object.size == content.count)
         #expect(object.sha256 == SHA256.hash(content).hex)
+    }
+
+    /// `aether upload` to Ceph RGW: byte-identical, and the completed line lists only the checks made. With
+    /// `--s3-flavor ceph` RGW recomputed every part's signed SHA-256; without it the endpoint is an unknown server and
+    /// only the client's ETag comparisons count. No CRC32C check is ever claimed (RGW 16.2 ignores them).
+    @Test(arguments: ["ceph", nil] as [String?])
+    func anUploadToRGWListsOnlyTheChecksItMade(flavor: String?) throws {
+        let rgw = try RGWPeer.get()
+        let (path, state, content) = try Self.file(2 * (5 << 20) + 4_321, seed: 75)
+        let key = "cli/\(UUID().uuidString).bin"
+        let (status, child) = try UploadChild.run(
+            [
+                "upload", path, "s3://\(RGWPeer.bucket)/\(key)", "--endpoint", rgw.endpoint, "--state-dir", state,
+                "--json",
+            ] + (flavor.map { ["--s3-flavor", $0] } ?? []),
+            environment: rgw.server.credentialsEnvironment)
+        #expect(status == 0, "\(child.stderr)")
+        let checks = try #require(try Self.completed(child)["checks"] as? [[String: Any]])
+        let made = Set(checks.map { "\($0["by"] ?? "")/\($0["check"] ?? "")" })
+        #expect(checks.allSatisfy { $0["parts"] as? Int == 3 && $0["of"] as? Int == 3 }, "\(checks)")
+        if flavor == "ceph" {
+            #expect(made == ["server/part-sha256", "client/object-etag"], "\(made)")
+        } else {
+            #expect(made == ["client/part-etag-md5", "client/object-etag"], "\(made)")
+        }
+        let object = try rgw.object(key)
+        #expect(object.size == content.count)
+        #expect(object.sha256 == SHA256.hash(content).hex)
+        let (refused, usage) = try UploadChild.run(
+            ["upload", path, "s3://\(RGWPeer.bucket)/\(key)", "--endpoint", rgw.endpoint, "--s3-flavor", "rgw"])
+        #expect(refused == 2, "\(usage.stderr)")
+        #expect(usage.stderr.contains("--s3-flavor takes aws, r2, minio, ceph or unknown"))
     }
 
     /// Interrupts `aether upload` once `acknowledged` parts were acknowledged, with `signal`; returns the exit status.

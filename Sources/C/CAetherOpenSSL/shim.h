@@ -3,6 +3,7 @@
 #define CAETHER_OPENSSL_SHIM_H
 #include <openssl/evp.h>
 #include <openssl/sha.h>
+#include <openssl/md5.h>
 #include <openssl/hmac.h>
 #include <openssl/kdf.h>
 #include <openssl/core_names.h>

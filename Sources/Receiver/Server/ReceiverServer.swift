@@ -10,8 +10,8 @@ import Synchronization
 public final class ReceiverServer: Sendable {
     /// How to run.
     public struct Options: Sendable {
-        /// The store directory.
-        public var directory: FilePath
+        /// The store directory; nil in fleet mode (`blobs` and `catalogURL` both given), where nothing is local.
+        public var directory: FilePath?
         /// Where and how to listen.
         public var http: HTTPServerConfiguration
         /// What uploads may be.
@@ -31,9 +31,9 @@ public final class ReceiverServer: Sendable {
         /// catalogue stays in `directory`.
         public var blobs: (any BlobStore)? = nil
 
-        /// Options for a store at `directory`.
+        /// Options for a store at `directory` (nil only with both `blobs` and `catalogURL` set before the start).
         public init(
-            directory: FilePath, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+            directory: FilePath?, http: HTTPServerConfiguration = HTTPServerConfiguration(),
             limits: ReceiverLimits = ReceiverLimits(), tokens: BearerTokens? = nil,
             logFormat: RequestLog.Format = .text,
             expirySweepSeconds: Double = 60
@@ -64,8 +64,18 @@ public final class ReceiverServer: Sendable {
     /// The catalogue of a receiver whose blobs are elsewhere: PostgreSQL, or SQLite in the directory (created).
     private static func catalog(_ options: Options) throws(ReceiverError) -> any UploadCatalog {
         if let catalogURL = options.catalogURL { return try PostgresCatalog(url: catalogURL) }
-        try DirectoryBlobStore.makeDirectory(options.directory)
-        return try SQLiteUploadCatalog(path: options.directory.appending("catalog.sqlite3"))
+        let directory = try Self.directory(options)
+        try DirectoryBlobStore.makeDirectory(directory)
+        return try SQLiteUploadCatalog(path: directory.appending("catalog.sqlite3"))
+    }
+
+    /// The store directory, which everything but fleet mode needs.
+    private static func directory(_ options: Options) throws(ReceiverError) -> FilePath {
+        guard let directory = options.directory else {
+            throw ReceiverError(
+                .malformedRequest, "a store directory is needed unless both the blobs and the catalogue are elsewhere")
+        }
+        return directory
     }
 
     /// Opens the store, recovers it, and starts listening. Binding a non-loopback address without tokens is
@@ -82,17 +92,18 @@ public final class ReceiverServer: Sendable {
         httpConfiguration.connectionLimit = try Self.connectionLimit(options.http.connectionLimit)
         // The directory holds the blobs or the SQLite catalogue unless both are elsewhere (fleet mode).
         let storeLock =
-            options.blobs != nil && options.catalogURL != nil ? nil : try StoreLock.take(options.directory)
+            options.blobs != nil && options.catalogURL != nil ? nil : try StoreLock.take(Self.directory(options))
         let engine: UploadEngine
         if let blobs = options.blobs {
             engine = UploadEngine(
                 blobs: blobs, catalog: try Self.catalog(options), limits: options.limits, clock: clock)
         } else if let catalogURL = options.catalogURL {
             engine = UploadEngine(
-                blobs: try DirectoryBlobStore(root: options.directory), catalog: try PostgresCatalog(url: catalogURL),
+                blobs: try DirectoryBlobStore(root: Self.directory(options)),
+                catalog: try PostgresCatalog(url: catalogURL),
                 limits: options.limits, clock: clock)
         } else {
-            engine = try UploadEngine(directory: options.directory, limits: options.limits, clock: clock)
+            engine = try UploadEngine(directory: Self.directory(options), limits: options.limits, clock: clock)
         }
         self.recovery = try engine.recover()
         self.engine = engine

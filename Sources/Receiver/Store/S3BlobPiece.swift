@@ -42,6 +42,19 @@ struct S3BlobPiece: Sendable, Hashable {
         order = listed.lastModified + "|" + fields[3] + "|" + fields[4]
     }
 
+    /// A region or append piece one of this store's writers just committed, before any listing shows it: its order
+    /// sorts after every listed piece's (S3's `LastModified` is not known to the writer).
+    init(own key: String, start: Int64, length: Int64, kind: Kind) {
+        self.key = key
+        self.start = start
+        self.length = length
+        self.kind = kind
+        order = "~" + key
+    }
+
+    /// Whether this store's writer recorded it (`init(own:...)`) rather than a listing.
+    var isOwn: Bool { order.hasPrefix("~") }
+
     /// A run of a stream's bytes served by one piece.
     struct Segment: Sendable, Hashable {
         let start: Int64

@@ -1,5 +1,6 @@
 import AetherIO
 public import AetherTransport
+import Synchronization
 
 /// The fleet blob store: blobs in one S3 bucket under one prefix, so that several receivers share them.
 ///
@@ -17,6 +18,13 @@ public import AetherTransport
 /// Nothing is in S3 until a writer's `commit()` (or an append writer's flush) got its 200; a staged blob is held
 /// in memory (or in an invisible multipart upload) until then, so `discardStaging()` has nothing to do and
 /// returns 0: it must not touch what another live receiver is writing.
+///
+/// Reading a stream needs its pieces' layout: a listing of the piece folder. The store keeps the pieces it has
+/// seen per stream (listed, or region pieces its own writers committed): a piece is written once and never changed,
+/// so a read whose range the seen region pieces cover whole is served without listing again (a piece committed
+/// since by another writer of the same region holds the same verified bytes); any other read, a stream with append
+/// pieces, or a seen piece gone (404) lists the folder. Pieces of one read, and the parts of a completion, are
+/// fetched several at a time (`parallelRequests`).
 ///
 /// The API is synchronous and is called on the HTTP server's threads; each call waits for the S3 client through
 /// `S3BlobBridge`. S3 failures map to `.unavailable` (503, the client retries: throttling, 5xx, a refused or lost
@@ -43,6 +51,10 @@ public final class S3BlobStore: BlobStore {
     public let prefix: String
     /// Tunables.
     public let options: Options
+    /// Pieces seen per stream (see the type's comment), by key.
+    private let seen = Mutex<[UploadID: [String: S3BlobPiece]]>([:])
+    /// S3 requests of one read or one completion in flight at once.
+    static let parallelRequests = 8
 
     /// A store in `client`'s bucket under `prefix` (`a/b`, `a/b/` or empty).
     public init(client: S3ObjectClient, prefix: String, options: Options = Options()) {
@@ -89,12 +101,47 @@ public final class S3BlobStore: BlobStore {
 
     private func path(_ relative: String) -> String { prefix.isEmpty ? relative : "\(prefix)/\(relative)" }
 
-    /// The committed pieces of `id`'s stream.
+    /// The committed pieces of `id`'s stream, listed; the seen pieces become the listing (and the region pieces this
+    /// store's writers committed that the listing does not show yet).
     func pieces(of id: UploadID) throws(ReceiverError) -> [S3BlobPiece] {
         let client = self.client
         let folder = pieceFolder(id)
         let listed = try Self.s3 { () async throws(TransportError) in try await client.listObjects(prefix: folder) }
-        return listed.compactMap { S3BlobPiece(listed: $0, folder: folder) }
+        let pieces = listed.compactMap { S3BlobPiece(listed: $0, folder: folder) }
+        seen.withLock { seen in
+            let own = (seen[id] ?? [:]).filter { $0.value.isOwn }
+            var now = Dictionary(pieces.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+            for (key, piece) in own where now[key] == nil { now[key] = piece }
+            seen[id] = now
+        }
+        return pieces
+    }
+
+    /// Records a region piece one of this store's writers committed.
+    func remember(_ piece: S3BlobPiece, of id: UploadID) {
+        guard piece.kind == .region else { return }
+        seen.withLock { $0[id, default: [:]][piece.key] = piece }
+    }
+
+    /// Forgets the pieces seen of `id` (its stream deleted).
+    func forget(_ id: UploadID) {
+        seen.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// The segments of the seen pieces of `id` over `range`, when they are all region pieces and cover it whole.
+    func seenSegments(_ id: UploadID, covering range: Range<Int64>) -> [S3BlobPiece.Segment]? {
+        guard let pieces = seen.withLock({ $0[id] }), !pieces.isEmpty,
+            pieces.values.allSatisfy({ $0.kind == .region })
+        else { return nil }
+        let segments = S3BlobPiece.layout(Array(pieces.values)).segments.filter {
+            $0.end > range.lowerBound && $0.start < range.upperBound
+        }
+        var position = range.lowerBound
+        for segment in segments {
+            guard segment.start <= position else { return nil }
+            position = max(position, segment.end)
+        }
+        return position >= range.upperBound ? segments : nil
     }
 
     // MARK: BlobStore
@@ -148,25 +195,82 @@ public final class S3BlobStore: BlobStore {
             unsafe Self.copy(bytes[0..<count], into: buffer, at: 0)
             return count
         }
+        let wanted = offset..<(offset + Int64(buffer.count))
+        if let segments = seenSegments(id, covering: wanted) {
+            do {
+                try unsafe fill(buffer, offset: offset, stop: wanted.upperBound, segments: segments)
+                return buffer.count
+            } catch {
+                // A seen piece gone (deleted since) is found by listing again, below.
+                guard error.code == .gone else { throw Self.storageError(error) }
+            }
+        }
         let (segments, end) = S3BlobPiece.layout(try pieces(of: id))
         guard offset < end else { return 0 }
-        let stop = min(end, offset + Int64(buffer.count))
+        let stop = min(end, wanted.upperBound)
         let count = Int(stop - offset)
         unsafe UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]).initializeMemory(as: UInt8.self, repeating: 0)
-        for segment in segments where segment.end > offset && segment.start < stop {
-            let from = max(segment.start, offset)
-            let to = min(segment.end, stop)
-            let inPiece = from - segment.piece.start
-            let name = segment.piece.key
-            let bytes = try Self.s3 { () async throws(TransportError) in
-                try await client.getObject(name, range: inPiece..<(inPiece + (to - from)))
-            }
-            guard Int64(bytes.count) == to - from else {
-                throw ReceiverError(.storageFailed, "piece \(name) holds fewer bytes than its name says")
-            }
-            unsafe Self.copy(bytes[...], into: buffer, at: Int(from - offset))
+        do {
+            try unsafe fill(buffer, offset: offset, stop: stop, segments: segments)
+        } catch {
+            throw Self.storageError(error)
         }
         return count
+    }
+
+    /// Copies the bytes of `segments` between `offset` and `stop` into `buffer` (which starts at `offset`), the
+    /// pieces fetched several at a time.
+    private func fill(
+        _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, stop: Int64, segments: [S3BlobPiece.Segment]
+    ) throws(TransportError) {
+        let parts = segments.compactMap { segment -> Fetch? in
+            let from = max(segment.start, offset)
+            let to = min(segment.end, stop)
+            guard to > from else { return nil }
+            let inPiece = from - segment.piece.start
+            return Fetch(key: segment.piece.key, range: inPiece..<(inPiece + (to - from)), at: Int(from - offset))
+        }
+        let client = self.client
+        let fetched = try S3BlobBridge.run { () async throws(TransportError) in try await Self.fetch(client, parts) }
+        for (part, bytes) in zip(parts, fetched) {
+            guard Int64(bytes.count) == part.range.count else {
+                throw TransportError(.protocolViolation, "piece \(part.key) holds fewer bytes than its name says")
+            }
+            unsafe Self.copy(bytes[...], into: buffer, at: part.at)
+        }
+    }
+
+    /// One ranged read of a piece, and where its bytes go.
+    struct Fetch: Sendable {
+        let key: String
+        let range: Range<Int64>
+        var at = 0
+    }
+
+    /// The bytes of `parts`, in order, fetched at most `parallelRequests` at a time.
+    static func fetch(_ client: S3ObjectClient, _ parts: [Fetch]) async throws(TransportError) -> [[UInt8]] {
+        var results = [[UInt8]](repeating: [], count: parts.count)
+        do {
+            try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+                var next = 0
+                func start() {
+                    let index = next
+                    let part = parts[index]
+                    next += 1
+                    group.addTask { (index, try await client.getObject(part.key, range: part.range)) }
+                }
+                while next < min(parts.count, parallelRequests) { start() }
+                while let (index, bytes) = try await group.next() {
+                    results[index] = bytes
+                    if next < parts.count { start() }
+                }
+            }
+        } catch let error as TransportError {
+            throw error
+        } catch {
+            throw TransportError(.cancelled, "S3 reads were cancelled")
+        }
+        return results
     }
 
     public func size(of key: BlobKey) throws(ReceiverError) -> Int64? {
@@ -238,6 +342,7 @@ public final class S3BlobStore: BlobStore {
         let client = self.client
         if case .stream(let id) = key {
             let names = try pieces(of: id).map(\.key)
+            forget(id)
             try Self.s3 { () async throws(TransportError) in for name in names { try await client.deleteObject(name) } }
             return
         }
@@ -246,6 +351,7 @@ public final class S3BlobStore: BlobStore {
     }
 
     public func deleteWorkingBlobs(of upload: UploadID) throws(ReceiverError) {
+        forget(upload)
         let client = self.client
         let folders = [pieceFolder(upload), path("chunks/\(upload.rawValue)/"), path("parity/\(upload.rawValue)/")]
         try Self.s3 { () async throws(TransportError) in
@@ -314,51 +420,111 @@ public final class S3BlobStore: BlobStore {
             try Self.s3 { () async throws(TransportError) in _ = try await client.putObject(target, bytes: []) }
             return
         }
+        let plan = Self.plan(segments, minimum: minimum, partTarget: Int64(partTarget))
         try Self.s3 { () async throws(TransportError) in
             let uploadID = try await client.createMultipartUpload(target)
             do throws(TransportError) {
-                var parts: [S3ObjectClient.CompletedPart] = []
-                var buffer: [UInt8] = []
-                func flush() async throws(TransportError) {
-                    guard !buffer.isEmpty else { return }
-                    let number = parts.count + 1
-                    let tag = try await client.uploadPart(target, uploadID: uploadID, number: number, bytes: buffer)
-                    parts.append(S3ObjectClient.CompletedPart(number: number, entityTag: tag))
-                    buffer.removeAll(keepingCapacity: true)
-                }
-                for segment in segments {
-                    var from = segment.start
-                    // Fill a started buffer up to the minimum first (a part but the last may not be smaller).
-                    if !buffer.isEmpty, buffer.count < minimum {
-                        let take = min(segment.end - from, minimum - Int64(buffer.count))
-                        let inPiece = from - segment.piece.start
-                        buffer += try await client.getObject(segment.piece.key, range: inPiece..<(inPiece + take))
-                        from += take
-                        if buffer.count >= minimum { try await flush() }
-                    }
-                    let rest = segment.end - from
-                    guard rest > 0 else { continue }
-                    if buffer.isEmpty, rest >= minimum {
-                        let number = parts.count + 1
-                        let inPiece = from - segment.piece.start
-                        let whole = inPiece == 0 && rest == segment.piece.length
-                        let tag = try await client.uploadPartCopy(
-                            target, uploadID: uploadID, number: number, source: segment.piece.key,
-                            range: whole ? nil : inPiece..<(inPiece + rest))
-                        parts.append(S3ObjectClient.CompletedPart(number: number, entityTag: tag))
-                    } else {
-                        let inPiece = from - segment.piece.start
-                        buffer += try await client.getObject(segment.piece.key, range: inPiece..<(inPiece + rest))
-                        if buffer.count >= partTarget { try await flush() }
-                    }
-                }
-                try await flush()
+                let parts = try await Self.send(plan, to: target, uploadID: uploadID, client: client)
                 try await client.completeMultipartUpload(target, uploadID: uploadID, parts: parts)
             } catch {
                 try? await client.abortMultipartUpload(target, uploadID: uploadID)
                 throw error
             }
         }
+    }
+
+    /// One part of a composed object: a server-side copy of (a range of) one piece, or ranges of pieces read and
+    /// sent as one part.
+    enum PlannedPart: Sendable {
+        case copy(key: String, range: Range<Int64>?)
+        case buffered([Fetch])
+    }
+
+    /// The parts that compose `segments`, in order: a piece of `minimum` bytes or more met with nothing buffered
+    /// before it is copied server side; smaller runs are buffered into parts of at least `minimum` bytes (a part
+    /// but the last may not be smaller), sent once `partTarget` bytes are buffered.
+    static func plan(_ segments: [S3BlobPiece.Segment], minimum: Int64, partTarget: Int64) -> [PlannedPart] {
+        var parts: [PlannedPart] = []
+        var buffered: [Fetch] = []
+        var bufferedBytes: Int64 = 0
+        func flush() {
+            guard !buffered.isEmpty else { return }
+            parts.append(.buffered(buffered))
+            buffered = []
+            bufferedBytes = 0
+        }
+        func take(_ segment: S3BlobPiece.Segment, from: Int64, count: Int64) {
+            let inPiece = from - segment.piece.start
+            buffered.append(Fetch(key: segment.piece.key, range: inPiece..<(inPiece + count)))
+            bufferedBytes += count
+        }
+        for segment in segments {
+            var from = segment.start
+            // Fill a started buffer up to the minimum first.
+            if !buffered.isEmpty, bufferedBytes < minimum {
+                let count = min(segment.end - from, minimum - bufferedBytes)
+                take(segment, from: from, count: count)
+                from += count
+                if bufferedBytes >= minimum { flush() }
+            }
+            let rest = segment.end - from
+            guard rest > 0 else { continue }
+            if buffered.isEmpty, rest >= minimum {
+                let inPiece = from - segment.piece.start
+                let whole = inPiece == 0 && rest == segment.piece.length
+                parts.append(.copy(key: segment.piece.key, range: whole ? nil : inPiece..<(inPiece + rest)))
+            } else {
+                take(segment, from: from, count: rest)
+                if bufferedBytes >= partTarget { flush() }
+            }
+        }
+        flush()
+        return parts
+    }
+
+    /// Sends the planned parts of `target`, at most `parallelRequests / 2` parts at a time (each buffered part's
+    /// ranges fetched several at a time); the completed parts in order.
+    static func send(_ plan: [PlannedPart], to target: String, uploadID: String, client: S3ObjectClient)
+        async throws(TransportError) -> [S3ObjectClient.CompletedPart]
+    {
+        var tags = [String](repeating: "", count: plan.count)
+        do {
+            try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                var next = 0
+                func start() {
+                    let index = next
+                    let part = plan[index]
+                    next += 1
+                    group.addTask {
+                        let number = index + 1
+                        switch part {
+                        case .copy(let key, let range):
+                            return (
+                                index,
+                                try await client.uploadPartCopy(
+                                    target, uploadID: uploadID, number: number, source: key, range: range)
+                            )
+                        case .buffered(let fetches):
+                            let bytes = try await fetch(client, fetches).flatMap { $0 }
+                            return (
+                                index,
+                                try await client.uploadPart(target, uploadID: uploadID, number: number, bytes: bytes)
+                            )
+                        }
+                    }
+                }
+                while next < min(plan.count, max(1, parallelRequests / 2)) { start() }
+                while let (index, tag) = try await group.next() {
+                    tags[index] = tag
+                    if next < plan.count { start() }
+                }
+            }
+        } catch let error as TransportError {
+            throw error
+        } catch {
+            throw TransportError(.cancelled, "S3 parts were cancelled")
+        }
+        return tags.enumerated().map { S3ObjectClient.CompletedPart(number: $0.offset + 1, entityTag: $0.element) }
     }
 
     // MARK: Helpers

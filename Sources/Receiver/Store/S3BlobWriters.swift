@@ -168,6 +168,10 @@ final class S3PieceWriter: BlobWriter {
                 start: start + flushed, length: Int64(bytes.count), kind: kind, time: time + UInt64(put.count),
                 nonce: nonce)
         try S3BlobStore.s3 { () async throws(TransportError) in try await client.putObject(name, bytes: bytes) }
+        if kind == .region {
+            store.remember(
+                S3BlobPiece(own: name, start: start + flushed, length: Int64(bytes.count), kind: kind), of: upload)
+        }
         put.append(name)
         flushed += Int64(bytes.count)
         buffer.removeAll(keepingCapacity: true)

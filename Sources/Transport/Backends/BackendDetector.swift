@@ -32,8 +32,8 @@ public struct BackendDetector: Sendable {
         public var tus: TusBackendOptions
         /// The S3 endpoint URL (MinIO, Ceph, R2, a test server); nil for AWS.
         public var s3Endpoint: String?
-        /// The S3 implementation behind the endpoint.
-        public var s3Flavor: S3Flavor
+        /// The S3 implementation behind the endpoint; nil: the endpoint's (`S3Flavor.detect`).
+        public var s3Flavor: S3Flavor?
         /// Where S3 credentials and the region come from.
         public var s3Credentials: S3CredentialChain
         /// The S3 backend's options.
@@ -45,12 +45,12 @@ public struct BackendDetector: Sendable {
         /// The time limits of the `OPTIONS` request.
         public var timeouts: HTTPTimeouts
 
-        /// Options; by default no extra header, IETF interop version 8, each backend's defaults, AWS S3 with
-        /// credentials from the environment and the shared files.
+        /// Options; by default no extra header, IETF interop version 8, each backend's defaults, AWS S3 (the
+        /// flavor of the endpoint when one is given) with credentials from the environment and the shared files.
         public init(
             headers: HTTPHeaders = HTTPHeaders(), ietfVersion: IETFInteropVersion = .latest,
             ietf: IETFBackendOptions = IETFBackendOptions(), tus: TusBackendOptions = TusBackendOptions(),
-            s3Endpoint: String? = nil, s3Flavor: S3Flavor = .aws,
+            s3Endpoint: String? = nil, s3Flavor: S3Flavor? = nil,
             s3Credentials: S3CredentialChain = S3CredentialChain(),
             s3: S3Backend.Options = S3Backend.Options(), version: HTTPVersionPreference = .automatic,
             timeouts: HTTPTimeouts = HTTPTimeouts(), native: NativeBackendOptions = NativeBackendOptions()

@@ -21,6 +21,9 @@ public struct UploadReceipt: Sendable, Hashable {
     public var unchecked: [String] = []
     /// Why `unchecked` is not empty, for people.
     public var uncheckedReason: String?
+    /// The checks of the stored bytes the protocol made (S3: per part and of the object), by whom; empty where the
+    /// backend records none (the digests above are then the checks).
+    public var checks: [UploadCheck] = []
 
     /// A receipt.
     public init(

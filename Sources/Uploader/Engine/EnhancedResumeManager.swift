@@ -110,7 +110,13 @@ public actor EnhancedResumeManager {
             where receipt.index >= 0 && receipt.index < snapshot.partCount
                 && receipt.length == length(ofPart: receipt.index, snapshot)
             {
-                held[receipt.index] = receipt
+                // The checks made when this client sent the part hold for the part the server still lists with the
+                // same ETag; a listing alone records none.
+                var listed = receipt
+                if let sent = snapshot.acknowledged[receipt.index]?.receipt, sent.entityTag == receipt.entityTag {
+                    listed.checks = sent.checks
+                }
+                held[receipt.index] = listed
             }
         }
         return held

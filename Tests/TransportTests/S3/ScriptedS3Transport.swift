@@ -41,13 +41,15 @@ final class ScriptedS3Transport: Sendable {
 
     func backend(
         key: String = "dir/object.bin", retry: S3RetryPolicy = S3RetryPolicy(maximumAttempts: 3),
-        secret: String = "SECRET/KEY+value", listPartsPageSize: Int = 1000
+        secret: String = "SECRET/KEY+value", listPartsPageSize: Int = 1000, flavor: S3Flavor = .aws,
+        payloadSigning: S3Backend.PayloadSigning = .signed
     ) throws -> S3Backend {
         try S3Backend(
             destination: S3Destination(bucket: "bucket", key: key),
-            endpoint: S3Endpoint(url: "http://127.0.0.1:9000", region: "us-east-1"), flavor: .aws,
+            endpoint: S3Endpoint(url: "http://127.0.0.1:9000", region: "us-east-1"), flavor: flavor,
             credentials: S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: secret),
-            options: S3Backend.Options(retry: retry, listPartsPageSize: listPartsPageSize),
+            options: S3Backend.Options(
+                payloadSigning: payloadSigning, retry: retry, listPartsPageSize: listPartsPageSize),
             transport: { (request) async throws(TransportError) -> HTTPResponse in try self.send(request) },
             clock: ManualClock(wall: .seconds(1_440_938_160)),
             sleep: { duration in

@@ -4,9 +4,15 @@ import Foundation
 /// S3 multipart upload (AWS S3, Cloudflare R2, MinIO, Ceph RGW) as an `UploadBackend`.
 ///
 /// `create` starts a multipart upload (`CreateMultipartUpload`), or nothing when the layout has one part: that part
-/// is then sent as a single `PutObject`. `send` is `UploadPart` with `x-amz-checksum-crc32c`; `progress` pages
-/// through `ListParts`; `complete` is `CompleteMultipartUpload` (a 200 whose body is an `<Error>` is a failure);
-/// `abort` is `AbortMultipartUpload`. Every request is signed with SigV4. 500, 502, 503 (`SlowDown`) and 504 are
+/// is then sent as a single `PutObject`. `send` is `UploadPart` with `x-amz-checksum-crc32c` (not to Ceph, which
+/// ignores it); `progress` pages through `ListParts`; `complete` is `CompleteMultipartUpload` (a 200 whose body is
+/// an `<Error>` is a failure); `abort` is `AbortMultipartUpload`. Every request is signed with SigV4.
+///
+/// What is checked of the bytes follows the flavor (`S3Flavor.serverPartChecks`): where the server does not check
+/// CRC32C (Ceph, an unknown server) parts are always signed with their SHA-256, never `UNSIGNED-PAYLOAD`; where no
+/// server check is known (`.unknown`) each part also carries `Content-MD5` and the client compares the ETag
+/// answered with the part's MD5, and the object's ETag with the MD5 of the parts' (`-N`). Each part's receipt
+/// records the checks made (`PartReceipt.checks`) and the upload's receipt counts them (`UploadReceipt.checks`). 500, 502, 503 (`SlowDown`) and 504 are
 /// retried with jittered exponential back-off, a bounded number of times, when the request body can be sent again
 /// (always except a part streamed from `HTTPBodyStream` or pooled chunks, which the caller sends again).
 public final class S3Backend: UploadBackend {
@@ -17,7 +23,8 @@ public final class S3Backend: UploadBackend {
     public enum PayloadSigning: Sendable, Hashable {
         /// `x-amz-content-sha256` is the part's SHA-256 (already computed by the IO layer), so S3 checks it.
         case signed
-        /// `UNSIGNED-PAYLOAD` (use over TLS only; the CRC32C still covers the bytes).
+        /// `UNSIGNED-PAYLOAD` (use over TLS only; the CRC32C still covers the bytes). Taken only by a flavor whose
+        /// server checks the CRC32C; the others sign every part.
         case unsigned
     }
 
@@ -68,10 +75,11 @@ public final class S3Backend: UploadBackend {
 
     /// A backend for a destination as a user writes it: `s3://bucket/key`, an optional endpoint URL (MinIO, Ceph,
     /// R2 or a test server; path-style), credentials and region from `chain` (region `us-east-1` when none is
-    /// configured). Without an endpoint the flavor must be `.aws`.
+    /// configured). The flavor is the one given, else the endpoint's (`S3Flavor.detect`: AWS without one, unknown
+    /// for a custom host). Without an endpoint the flavor must be `.aws`.
     public convenience init(
-        url: String, endpoint: String? = nil, flavor: S3Flavor = .aws, chain: S3CredentialChain = S3CredentialChain(),
-        client: HTTPClient, options: Options = Options()
+        url: String, endpoint: String? = nil, flavor: S3Flavor? = nil,
+        chain: S3CredentialChain = S3CredentialChain(), client: HTTPClient, options: Options = Options()
     ) throws(TransportError) {
         let destination = try S3Destination(parsing: url)
         let region = try chain.region() ?? "us-east-1"
@@ -79,14 +87,15 @@ public final class S3Backend: UploadBackend {
         if let endpoint {
             resolved = try S3Endpoint(url: endpoint, region: region)
         } else {
-            guard flavor == .aws else {
+            guard flavor == nil || flavor == .aws else {
                 throw TransportError(.invalidArgument, "an S3 destination outside AWS needs an endpoint URL")
             }
             resolved = S3Endpoint.aws(region: region)
         }
         try self.init(
-            destination: destination, endpoint: resolved, flavor: flavor, credentials: chain.credentials(),
-            client: client, options: options)
+            destination: destination, endpoint: resolved,
+            flavor: flavor ?? S3Flavor.detect(endpoint: endpoint == nil ? nil : resolved),
+            credentials: chain.credentials(), client: client, options: options)
     }
 
     /// A backend with every dependency given: `clock` for the signatures' timestamps, `sleep` returning
@@ -135,7 +144,7 @@ public final class S3Backend: UploadBackend {
                 metadata: description.metadata.isEmpty ? nil : description.metadata)
         }
         var headers = try Self.objectHeaders(contentType: description.contentType, metadata: description.metadata)
-        if capabilities.checksums.contains(.crc32c) { headers.add("x-amz-checksum-algorithm", "CRC32C") }
+        if flavor.sendsCRC32C { headers.add("x-amz-checksum-algorithm", "CRC32C") }
         let response = try await perform(
             "CreateMultipartUpload", method: "POST", query: [("uploads", "")], headers: headers, body: [])
         let document = try S3XMLElement.parse(response.body)
@@ -170,7 +179,8 @@ public final class S3Backend: UploadBackend {
                 return .gone
             }
             let document = try S3XMLElement.parse(response.body)
-            guard document.name == "ListPartsResult" else {
+            // `ListPartsResult` is S3's root; moto 5.2 answers `ListPartsResponse` (botocore takes both).
+            guard document.name == "ListPartsResult" || document.name == "ListPartsResponse" else {
                 throw TransportError(.protocolViolation, "S3 ListParts answered with <\(document.name.prefix(64))>")
             }
             for element in document.children("Part") {
@@ -209,8 +219,12 @@ public final class S3Backend: UploadBackend {
                 .invalidArgument, "part \(part.index) of \(part.length) bytes does not fit the upload's layout")
         }
         var headers = HTTPHeaders()
-        let crc = capabilities.checksums.contains(.crc32c) ? Self.encodeCRC32C(part.crc32c) : nil
+        let crc = flavor.sendsCRC32C ? Self.encodeCRC32C(part.crc32c) : nil
         if let crc { headers.add("x-amz-checksum-crc32c", crc) }
+        // Where no server check is known, the client checks the ETag against the MD5 (a streamed body's bytes are
+        // not at hand: that part goes unchecked by the client, and its receipt says so).
+        let md5 = flavor == .unknown ? Self.md5(of: part.body) : nil
+        if let md5 { headers.add("Content-MD5", Data(md5).base64EncodedString()) }
         let operation: String
         var query: [(name: String, value: String)] = []
         if let uploadID = upload.uploadID {
@@ -222,20 +236,64 @@ public final class S3Backend: UploadBackend {
                 headers.add(field.name, field.value)
             }
         }
-        let payload: S3SigV4Signer.Payload = options.payloadSigning == .signed ? .sha256(part.sha256) : .unsigned
+        let signed = options.payloadSigning == .signed || !flavor.serverPartChecks.contains(.serverCRC32C)
+        let payload: S3SigV4Signer.Payload = signed ? .sha256(part.sha256) : .unsigned
         let response = try await perform(
             operation, method: "PUT", query: query, headers: headers, body: part.body, payload: payload,
             replayable: Self.isReplayable(part.body))
         guard let entityTag = response.headers["ETag"], !entityTag.isEmpty else {
             throw TransportError(.protocolViolation, "S3 \(operation) answered without an ETag")
         }
-        if let crc, let echoed = response.headers["x-amz-checksum-crc32c"], echoed != crc {
-            throw TransportError(
-                .receiptMismatch, "S3 \(operation) recorded CRC32C \(echoed.prefix(16)) but \(crc) was sent")
+        var checks: Set<PartCheck> = []
+        if signed, flavor.serverPartChecks.contains(.serverSHA256) { checks.insert(.serverSHA256) }
+        if let crc {
+            let echoed = response.headers["x-amz-checksum-crc32c"]
+            if let echoed, echoed != crc {
+                throw TransportError(
+                    .receiptMismatch, "S3 \(operation) recorded CRC32C \(echoed.prefix(16)) but \(crc) was sent")
+            }
+            if flavor.serverPartChecks.contains(.serverCRC32C) || echoed == crc { checks.insert(.serverCRC32C) }
         }
+        if let md5, let stored = Self.md5Hex(entityTag: entityTag) {
+            let sent = Hex.encode(md5)
+            guard stored == sent else {
+                throw TransportError(
+                    .receiptMismatch,
+                    "S3 \(operation) answered ETag \(entityTag.prefix(40)), the MD5 of the bytes sent is \(sent)")
+            }
+            checks.insert(.clientETagMD5)
+        }
+        // A CRC32C the server did not check is not the server's record of the part.
+        let recorded = checks.contains(.serverCRC32C) ? part.crc32c : nil
         return PartReceipt(
-            index: part.index, length: part.length, entityTag: entityTag,
-            checksumCRC32C: crc == nil ? nil : part.crc32c)
+            index: part.index, length: part.length, entityTag: entityTag, checksumCRC32C: recorded, checks: checks)
+    }
+
+    /// The MD5 of a body held in memory or in chunks; nil for a stream.
+    static func md5(of body: HTTPRequestBody) -> [UInt8]? {
+        var hasher = MD5()
+        switch body.storage {
+        case .none: break
+        case .pieces(let pieces, _):
+            for piece in pieces {
+                switch piece {
+                case .bytes(let bytes): hasher.update(bytes)
+                case .chunk(let chunk): hasher.update(chunk)
+                }
+            }
+        case .stream: return nil
+        }
+        return hasher.finalize()
+    }
+
+    /// The lower-case hex MD5 an ETag holds (`"<32 hex>"`), nil for another form (a multipart `-N` ETag, an
+    /// encrypted object's).
+    static func md5Hex(entityTag: String) -> String? {
+        var text = Substring(entityTag)
+        if text.hasPrefix("W/") { return nil }
+        if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
+        guard text.utf8.count == 32, (try? Hex.decode(text)) != nil else { return nil }
+        return text.lowercased()
     }
 
     public func complete(_ upload: RemoteUpload, summary: CompletionSummary) async throws(TransportError)
@@ -252,7 +310,9 @@ public final class S3Backend: UploadBackend {
                 .invalidArgument, "completion needs a receipt with an ETag for each of the \(partCount) parts")
         }
         guard let uploadID = upload.uploadID else {
-            return UploadReceipt(location: upload.location, size: upload.size, entityTag: parts[0].entityTag)
+            var receipt = UploadReceipt(location: upload.location, size: upload.size, entityTag: parts[0].entityTag)
+            receipt.checks = UploadCheck.tally(parts)
+            return receipt
         }
         var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
         for part in parts {
@@ -261,7 +321,41 @@ public final class S3Backend: UploadBackend {
             xml += "</Part>"
         }
         xml += "</CompleteMultipartUpload>"
-        let response = try await perform(
+        let response: HTTPResponse
+        do {
+            response = try await completeRequest(uploadID: uploadID, xml: xml)
+        } catch  where error.code == .remoteRejected && error.message.contains("InvalidPart") {
+            throw await diagnoseInvalidPart(error, upload: upload, parts: parts)
+        }
+        let document = try? S3XMLElement.parse(response.body)
+        var checks = UploadCheck.tally(parts)
+        if let reported = document?.text("ChecksumCRC32C") {
+            if try Self.checkObjectCRC32C(reported, type: document?.text("ChecksumType"), parts: parts) {
+                checks.append(
+                    UploadCheck(
+                        name: "object-crc32c", party: .client, parts: parts.count, of: parts.count,
+                        summary: "the client compared the object's CRC32C the server reported with the parts'"))
+            }
+        }
+        // Ceph answers an empty <ETag></ETag>: the object's ETag is then asked for.
+        var entityTag = document?.text("ETag").flatMap { $0.isEmpty ? nil : $0 }
+        if !flavor.serverPartChecks.contains(.serverCRC32C) {
+            if entityTag == nil { entityTag = try await headEntityTag() }
+            if let entityTag, try Self.checkMultipartETag(entityTag, parts: parts) {
+                checks.append(
+                    UploadCheck(
+                        name: "object-etag", party: .client, parts: parts.count, of: parts.count,
+                        summary: "the client compared the object's ETag with the MD5 of the parts' ETags, in order"))
+            }
+        }
+        var receipt = UploadReceipt(location: upload.location, size: upload.size, entityTag: entityTag)
+        receipt.checks = checks
+        return receipt
+    }
+
+    /// `CompleteMultipartUpload` with `xml`.
+    private func completeRequest(uploadID: String, xml: String) async throws(TransportError) -> HTTPResponse {
+        try await perform(
             "CompleteMultipartUpload", method: "POST", query: [("uploadId", uploadID)],
             headers: ["Content-Type": "application/xml"], body: Array(xml.utf8)
         ) { (response) throws(TransportError) in
@@ -273,20 +367,74 @@ public final class S3Backend: UploadBackend {
                     .protocolViolation, "S3 CompleteMultipartUpload answered with <\(document.name.prefix(64))>")
             }
         }
-        let document = try? S3XMLElement.parse(response.body)
-        if let reported = document?.text("ChecksumCRC32C") {
-            try Self.checkObjectCRC32C(reported, type: document?.text("ChecksumType"), parts: parts)
+    }
+
+    /// `HeadObject`'s ETag of the object, nil when it answers none.
+    private func headEntityTag() async throws(TransportError) -> String? {
+        let response = try await perform("HeadObject", method: "HEAD", query: [], headers: [:], body: [])
+        return response.headers["ETag"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// An `InvalidPart` completion (a part not stored, or stored with another ETag than the receipt's; Ceph also
+    /// refuses a list that leaves out a stored part) named precisely from `ListParts`: which part differs.
+    private func diagnoseInvalidPart(_ error: TransportError, upload: RemoteUpload, parts: [PartReceipt]) async
+        -> TransportError
+    {
+        guard case .parts(let stored)? = try? await progress(of: upload) else { return error }
+        let held = Dictionary(stored.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+        for part in parts {
+            guard let listed = held[part.index] else {
+                return TransportError(
+                    .remoteRejected, error.message + "; part \(part.index + 1) is not stored (ListParts)")
+            }
+            if listed.entityTag != part.entityTag || listed.length != part.length {
+                return TransportError(
+                    .remoteRejected,
+                    error.message + "; part \(part.index + 1) is stored with ETag \(listed.entityTag?.prefix(40) ?? "")"
+                        + " and \(listed.length) bytes, the receipt has \(part.entityTag?.prefix(40) ?? "")")
+            }
         }
-        return UploadReceipt(location: upload.location, size: upload.size, entityTag: document?.text("ETag"))
+        let extra = stored.map(\.index).filter { $0 >= parts.count }
+        guard let first = extra.first else { return error }
+        return TransportError(.remoteRejected, error.message + "; part \(first + 1) is stored but not in the list")
+    }
+
+    /// Compares a multipart object's ETag (`hex(MD5 of the parts' binary MD5s)-N`, as AWS, MinIO and Ceph form it)
+    /// with the one the parts' ETags give; true when compared, false when either is in another form (an encrypted
+    /// object's, a single PutObject's). A mismatch is `.receiptMismatch`: the object is not the parts named.
+    static func checkMultipartETag(_ entityTag: String, parts: [PartReceipt]) throws(TransportError) -> Bool {
+        var text = Substring(entityTag)
+        if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
+        let pieces = text.split(separator: "-")
+        guard pieces.count == 2, let count = Int(pieces[1]), pieces[0].utf8.count == 32,
+            (try? Hex.decode(pieces[0])) != nil
+        else { return false }
+        var joined: [UInt8] = []
+        for part in parts {
+            guard let hex = part.entityTag.flatMap(md5Hex(entityTag:)), let bytes = try? Hex.decode(hex) else {
+                return false
+            }
+            joined += bytes
+        }
+        let expected = Hex.encode(MD5.hash(joined)) + "-\(parts.count)"
+        guard pieces[0].lowercased() + "-\(count)" == expected else {
+            throw TransportError(
+                .receiptMismatch,
+                "S3 reports the object's ETag \(entityTag.prefix(48)), the parts' ETags give \(expected)")
+        }
+        return true
     }
 
     /// Compares the object CRC32C a `CompleteMultipartUploadResult` reports with the one the parts' CRC32Cs give:
     /// `COMPOSITE` (`base64(CRC32C of the parts' big-endian CRC32Cs)-N`, S3's default for multipart) or
     /// `FULL_OBJECT` (the CRC32C of the whole object, combined from the parts'). Parts without a CRC32C give
-    /// nothing to compare. Another value is `.receiptMismatch`.
-    static func checkObjectCRC32C(_ reported: String, type: String?, parts: [PartReceipt]) throws(TransportError) {
+    /// nothing to compare (false). Another value is `.receiptMismatch`.
+    @discardableResult
+    static func checkObjectCRC32C(_ reported: String, type: String?, parts: [PartReceipt]) throws(TransportError)
+        -> Bool
+    {
         let crcs = parts.compactMap(\.checksumCRC32C)
-        guard crcs.count == parts.count, !parts.isEmpty else { return }
+        guard crcs.count == parts.count, !parts.isEmpty else { return false }
         let expected: String
         if type == "FULL_OBJECT" || (type == nil && !reported.contains("-")) {
             var whole = crcs[0]
@@ -307,6 +455,7 @@ public final class S3Backend: UploadBackend {
                 "S3 CompleteMultipartUpload reports the object's CRC32C \(reported.prefix(24)), the parts sent give "
                     + "\(expected)")
         }
+        return true
     }
 
     public func abort(_ upload: RemoteUpload) async throws(TransportError) {
