@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
     pkg-config openssl libssl-dev libsodium-dev liburing-dev libcurl4-openssl-dev libmicrohttpd-dev
     libsqlite3-dev libpq-dev postgresql libisal-dev zlib1g-dev libzstd-dev nftables iproute2 python3-venv nginx curl
-    iperf3 iputils-ping procps
+    iperf3 iputils-ping procps awscli
 )
 missing=()
 for p in "${packages[@]}"; do

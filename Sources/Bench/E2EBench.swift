@@ -1,4 +1,5 @@
 import AetherIO
+import AetherLinkLab
 import Foundation
 
 #if canImport(Glibc)
@@ -10,22 +11,33 @@ import Foundation
 /// 1. `s3`: 1 GiB (`--size-mib N`) to a moto S3 server on 127.0.0.1: `aether upload s3://...` (S3Backend via
 ///    ChunkedUploader) against boto3's `upload_file` (default TransferConfig), same server, alternating, median
 ///    of 3. Target <= 1.0.
-/// 2. `badlink` (root): 20 Mbit/s with 3% random loss (`LinkLab`): `aether upload` to `aether serve` against a raw
-///    TCP stream of the same bytes on the same link (the limit), median of 3 each; boto3 (moto) and tuspy
-///    (tuspyserver) once. 64 MiB (`--link-mib N`). Target <= 1.05.
-/// 3. `mobile` (root): the rate follows an LTE trace second by second, 1% loss, every connection reset for 1.5 s
-///    every 20 s: Aether against boto3 (moto, standard retries) and tuspy (tuspyserver, 8 MiB chunks, retries,
-///    resume); completion time and re-sent bytes of each; a client still running at 3x the link's limit is
-///    stopped and counted at that time. 128 MiB (twice `--link-mib`), so several reset windows fall in it.
-///    Target <= 0.8.
-/// The Python side runs from the project's `.venv` (`scripts/setup-venv.sh`). Lines 2 and 3 need root (network
-/// namespace, tc, nftables) and are skipped with a line saying so otherwise.
+/// 2. `badlink` (root, the old emulation): 20 Mbit/s with 3% random loss (`LinkLab`: veth, htb, nftables, no
+///    delay): `aether upload` to `aether serve` against a raw TCP stream of the same bytes on the same link (the
+///    limit), median of 3 each; boto3 (moto) and tuspy (tuspyserver) once. 64 MiB (`--link-mib N`). Target <= 1.05.
+/// 3. `mobile` (root, the old emulation): the rate follows an LTE trace second by second, 1% loss, every
+///    connection reset for 1.5 s every 20 s: Aether against boto3 (moto, standard retries) and tuspy (tuspyserver,
+///    8 MiB chunks, retries, resume); completion time and re-sent bytes of each; a client still running at 3x the
+///    link's limit is stopped and counted at that time. 128 MiB (twice `--link-mib`). Target <= 0.8.
+/// 4. `lab-mobile` (root, the link lab: 80 ms RTT, `E2ELabLines`): the uplink follows `--trace` from
+///    `--trace-start` (default a held-out LTE trace of Traces/), 1% loss, queue 100 ms, downlink 100 Mbit/s, every
+///    connection reset for 1.5 s every 20 s, client `--cc` (CUBIC); 128 MiB (`--size-mib`). Native `aether upload`
+///    into `aether serve` against tuspy (targets <= 1.15x ideal, <= 0.7x tuspy); `aether upload s3://` into moto
+///    against boto3 and Debian's `aws s3 cp` (<= 1.3x ideal, re-sent <= 15%, <= 0.6x each). The ideal is the file
+///    at the trace's mean rate over the client's own span (`E2EIdeal`); a client still running at 4x is capped.
+/// 5. `lab-steady` (root, the link lab): 20 Mbit/s, 80 ms RTT, 3% loss: `aether upload` against the link limit (the
+///    bytes at 20 Mbit/s less the loss; target <= 1.1) beside tuspy and boto3, client `--cc`; then `aether upload`,
+///    tuspy and boto3 again with the client namespace on BBR, for reference.
+/// Every lab line prints the bytes that crossed the uplink against the file and the congestion control each
+/// client's connections used (read from the kernel while it ran). Aether's lab clients run `--runs N` times (the
+/// median is reported), the baselines once. The Python side runs from the project's `.venv`
+/// (`scripts/setup-venv.sh`). Lines 2 to 5 need root and are skipped with a line saying so otherwise.
 enum E2EBench: BenchSuite {
     static let name = "e2e"
     static let runsByDefault = false
-    static let summary = "aether upload end to end: S3 vs boto3 on moto; bad and LTE links vs TCP/boto3/tuspy (root)"
+    static let summary =
+        "aether upload end to end: S3 vs boto3 on moto; old and link-lab bad and LTE links vs tuspy/boto3/awscli (root)"
 
-    static let allLines = ["s3", "badlink", "mobile"]
+    static let allLines = ["s3", "badlink", "mobile", "lab-mobile", "lab-steady"]
     static let trace = "lte_belgium_ghent/report_bus_0003.json"
 
     static func run(options: [String]) async throws {
@@ -33,6 +45,8 @@ enum E2EBench: BenchSuite {
         let sizeMiB = try mebibytes(option("--size-mib", in: options), default: 1024)
         let linkMiB = try mebibytes(option("--link-mib", in: options), default: 64)
         let tracesDirectory = try option("--traces", in: options)
+        let labOptions = try E2ELabOptions.parse(options, traces: tracesDirectory ?? BenchOptions.projectTraces)
+        if lines.contains("lab-mobile") { _ = try labOptions.loadTrace() }
 
         let directory = "/tmp/aether-bench-e2e-\(getpid())"
         guard unsafe mkdir(directory, 0o700) == 0 else { throw BenchError("cannot create \(directory)") }
@@ -41,18 +55,25 @@ enum E2EBench: BenchSuite {
         say("e2e: load average \(IOBench.loadAverage()); times are wall seconds, ratios Aether/baseline")
 
         if lines.contains("s3") { try await s3Line(tools: tools, sizeMiB: sizeMiB) }
-        let linked = lines.filter { $0 != "s3" }
-        guard !linked.isEmpty else { return }
-        if let reason = LinkLab.unavailableReason() {
-            say("e2e: \(linked.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
+        let old = lines.filter { $0 == "badlink" || $0 == "mobile" }
+        if !old.isEmpty, let reason = LinkLab.unavailableReason() {
+            say("e2e: \(old.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
+        } else {
+            if old.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
+            if old.contains("mobile") {
+                let path = (tracesDirectory ?? tools.projectRoot + "/Traces") + "/" + trace
+                // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 49 s of trace).
+                try await mobileLine(tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(path: path))
+            }
+        }
+        let lab = lines.filter { $0.hasPrefix("lab-") }
+        if !lab.isEmpty, let reason = DelayLineLab.unavailableReason() {
+            say("e2e: \(lab.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
             return
         }
-        if linked.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
-        if linked.contains("mobile") {
-            let path = (tracesDirectory ?? tools.projectRoot + "/Traces") + "/" + trace
-            // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 49 s of trace).
-            try await mobileLine(tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(path: path))
-        }
+        let labLines = E2ELabLines(tools: tools, options: labOptions)
+        if lab.contains("lab-mobile") { try await labLines.mobile() }
+        if lab.contains("lab-steady") { try await labLines.steady() }
     }
 
     /// The lines `--lines` names (comma-separated), every line without it.

@@ -4,7 +4,8 @@ enum E2EPeerScript {
     static let text = #"""
         """aether-bench e2e: the Python side of the baselines (written to the bench's temporary directory and run with the
         project's .venv). One subcommand per role; servers print `ready` on stdout once listening and serve until their
-        stdin closes; clients print one JSON line and exit 0 on success.
+        stdin closes; clients print one JSON line and exit 0 on success (`seconds` of the upload, and for boto3 and tuspy
+        `started`: time.monotonic() at its start, CLOCK_MONOTONIC, the bench's clock).
           moto HOST PORT                    moto S3 server with the bucket `aether-bench`
           tus HOST PORT DIR                 tuspyserver (FastAPI router `files`) on uvicorn
           sink HOST PORT                    raw TCP sink: reads one connection to EOF, answers one byte
@@ -103,7 +104,7 @@ enum E2EPeerScript {
             size = client.head_object(Bucket=bucket, Key=key)["ContentLength"]
             if size != os.path.getsize(path):
                 raise SystemExit(f"moto holds {size} bytes")
-            print(json.dumps({"seconds": seconds}), flush=True)
+            print(json.dumps({"seconds": seconds, "started": start}), flush=True)
 
 
         def upload_tuspy(url, path):
@@ -123,7 +124,7 @@ enum E2EPeerScript {
                         location = uploader.url
                     resumes += 1
                     time.sleep(1)
-            print(json.dumps({"seconds": time.monotonic() - start, "resumes": resumes}), flush=True)
+            print(json.dumps({"seconds": time.monotonic() - start, "started": start, "resumes": resumes}), flush=True)
 
 
         if __name__ == "__main__":
