@@ -118,16 +118,17 @@ struct E2ELabLines {
             summary += "  time_ratio_vs_\(label)=" + E2ELabRun.timeRatio(median, baseline).text
         }
         E2EBench.say(
-            Measure.pad(name, 32) + Measure.pad(E2EBench.seconds(median.countedSeconds), 12) + summary + "  " + targets)
+            Measure.pad(name, 32) + Measure.pad(median.countedTime, 12) + summary + "  " + targets)
         for run in [median] + baselines.map(\.1) {
             let (ratio, seconds) = ideal(run)
             let times =
                 run.client.hasPrefix("aether") && ours.count > 1
                 ? "  runs " + ours.map { $0.outcome }.joined(separator: ", ") : ""
             E2EBench.say(
-                Measure.pad("  " + run.client, 32) + Measure.pad(run.outcome, 24) + "ideal "
-                    + (seconds.map(E2EBench.seconds) ?? "n/a") + " (x" + E2ELabRun.yardstickRatio(run, ratio: ratio)
-                    + ")  wire " + run.wire + "  cc " + run.congestion + times)
+                Measure.pad("  " + run.client, 32) + Measure.pad(run.outcome, 34) + "ideal over its span "
+                    + (seconds.map(E2EBench.seconds) ?? "n/a") + ", ratio "
+                    + E2ELabRun.yardstickRatio(run, ratio: ratio)
+                    + "  wire " + run.wire + "  cc " + run.congestion + times)
         }
     }
 
@@ -185,14 +186,14 @@ struct E2ELabLines {
             summary += "  time_ratio_vs_\(label)=" + E2ELabRun.timeRatio(median, baseline).text
         }
         E2EBench.say(
-            Measure.pad(name, 32) + Measure.pad(E2EBench.seconds(median.countedSeconds), 12) + summary + "  " + targets)
+            Measure.pad(name, 32) + Measure.pad(median.countedTime, 12) + summary + "  " + targets)
         for run in [median] + baselines.map(\.1) {
             let times =
                 run.client.hasPrefix("aether") && ours.count > 1
                 ? "  runs " + ours.map { $0.outcome }.joined(separator: ", ") : ""
             E2EBench.say(
-                Measure.pad("  " + run.client, 32) + Measure.pad(run.outcome, 24) + "x"
-                    + E2ELabRun.yardstickRatio(run, ratio: run.countedSeconds / limit) + " limit  wire " + run.wire
+                Measure.pad("  " + run.client, 32) + Measure.pad(run.outcome, 34) + "ratio to limit "
+                    + E2ELabRun.yardstickRatio(run, ratio: run.countedSeconds / limit) + "  wire " + run.wire
                     + "  cc " + run.congestion + times)
         }
     }

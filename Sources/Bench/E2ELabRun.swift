@@ -20,6 +20,9 @@ struct E2ELabRun {
     /// Its time for comparisons: its own when it finished, else the cap.
     var countedSeconds: Double { finish.finished ? finish.seconds : cap }
 
+    /// The counted time as printed: its seconds, or `>=` the cap when it did not deliver.
+    var countedTime: String { (finish.finished ? "" : ">=") + E2EBench.seconds(countedSeconds) }
+
     /// TCP payload that crossed the uplink during the run (data, with HTTP's own bytes).
     var wireBytes: Int64 { counters.uplink.deliveredTCPPayloadBytes }
 
@@ -41,18 +44,17 @@ struct E2ELabRun {
             + (finish.finished ? " (re-sent \(share))" : " (not delivered)")
     }
 
-    /// `ours / theirs` of two runs' times: exact when both finished, a bound when one was capped (`<=` when the
-    /// baseline was, `>=` when ours was), nil with the reason when neither bound holds (both capped, or one gave up).
+    /// `ours / theirs` of two runs' times: exact when both finished; a bound when one did not deliver (stopped at
+    /// the cap, or gave up: either way its time to deliver is past the cap), `<=` when the baseline did not, `>=`
+    /// when ours did not; nil with the reason when neither delivered.
     static func timeRatio(_ ours: E2ELabRun, _ theirs: E2ELabRun) -> (value: Double?, text: String) {
         let value = ours.countedSeconds / theirs.countedSeconds
         let number = Measure.formatted(value, decimals: 2)
         switch (ours.finish.finished, theirs.finish.finished) {
         case (true, true): return (value, number)
-        case _ where ours.finish.failedStatus != nil: return (nil, "n/a(aether gave up)")
-        case _ where theirs.finish.failedStatus != nil: return (nil, "n/a(baseline gave up)")
         case (true, false): return (nil, "<=" + number)
         case (false, true): return (nil, ">=" + number)
-        case (false, false): return (nil, "n/a(both capped)")
+        case (false, false): return (nil, "n/a(neither delivered)")
         }
     }
 
@@ -60,7 +62,7 @@ struct E2ELabRun {
     /// when it gave up.
     static func yardstickRatio(_ run: E2ELabRun, ratio: Double) -> String {
         let number = Measure.formatted(ratio, decimals: 2)
-        if run.finish.failedStatus != nil { return "n/a(gave up)" }
+        if run.finish.failedStatus != nil { return "n/a (gave up)" }
         return run.finish.stopped ? ">=" + number : number
     }
 

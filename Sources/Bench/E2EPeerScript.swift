@@ -107,6 +107,13 @@ enum E2EPeerScript {
             print(json.dumps({"seconds": seconds, "started": start}), flush=True)
 
 
+        def tus_uploader(tus_client, path, location):
+            """8 MiB chunks, each retried; with `location` the upload resumes from the server's offset (a HEAD), which
+            tuspyserver answers with 400 unless the upload was created with a filename and a filetype."""
+            return tus_client.uploader(path, chunk_size=8 << 20, retries=1000, retry_delay=1, url=location,
+                                       metadata={"filename": os.path.basename(path), "filetype": "application/octet-stream"})
+
+
         def upload_tuspy(url, path):
             from tusclient import client
             start = time.monotonic()
@@ -116,7 +123,7 @@ enum E2EPeerScript {
             uploader = None
             while True:
                 try:
-                    uploader = tus_client.uploader(path, chunk_size=8 << 20, retries=1000, retry_delay=1, url=location)
+                    uploader = tus_uploader(tus_client, path, location)
                     uploader.upload()
                     break
                 except Exception:  # the connection dropped outside a chunk's retry loop: resume from the server's offset
