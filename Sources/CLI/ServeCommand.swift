@@ -14,7 +14,9 @@ enum ServeCommand: CLICommand {
     static let usage = """
         usage: aether serve --dir D --port P [--bind ADDR] [--tls-cert C --tls-key K] [--tokens F]
                             [--log-format text|json] [--max-object N] [--expire-after S] [--catalog URL]
-                            [--blobs s3://BUCKET/PREFIX [--endpoint URL] [--region R]]
+                            [--blobs s3://BUCKET/PREFIX [--endpoint URL] [--region R]] [--header-timeout S]
+                            [--idle-timeout S] [--max-connections N] [--max-connections-per-client N]
+                            [--dedup-across-clients]
 
           --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3
           --port P           TCP port, 0 to pick a free one (the chosen one is printed)
@@ -22,8 +24,9 @@ enum ServeCommand: CLICommand {
                              loopback needs --tokens
           --tls-cert C       PEM certificate (chain) for HTTPS; with --tls-key
           --tls-key K        PEM private key for HTTPS; with --tls-cert
-          --tokens F         bearer tokens, one `name:token` or one token per line; F must not be readable
-                             by other users. Without it only loopback clients are served
+          --tokens F         bearer tokens, one `name:token` or one token per line, each of 16 bytes or
+                             more and none twice; F must be mode 600 (no group or other access). Without
+                             it only loopback clients are served
           --log-format F     request log on standard error: text (default) or json (one object a line)
           --max-object N     largest object in bytes (K, M, G suffixes; default 1 TiB)
           --expire-after S   seconds an idle upload is kept (default 86400)
@@ -34,6 +37,19 @@ enum ServeCommand: CLICommand {
                              and region as the S3 backend reads them (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...)
           --endpoint URL     S3-compatible endpoint for --blobs (MinIO, Ceph, moto; path-style addressing)
           --region R         signing region for --blobs (default: AWS_REGION, the profile, us-east-1)
+          --header-timeout S seconds a connection's first request head may take from the accept, in all
+                             (default 20); past it the connection is closed, however the bytes trickle in
+          --idle-timeout S   seconds a request may go without a byte moving before it is cut, and a
+                             kept-alive connection may wait for its next request head in all (default 60)
+          --max-connections N
+                             connections open at once (default 1024, lowered to fit the open-file limit);
+                             more wait to be accepted
+          --max-connections-per-client N
+                             connections open at once from one address, an IPv6 client counted by its /64
+                             (default 64; 0 is no limit, as behind a proxy that limits clients itself)
+          --dedup-across-clients
+                             dedup against files any client stored, not only the uploader's own; then any
+                             client can learn whether anyone holds a file whose SHA-256 and size it knows
 
         Prints `listening on URL` once ready. SIGTERM or SIGINT stops gracefully (requests under way finish)
         and exits 0.
@@ -44,8 +60,9 @@ enum ServeCommand: CLICommand {
             arguments,
             options: [
                 "dir", "port", "bind", "tls-cert", "tls-key", "tokens", "log-format", "max-object", "expire-after",
-                "catalog", "blobs", "endpoint", "region",
-            ])
+                "catalog", "blobs", "endpoint", "region", "header-timeout", "idle-timeout", "max-connections",
+                "max-connections-per-client",
+            ], flags: ["dedup-across-clients"])
         guard let directory = parsed.path("dir") else { throw Arguments.UsageError(description: "--dir is required") }
         guard parsed.option("port") != nil else { throw Arguments.UsageError(description: "--port is required") }
         let port = try parsed.integer("port", default: 0, in: 0...65535)
@@ -59,7 +76,19 @@ enum ServeCommand: CLICommand {
             try parsed.integer("max-object", default: Int(limits.maximumObjectSize), in: 0...(1 << 50)))
         limits.expirySeconds = Int64(
             try parsed.integer("expire-after", default: Int(limits.expirySeconds), in: 1...(365 * 86_400)))
+        limits.dedupAcrossClients = parsed.flag("dedup-across-clients")
         var http = HTTPServerConfiguration(bindAddress: bind, port: UInt16(port))
+        http.headerTimeoutSeconds = Double(
+            try parsed.integer("header-timeout", default: Int(http.headerTimeoutSeconds), in: 1...3600))
+        http.idleTimeoutSeconds = UInt32(
+            try parsed.integer("idle-timeout", default: Int(http.idleTimeoutSeconds), in: 1...86_400))
+        http.connectionLimit = UInt32(
+            try parsed.integer(
+                "max-connections", default: Int(http.connectionLimit),
+                in: ReceiverServer.minimumConnections...65_536))
+        http.perClientConnectionLimit = UInt32(
+            try parsed.integer(
+                "max-connections-per-client", default: Int(http.perClientConnectionLimit), in: 0...65_536))
         switch (parsed.path("tls-cert"), parsed.path("tls-key")) {
         case (nil, nil): break
         case (let cert?, let key?): http.tls = (try readPEM(cert), try readPEM(key))

@@ -10,7 +10,7 @@ enum UploadCommand: CLICommand {
     static let summary = "upload a file (resumable, verified): aether upload FILE DEST"
     static let usage = """
         usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--part-size N]
-                                       [--max-rate N]
+                                       [--max-rate N] [--congestion C]
                                        [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
                                        [--follow [--follow-idle SECONDS]]
@@ -22,8 +22,11 @@ enum UploadCommand: CLICommand {
           --chunk-size N  part size such as 4M, one part per request (default: the scheduler decides; the
                           backend's limits apply)
           --part-size N   part size when each request carries a run of parts sized by the scheduler, such as 1M
-                          (default off loopback where the backend takes runs: 1 MiB); --chunk-size wins
+                          (default where the backend takes runs: 1 MiB); --chunk-size wins
           --max-rate N    cap the rate at N bytes per second, such as 20M (default: no cap)
+          --congestion C  the TCP congestion control of the upload's connections: a name such as bbr or cubic, or
+                          system for the system's default (default bbr, where the system offers and allows it;
+                          else the system's; the completed line's congestion_control says which ran)
           --parity        ask for parity chunks on a lossy link (only a backend that takes parity gets any)
           --pin SHA256    accept the server only with this SPKI pin (hex; aether pin CERT.pem prints it)
           --token T       send Authorization: Bearer T (--token-file F reads it from F's first line)
@@ -47,7 +50,8 @@ enum UploadCommand: CLICommand {
         """ + UploadSetup.exitCodesText
 
     static let options: Set<String> = [
-        "protocol", "parallel", "chunk-size", "part-size", "max-rate", "pin", "token", "token-file", "endpoint",
+        "protocol", "parallel", "chunk-size", "part-size", "max-rate", "congestion", "pin", "token", "token-file",
+        "endpoint",
         "state-dir", "flags", "trace", "follow-idle",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet", "follow"]
@@ -180,7 +184,15 @@ enum UploadRun {
     }
 
     static func report(_ error: UploaderError, view: UploadProgressView, exit: Int32) {
-        let line = FailureAdvice.line(for: error)
+        var line = FailureAdvice.line(for: error)
+        if error.code == .verificationFailed {
+            // The state is kept (a later run fails the same way, see ResumeSnapshot.receiptMismatch): say how to
+            // remove both.
+            line =
+                "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
+                + "; the stored object is not this file: remove it and the kept state with `aether cancel \(view.id)`, "
+                + "then upload again"
+        }
         if view.mode == .json {
             view.json(EventJSON(event: "failed", id: view.id, message: line, exit: exit))
         }

@@ -103,19 +103,37 @@ final class UploadProgressView: Sendable {
                         event: "completed", id: id, location: outcome.receipt.location, size: outcome.receipt.size,
                         sha256: outcome.sha256.hex, merkleRoot: outcome.merkleRoot.hex,
                         chainHead: outcome.chainHead.hex, serverVerified: outcome.serverVerified,
-                        partsSent: outcome.partsSent, bytesSent: outcome.bytesSent))
+                        serverUnchecked: outcome.receipt.unchecked.isEmpty ? nil : outcome.receipt.unchecked,
+                        uncheckedReason: outcome.receipt.uncheckedReason, partsSent: outcome.partsSent,
+                        bytesSent: outcome.bytesSent,
+                        spotChecks: outcome.spotChecks.map(SpotChecksJSON.init),
+                        congestionControl: outcome.congestionControl))
             } else if mode != .quiet {
-                let checked =
+                var checked =
                     outcome.serverVerified.isEmpty
-                    ? "size and every part acknowledged (the protocol returns no digest)"
+                    ? "size and every part acknowledged (the destination returned no digest)"
                     : outcome.serverVerified.joined(separator: ", ") + " matched"
+                if !outcome.receipt.unchecked.isEmpty {
+                    checked +=
+                        "; NOT checked: \(outcome.receipt.unchecked.joined(separator: ", "))"
+                        + (outcome.receipt.uncheckedReason.map { " (\($0))" } ?? "")
+                }
                 line(
                     "done: \(outcome.receipt.size) bytes at \(outcome.receipt.location)\n  sha256       "
                         + "\(outcome.sha256.hex)\n  merkle root  \(outcome.merkleRoot.hex)\n  chain head   "
-                        + "\(outcome.chainHead.hex)\n  verified     \(checked)\n  sent         \(outcome.partsSent) "
-                        + "of \(outcome.partCount) parts, \(outcome.bytesSent) bytes in this run")
+                        + "\(outcome.chainHead.hex)\n  verified     \(checked)\n"
+                        + (outcome.spotChecks.map { "  spot checks  \(Self.describe($0))\n" } ?? "")
+                        + "  sent         \(outcome.partsSent) of \(outcome.partCount) parts, \(outcome.bytesSent) bytes in "
+                        + "this run")
             }
         }
+    }
+
+    /// The spot checks in a line: how many sampled chunks the receiver proved it holds, or why none was made.
+    static func describe(_ report: SpotCheckReport) -> String {
+        if let reason = report.notMade { return "not made: \(reason)" }
+        return "\(report.verified) of \(report.sampled) sampled chunks proven held (\(report.bytesChecked) bytes, "
+            + "\(report.strikes) strikes)"
     }
 
     /// Ends a bar drawn in place (before any other line).
@@ -254,19 +272,50 @@ struct EventJSON: Encodable {
     var merkleRoot: String? = nil
     var chainHead: String? = nil
     var serverVerified: [String]? = nil
+    var serverUnchecked: [String]? = nil
+    var uncheckedReason: String? = nil
     var partsSent: Int? = nil
     var bytesSent: Int64? = nil
     var exit: Int32? = nil
     var parts: Int? = nil
     var requestSize: Int64? = nil
     var following: Bool? = nil
+    var spotChecks: SpotChecksJSON? = nil
+    var congestionControl: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
         case chunkSize = "chunk_size", parallelism, total, sent, acknowledged, verified, rate, displayed, index, length,
             attempt
         case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
-        case serverVerified = "server_verified", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
-        case requestSize = "request_size", following
+        case serverVerified = "server_verified", serverUnchecked = "server_unchecked"
+        case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
+        case requestSize = "request_size", following, spotChecks = "spot_checks"
+        case congestionControl = "congestion_control"
+    }
+}
+
+/// The `spot_checks` member of the `completed` line: what the Byzantine spot checks did.
+struct SpotChecksJSON: Encodable {
+    var version: Int?
+    var sampled: Int
+    var verified: Int
+    var strikes: Int
+    var bytesChecked: Int64
+    var notMade: String?
+    var passed: Bool
+
+    init(_ report: SpotCheckReport) {
+        version = report.version
+        sampled = report.sampled
+        verified = report.verified
+        strikes = report.strikes
+        bytesChecked = report.bytesChecked
+        notMade = report.notMade
+        passed = report.passed
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, sampled, verified, strikes, bytesChecked = "bytes_checked", notMade = "not_made", passed
     }
 }

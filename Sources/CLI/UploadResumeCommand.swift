@@ -7,10 +7,11 @@ enum UploadResumeCommand: CLICommand {
     static let name = "resume"
     static let summary = "continue a paused or interrupted upload by its id"
     static let usage = """
-        usage: aether resume ID [--parallel N] [--max-rate N] [--pin SHA256] [--token T | --token-file F]
+        usage: aether resume ID [--parallel N] [--max-rate N] [--congestion C] [--pin SHA256]
+                                [--token T | --token-file F]
                                 [--state-dir D] [--flags LIST] [--follow-idle SECONDS] [--json] [--quiet]
           ID   the upload's id (aether upload and aether status print it); the token is not kept: give it again
-          --max-rate N caps the rate as with aether upload (it is not kept either)
+          --max-rate N caps the rate as with aether upload (it is not kept either); --congestion too
           an upload started with --follow is followed again (--follow-idle as with aether upload)
 
         """ + UploadSetup.exitCodesText
@@ -18,7 +19,9 @@ enum UploadResumeCommand: CLICommand {
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(
             arguments,
-            options: ["parallel", "max-rate", "pin", "token", "token-file", "state-dir", "flags", "follow-idle"],
+            options: [
+                "parallel", "max-rate", "congestion", "pin", "token", "token-file", "state-dir", "flags", "follow-idle",
+            ],
             flags: ["json", "quiet"],
             positionals: 0...1)
         let id = try parsed.positionals(exactly: 1, names: "ID")[0].text

@@ -66,6 +66,13 @@ enum UploadSetup {
     /// at `maximumSendRate` bytes per second when given (`--max-rate`).
     static func client(_ arguments: Arguments, maximumSendRate: Int64? = nil) throws -> HTTPClient {
         var configuration = HTTPClientConfiguration(maximumSendBytesPerSecond: maximumSendRate)
+        if let name = arguments.option("congestion") {
+            guard name == "system" || HTTPClientConfiguration(congestionControl: name).congestionControl == name else {
+                throw Arguments.UsageError(
+                    description: "--congestion takes system or a congestion control's name such as bbr or cubic")
+            }
+            configuration.congestionControl = name == "system" ? nil : name
+        }
         if let text = arguments.option("pin") {
             let digest: Digest32
             do {

@@ -59,8 +59,10 @@ public struct DomainTag: Sendable, Hashable, CustomStringConvertible {
     public static let proofOfPossession = DomainTag(constant: "aether/proof-of-possession/v1")
     /// Chunk idempotency keys.
     public static let idempotencyKey = DomainTag(constant: "aether/idempotency-key/v1")
+    /// Byzantine spot checks, version 2: the message of every answer starts with it (`docs/PROTOCOL.md` 3.6).
+    public static let byzantineChallenge = DomainTag(constant: "aether/byzantine-challenge/v2")
     /// Every constant tag, for the test that checks them and their distinctness.
     public static let allConstants: [DomainTag] = [
-        merkleLeaf, merkleNode, commitmentLink, proofOfPossession, idempotencyKey,
+        merkleLeaf, merkleNode, commitmentLink, proofOfPossession, idempotencyKey, byzantineChallenge,
     ]
 }

@@ -36,6 +36,11 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible {
         public static let expired = Code("expired", 410)
         /// A size, count or body is over a limit.
         public static let tooLarge = Code("too-large", 413)
+        /// A spot check's ranges add up to more bytes than the receiver reads for one challenge
+        /// (`challenge-bytes`).
+        public static let challengeTooLarge = Code("challenge-too-large", 413)
+        /// A spot check of another version than 2 (a version-1 challenge, answered with hashes that prove nothing).
+        public static let challengeVersion = Code("challenge-version", 400)
         /// The request's content type is not the one the operation takes.
         public static let unsupportedMediaType = Code("unsupported-media-type", 415)
         /// The bytes do not match the digest sent with them.

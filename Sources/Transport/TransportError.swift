@@ -10,7 +10,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case certificateRejected, pinMismatch, headerTooLarge, responseTooLarge, bodySourceFailed
             case credentialsUnavailable, accessDenied, remoteRejected, gone, throttled, serverFailed
             case conflict, versionUnsupported, tooLarge, checksumMismatch, protocolUnsupported
-            case verificationFailed
+            case verificationFailed, receiptMismatch
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -67,7 +67,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let versionUnsupported = Code(.versionUnsupported)
         /// The upload is larger than the destination accepts (HTTP 413, tus `Tus-Max-Size`).
         public static let tooLarge = Code(.tooLarge)
-        /// The destination computed another checksum over the bytes it received (tus 460).
+        /// The destination found that the bytes it received differ from the checksum sent with them and refused them
+        /// (native 422, tus 460, S3 `BadDigest`): damage in transit that the destination caught. Sending the bytes
+        /// again is the cure.
         public static let checksumMismatch = Code(.checksumMismatch)
         /// The destination offers no upload protocol this client can speak, or not the one the caller asked for
         /// (`BackendDetector`).
@@ -75,6 +77,11 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         /// The destination failed a check of what it holds: a Byzantine spot check's hash or Merkle proof differs
         /// from the client's (native `aether/1`). The destination is not trusted for this upload.
         public static let verificationFailed = Code(.verificationFailed)
+        /// The destination's receipt names other bytes than the client's own computation: another SHA-256, Merkle
+        /// root, chain head, size or checksum of the object or of an acknowledged part (a native receipt, an IETF
+        /// `Repr-Digest`, an S3 part's or object's checksum, a tus final upload's length). Final: sending again
+        /// cannot change what the destination says it stored, so it is never retried.
+        public static let receiptMismatch = Code(.receiptMismatch)
         public var description: String { "\(base)" }
     }
 

@@ -168,6 +168,41 @@ import Testing
         #expect(second.telemetry.connect == .zero)
     }
 
+    /// Each new connection asks for the configured TCP congestion control and the telemetry reports the one it ran
+    /// on; a name the system does not have leaves its default, and the request still succeeds.
+    @Test func eachConnectionRunsOnTheCongestionControlAskedForAndSaysWhich() async throws {
+        let peer = try HTTPPeerProcess.get()
+        let available = try String(
+            contentsOfFile: "/proc/sys/net/ipv4/tcp_available_congestion_control", encoding: .utf8
+        )
+        .split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let system = try String(contentsOfFile: "/proc/sys/net/ipv4/tcp_congestion_control", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        for name in ["reno", "cubic", "bbr"] where available.contains(name) {
+            let client = try Self.client(HTTPClientConfiguration(proxy: .none, congestionControl: name))
+            defer { client.shutDown() }
+            let response = try await client.send(HTTPRequest(url: peer.url(peer.plain, "/cc"), version: .http1))
+            #expect(response.status == 200)
+            // Root may set any available one; anyone else only those the host allows.
+            let allowed =
+                getuid() == 0
+                || (try? String(
+                    contentsOfFile: "/proc/sys/net/ipv4/tcp_allowed_congestion_control", encoding: .utf8))?
+                    .split(separator: " ").contains { $0.trimmingCharacters(in: .whitespacesAndNewlines) == name }
+                    == true
+            #expect(response.telemetry.congestionControl == (allowed ? name : system), "asked \(name)")
+        }
+        let unknown = try Self.client(HTTPClientConfiguration(proxy: .none, congestionControl: "nosuchcontrol"))
+        defer { unknown.shutDown() }
+        let response = try await unknown.send(HTTPRequest(url: peer.url(peer.plain, "/cc"), version: .http1))
+        #expect(response.status == 200)
+        #expect(response.telemetry.congestionControl == system)
+        let none = try Self.client(HTTPClientConfiguration(proxy: .none, congestionControl: nil))
+        defer { none.shutDown() }
+        #expect(
+            try await none.send(HTTPRequest(url: peer.url(peer.plain, "/cc"))).telemetry.congestionControl == system)
+    }
+
     /// A connection idle for longer than `idleReuseLimit` is not reused (a server may be closing it just then):
     /// the request after the pause goes on a new connection, one within the limit on the same one.
     @Test func aConnectionIdleLongerThanTheReuseLimitIsNotReused() async throws {

@@ -63,32 +63,42 @@ import Testing
         }
     }
 
-    /// A Python "server" answering with the standard library's hmac passes the verifier's check.
+    /// A Python "server" answering with the standard library's hmac (its own build of the version-2 message)
+    /// passes the verifier's check, for whole chunks and a range inside one.
     @Test func pythonHMACAnswersPassTheByzantineCheck() throws {
         // A clock that stays put: the interop test checks the answers, not the timing rules.
         let clock = ManualClock()
-        let sampled = [0, 1, 2, 3]
-        let verifier = ByzantineVerifier(sampledChunks: sampled, clock: clock)
+        let verifier = ByzantineVerifier(sampledChunks: [0, 1, 2, 3], clock: clock)
         var generator = SecureRandom()
         let chunks = [0, 1, 4096, 100_000].map { size in
             (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
         }
+        let items = try [
+            ByzantineChallenge.Item(index: 0, offset: 0, length: 0),
+            ByzantineChallenge.Item(index: 1, offset: 0, length: 1),
+            ByzantineChallenge.Item(index: 2, offset: 0, length: 4096),
+            ByzantineChallenge.Item(index: 3, offset: 70_001, length: 12_345),
+        ]
+        let ranges = items.map { Array(chunks[$0.index][Int($0.offset)..<Int($0.offset + $0.length)]) }
+        let uploadID = Array("abcdefghijklmnopqrstuvwx23".utf8)
+        let prepared = try verifier.prepare(uploadID: uploadID, items: items, bytes: ranges)
+        for index in 0..<4 { #expect(verifier.acknowledged(chunk: index)) }
+        let challenge = try verifier.issue(prepared)
         var input = Data()
-        var challenges: [ByzantineChallenge] = []
-        for (index, chunk) in chunks.enumerated() {
-            #expect(verifier.acknowledged(chunk: index))
-            let challenge = try verifier.challenge(chunk: index, contents: chunk)
-            challenges.append(challenge)
-            let frame = challenge.nonce + chunk
+        for (item, range) in zip(items, ranges) {
+            var frame = challenge.nonce + [UInt8(uploadID.count)] + uploadID
+            for value in [UInt64(item.index), UInt64(item.offset)] {
+                unsafe withUnsafeBytes(of: value.bigEndian) { unsafe frame.append(contentsOf: $0) }
+            }
+            frame += range
             unsafe withUnsafeBytes(of: UInt64(frame.count).littleEndian) { unsafe input.append(contentsOf: $0) }
             input.append(contentsOf: frame)
         }
         let lines = String(decoding: try PythonPeer.run("byzantine_server.py", input: input), as: UTF8.self)
             .split(separator: "\n")
-        #expect(lines.count == chunks.count)
-        for (index, line) in lines.enumerated() {
-            #expect(verifier.receive(chunk: index, response: try Digest32(hex: line)) == .verified(chunk: index))
-        }
-        #expect(verifier.verifiedCount == 4)
+        #expect(lines.count == items.count)
+        let responses = try lines.map { try Digest32(hex: String($0)) }
+        #expect(verifier.receive(challenge, responses: responses) == .verified(chunks: [0, 1, 2, 3]))
+        #expect(verifier.verifiedCount == 4 && verifier.passed)
     }
 }

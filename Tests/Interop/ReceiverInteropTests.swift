@@ -73,12 +73,22 @@ import Testing
         let format = try AetherProcess(["serve", "--dir", store, "--port", "0", "--log-format", "xml"])
         #expect(try format.wait(timeout: 30).0 == 2)
         let tokens = store + "/tokens"
-        #expect(FileManager.default.createFile(atPath: tokens, contents: Data("alice:secret-token\n".utf8)))
+        #expect(FileManager.default.createFile(atPath: tokens, contents: Data("alice:secret-token-0123456789\n".utf8)))
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: tokens)
         let open = try AetherProcess(["serve", "--dir", store + "/s", "--port", "0", "--tokens", tokens])
         let (openStatus, _, openErr) = try open.wait(timeout: 30)
         #expect(openStatus == 1)
-        #expect(openErr.contains("readable by other users"))
+        #expect(openErr.contains("by its group or other users"))
         #expect(!openErr.contains("secret-token"))
+        // A token shared by two names: exit 1 naming the line, never the token.
+        #expect(
+            FileManager.default.createFile(
+                atPath: tokens, contents: Data("alice:secret-token-0123456789\nbob:secret-token-0123456789\n".utf8)))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokens)
+        let shared = try AetherProcess(["serve", "--dir", store + "/t", "--port", "0", "--tokens", tokens])
+        let (sharedStatus, _, sharedErr) = try shared.wait(timeout: 30)
+        #expect(sharedStatus == 1)
+        #expect(sharedErr.contains("line 2"))
+        #expect(!sharedErr.contains("secret-token"))
     }
 }

@@ -38,7 +38,8 @@ import Testing
     }
 
     @Test func twoHundredConcurrentUploadsCompleteWithoutErrorsAndThePeakRSSAndP99AreReported() async throws {
-        let receiver = try ReceiverChild()
+        // 200 uploads from one address: more connections than the default per-client limit.
+        let receiver = try ReceiverChild(extra: ["--max-connections-per-client", "0"])
         let url = receiver.url
         let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
         defer { client.shutDown() }

@@ -9,10 +9,10 @@ final class ReceiverChild: @unchecked Sendable {
     let store: String
     let url: String
 
-    /// A receiver on `port` (0: one the kernel picks), on `store` (a fresh directory when nil).
-    init(port: UInt16 = 0, store given: String? = nil) throws {
+    /// A receiver on `port` (0: one the kernel picks), on `store` (a fresh directory when nil), with `extra` flags.
+    init(port: UInt16 = 0, store given: String? = nil, extra: [String] = []) throws {
         let store = try given ?? SessionLive.temporaryDirectory() + "/store"
-        let child = try UploadChild(["serve", "--dir", store, "--port", "\(port)"])
+        let child = try UploadChild(["serve", "--dir", store, "--port", "\(port)"] + extra)
         var found: String?
         try SessionLive.wait("aether serve to listen", timeout: 30) {
             found = child.stdout.split(separator: "\n").first { $0.hasPrefix("listening on ") }

@@ -6,15 +6,21 @@ import Testing
 
 @testable import AetherReceiver
 
-/// A directory store that counts its reads (every read of an S3 store is a request).
+/// A directory store that counts its reads (every read of an S3 store is a request) and the bytes they read.
 final class CountingBlobStore: BlobStore {
     let inner: DirectoryBlobStore
     let reads = Mutex(0)
+    let bytes = Mutex<Int64>(0)
 
     init() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("aether-count-\(UUID().uuidString)")
         inner = try DirectoryBlobStore(root: FilePath(path.path))
     }
+
+    init(root: FilePath) throws { inner = try DirectoryBlobStore(root: root) }
+
+    /// Bytes read so far (every other way of reading, `forEachPiece` included, goes through `read`).
+    var bytesRead: Int64 { bytes.withLock { $0 } }
 
     func stage(_ key: BlobKey) throws(ReceiverError) -> any BlobWriter { try inner.stage(key) }
     func append(to key: BlobKey, at offset: Int64) throws(ReceiverError) -> any BlobWriter {
@@ -28,7 +34,9 @@ final class CountingBlobStore: BlobStore {
         -> Int
     {
         reads.withLock { $0 += 1 }
-        return try unsafe inner.read(key, at: offset, into: buffer)
+        let count = try unsafe inner.read(key, at: offset, into: buffer)
+        bytes.withLock { $0 += Int64(count) }
+        return count
     }
     func size(of key: BlobKey) throws(ReceiverError) -> Int64? { try inner.size(of: key) }
     func promote(_ from: BlobKey, to: BlobKey) throws(ReceiverError) { try inner.promote(from, to: to) }

@@ -32,6 +32,15 @@ import Testing
         try fixture.send(content, 3, to: record.id)
         status = try fixture.engine.status(record.id, owner: fixture.alice)
         #expect(status.received.count == 4)
+        // No spot check while the size is unknown (the last chunk's length is not known): refused, whichever chunk.
+        for index in [0, 3] {
+            let item = try ByzantineChallenge.Item(index: index, offset: 0, length: 1)
+            let refused = receiverError {
+                _ = try fixture.engine.challenge(
+                    record.id, items: [item], nonce: EngineFixture.bytes(32, seed: 3), owner: fixture.alice)
+            }
+            #expect(refused?.code == .malformedRequest)
+        }
         let missingSize = receiverError {
             _ = try fixture.engine.complete(record.id, owner: fixture.alice, claim: content.claim)
         }

@@ -108,6 +108,16 @@ final class EngineFixture {
                     chunkHashes: hashes)
             }
         }
+        /// Whole-chunk spot-check ranges of `indices`.
+        func items(_ indices: [Int]) throws -> [ByzantineChallenge.Item] {
+            try indices.map { try ByzantineChallenge.Item(index: $0, offset: 0, length: Int64(chunks[$0].count)) }
+        }
+        /// The version-2 answer for `item` over the client's own bytes of upload `id`.
+        func mac(_ item: ByzantineChallenge.Item, nonce: [UInt8], id: UploadID) throws -> Digest32 {
+            let challenge = try ByzantineChallenge(uploadID: Array(id.rawValue.utf8), items: [item], nonce: nonce)
+            let range = Array(chunks[item.index][Int(item.offset)..<Int(item.offset + item.length)])
+            return try challenge.response(for: item, bytes: range)
+        }
         var newUpload: NewUpload {
             NewUpload(
                 uploadProtocol: .native, size: Int64(bytes.count), chunkSize: chunkSize, chunks: chunks.count,

@@ -128,10 +128,15 @@ import Testing
         let response = try prover(content.bytes, chunkSize: EngineFixture.chunkSize).respond(to: challenge)
         _ = try fixture.engine.answerPossession(second, response: response.serialized, owner: fixture.alice)
         let contentID = ACI(digest: SHA256.hash(content.bytes)).description
-        let first = try #require(try fixture.engine.catalog.object(contentID: contentID)).upload
+        let first = try #require(
+            try fixture.engine.catalog.object(
+                contentID: contentID, chunkSize: EngineFixture.chunkSize, owner: fixture.alice)
+        ).upload
         try fixture.engine.cancel(first, owner: fixture.alice)
         #expect(!fixture.objectExists(first))
-        #expect(try fixture.engine.catalog.object(contentID: contentID) == nil)
+        #expect(
+            try fixture.engine.catalog.object(contentID: contentID, chunkSize: EngineFixture.chunkSize, owner: nil)
+                == nil)
         // The deduplicated upload keeps its own copy.
         #expect(try fixture.objectBytes(second) == content.bytes)
         var request = content.newUpload

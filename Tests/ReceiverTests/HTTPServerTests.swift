@@ -158,6 +158,72 @@ private final class EchoRouter: HTTPRequestRouter {
         #expect(throws: ReceiverError.self) { _ = try HTTPServer(configuration: configuration, router: EchoRouter()) }
     }
 
+    /// Polls `condition` every 20 ms for up to `seconds`; returns whether it became true.
+    static func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    @Test func aHeaderDrippedAByteAtATimeIsCutAtTheDeadlineFromTheAccept() throws {
+        let server = try HTTPServer(
+            configuration: HTTPServerConfiguration(idleTimeoutSeconds: 2, headerTimeoutSeconds: 1), router: EchoRouter()
+        )
+        defer { server.stop() }
+        let slow = try RawHTTPConnection(port: server.port)
+        let opened = ContinuousClock.now
+        slow.send("GET /x HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+        // A byte every 100 ms: the idle timeout (2 s) never fires, the header deadline (1 s from the accept) does.
+        while !slow.peerClosed(), ContinuousClock.now - opened < .seconds(5) {
+            slow.send("a")
+            usleep(100_000)
+        }
+        let lifetime = ContinuousClock.now - opened
+        #expect(slow.peerClosed())
+        #expect(lifetime >= .milliseconds(900))
+        #expect(lifetime < .seconds(3))
+        #expect(server.statistics.closedHeaderTimeout == 1)
+        // A client that sends its request in time is served; its next head, dripped on the kept-alive connection,
+        // is cut at the keep-alive deadline (the idle timeout, 2 s, from the end of the request), not later.
+        let prompt = try RawHTTPConnection(port: server.port)
+        prompt.send("GET /y HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(prompt.receiveHead().hasPrefix("HTTP/1.1 200"))
+        #expect(prompt.receive(count: 2) == Array("ok".utf8))
+        let answered = ContinuousClock.now
+        prompt.send("GET /z HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+        while !prompt.peerClosed(), ContinuousClock.now - answered < .seconds(6) {
+            prompt.send("a")
+            usleep(100_000)
+        }
+        let kept = ContinuousClock.now - answered
+        #expect(prompt.peerClosed())
+        #expect(kept >= .milliseconds(1800))
+        #expect(kept < .seconds(4))
+        #expect(server.statistics.closedHeaderTimeout == 2)
+    }
+
+    @Test func connectionsPastThePerClientLimitAreRefusedAtOnce() throws {
+        let server = try HTTPServer(
+            configuration: HTTPServerConfiguration(perClientConnectionLimit: 3), router: EchoRouter())
+        defer { server.stop() }
+        let held = try (0..<3).map { _ in try RawHTTPConnection(port: server.port) }
+        #expect(Self.within(2) { server.statistics.open == 3 })
+        let extra = try RawHTTPConnection(port: server.port)
+        #expect(Self.within(2) { extra.peerClosed() })
+        #expect(server.statistics.refusedPerClient == 1)
+        #expect(held.allSatisfy { !$0.peerClosed() })
+        held[0].close()
+        #expect(Self.within(2) { server.statistics.open == 2 })
+        let again = try RawHTTPConnection(port: server.port)
+        again.send("GET /z HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(again.receiveHead().hasPrefix("HTTP/1.1 200"))
+        #expect(server.statistics.refusedPerClient == 1)
+        #expect(server.statistics.perClientLimit == 3)
+    }
+
     @Test func anAddressThatIsNotIPIsRefused() {
         #expect(throws: ReceiverError.self) {
             _ = try HTTPServer(configuration: HTTPServerConfiguration(bindAddress: "localhost"), router: EchoRouter())

@@ -181,19 +181,18 @@ import Testing
         #expect(try fixture.objectBytes(record.id) == content.bytes)
     }
 
-    @Test func aSpotCheckReadsChunksFromTheStreamAndCanSkipTheKeyedDigest() throws {
+    @Test func aSpotCheckReadsItsRangesFromTheStream() throws {
         let fixture = try EngineFixture()
         let content = fixture.native(3 * EngineFixture.chunkSize + 5)
         let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
         for index in [3, 1] { try fixture.send(content, index, to: record.id) }
         let nonce = EngineFixture.bytes(32, seed: 6)
-        let keyed = try fixture.engine.challenge(record.id, indices: [1, 2, 3], nonce: nonce, owner: fixture.alice)
-        let plain = try fixture.engine.challenge(
-            record.id, indices: [1, 2, 3], nonce: nonce, owner: fixture.alice, keyedDigests: false)
-        #expect(keyed.map(\.sha256) == [content.hashes[1], nil, content.hashes[3]])
-        #expect(plain.map(\.sha256) == keyed.map(\.sha256))
-        #expect(keyed[2].mac == (try HMACSHA256.authenticate(content.chunks[3], key: SecureBytes(copying: nonce))))
-        #expect(plain.allSatisfy { $0.mac == nil })
+        let items = try content.items([1, 2]) + [try ByzantineChallenge.Item(index: 3, offset: 2, length: 3)]
+        let answers = try fixture.engine.challenge(record.id, items: items, nonce: nonce, owner: fixture.alice)
+        #expect(answers.map(\.sha256) == [content.hashes[1], nil, content.hashes[3]])
+        #expect(answers[0].mac == (try content.mac(items[0], nonce: nonce, id: record.id)))
+        #expect(answers[1].mac == nil)
+        #expect(answers[2].mac == (try content.mac(items[2], nonce: nonce, id: record.id)))
     }
 
     @Test(arguments: [[0, 1, 2, 3, 4], [4, 3, 2, 1, 0], [1, 0, 3, 2, 4], [2, 0, 4, 1, 3]])

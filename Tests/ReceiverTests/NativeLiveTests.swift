@@ -224,24 +224,23 @@ import Testing
         let object = try Object(ReceiverFixture.bytes(90_000, seed: 8))
         let upload = try await backend.create(try object.description(backend))
         try await Self.sendAll(object, [0, 1, 2], backend, upload)
-        // Before every chunk is stored: hashes without proofs; an unstored chunk fails the check.
-        let early = try await backend.challenge(
-            upload, indices: [2, 0], chunkHashes: object.hashes, requireProofs: false)
-        #expect(early.answers.allSatisfy { $0.proof == nil })
-        let missing = await Self.code {
-            _ = try await backend.challenge(upload, indices: [4], chunkHashes: object.hashes, requireProofs: false)
+        // Before every chunk is stored: MACs without proofs; an unstored chunk fails the check.
+        func check(_ indices: [Int], hashes: [Digest32]? = nil, proofs: Bool) async throws -> Bool {
+            try await ReceiverFixture.spotCheck(
+                backend, upload, content: object.content, chunkSize: NativeLiveTests.chunkSize,
+                hashes: hashes ?? object.hashes, indices: indices, requireProofs: proofs)
         }
+        #expect(try await check([2, 0], proofs: false))
+        let missing = await Self.code { _ = try await check([4], proofs: false) }
         #expect(missing?.code == .verificationFailed)
+        let early = await Self.code { _ = try await check([1], proofs: true) }
+        #expect(early?.code == .verificationFailed)
         try await Self.sendAll(object, Array(3..<object.count), backend, upload)
-        let answer = try await backend.challenge(
-            upload, indices: [5, 1, 3], chunkHashes: object.hashes, requireProofs: true)
-        #expect(answer.answers.allSatisfy { $0.proof != nil })
+        #expect(try await check([5, 1, 3], proofs: true))
         // The client's own hashes differ from what was stored: the check fails.
         var wrong = object.hashes
         wrong[3] = SHA256.hash(Array("other".utf8))
-        let failed = await Self.code {
-            _ = try await backend.challenge(upload, indices: [3], chunkHashes: wrong, requireProofs: true)
-        }
+        let failed = await Self.code { _ = try await check([3], hashes: wrong, proofs: true) }
         #expect(failed?.code == .verificationFailed)
     }
 
@@ -291,14 +290,14 @@ import Testing
         let upload = try await backend.create(try object.description(backend))
         try await Self.sendAll(object, [1, 0], backend, upload)
         let error = await Self.code { _ = try await backend.complete(upload, summary: object.summary) }
-        #expect(error?.code == .checksumMismatch)
+        #expect(error?.code == .receiptMismatch)
         #expect(error?.message.contains("merkleRoot") == true)
     }
 
     @Test func aBearerTokenIsRequiredAndNeverEchoed() async throws {
-        let fixture = try ReceiverFixture(tokens: BearerTokens([(name: "ci", token: "live-token-123")]))
+        let fixture = try ReceiverFixture(tokens: BearerTokens([(name: "ci", token: "live-token-0123456789")]))
         let withToken = try await Self.detect(
-            fixture, options: NativeBackendOptions(bearerToken: try NativeBearerToken("live-token-123")))
+            fixture, options: NativeBackendOptions(bearerToken: try NativeBearerToken("live-token-0123456789")))
         let object = try Object(ReceiverFixture.bytes(20_000, seed: 12))
         let upload = try await withToken.create(try object.description(withToken))
         try await Self.sendAll(object, [0, 1], withToken, upload)
@@ -309,7 +308,7 @@ import Testing
         let error = await Self.code { _ = try await wrong.create(try object.description(wrong)) }
         #expect(error?.code == .accessDenied)
         #expect(error?.description.contains("not-the-token") == false)
-        #expect(!fixture.log.all.contains { $0.contains("live-token-123") || $0.contains("not-the-token") })
+        #expect(!fixture.log.all.contains { $0.contains("live-token-0123456789") || $0.contains("not-the-token") })
     }
 
     static func code(_ body: () async throws -> Void) async -> TransportError? {

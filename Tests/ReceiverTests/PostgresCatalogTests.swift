@@ -47,7 +47,7 @@ import Testing
         #expect(try reopened.openUploadCount(owner: ClientIdentity("alice")) == 1)
         #expect(try reopened.auditLog(id).map(\.event) == ["created tus"])
         #expect(try reopened.integrityCheck())
-        #expect(PostgresCatalog.schemaVersion == 2)
+        #expect(PostgresCatalog.schemaVersion == 3)
     }
 
     @Test func aSchemaNewerThanTheReceiverIsRefusedWithATypedError() throws {
@@ -58,7 +58,7 @@ import Testing
         try server.psql(database, "INSERT INTO schema_migrations (version) VALUES (7)")
         let error = receiverError { _ = try PostgresCatalog(url: url) }
         #expect(error?.code == .schemaTooNew)
-        #expect(error?.message.contains("schema version 7, this receiver knows 2") == true)
+        #expect(error?.message.contains("schema version 7, this receiver knows 3") == true)
     }
 
     @Test func anUnreachableServerAMissingDatabaseAndABadURLNameTheCauseButNeverThePassword() throws {

@@ -78,6 +78,21 @@ final class RawHTTPConnection {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Reads exactly `count` bytes (fewer when the peer closes first).
+    func receive(count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        var byte: UInt8 = 0
+        while out.count < count, unsafe recv(descriptor, &byte, 1, 0) == 1 { out.append(byte) }
+        return out
+    }
+
+    /// Whether the peer has closed the connection (or reset it), without waiting and without taking bytes.
+    func peerClosed() -> Bool {
+        var byte: UInt8 = 0
+        let count = unsafe recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     func close() {
         guard !closed else { return }
         closed = true

@@ -1,4 +1,5 @@
 import AetherIO
+import AetherIntegrity
 import AetherReceiver
 import AetherTransport
 import Foundation
@@ -15,7 +16,8 @@ final class ReceiverFixture: @unchecked Sendable {
 
     init(
         tokens: BearerTokens? = nil, limits: ReceiverLimits = ReceiverLimits(minimumChunkSize: 16 * 1024),
-        logFormat: RequestLog.Format = .text, catalogURL: String? = nil
+        logFormat: RequestLog.Format = .text, catalogURL: String? = nil,
+        http: HTTPServerConfiguration = HTTPServerConfiguration()
     ) throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "aether-serve-\(UUID().uuidString)"
@@ -23,7 +25,8 @@ final class ReceiverFixture: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         directory = FilePath(path)
         let lines = log
-        var options = ReceiverServer.Options(directory: directory, limits: limits, tokens: tokens, logFormat: logFormat)
+        var options = ReceiverServer.Options(
+            directory: directory, http: http, limits: limits, tokens: tokens, logFormat: logFormat)
         options.catalogURL = catalogURL
         server = try ReceiverServer(options, logSink: { line in lines.append(line) })
         client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
@@ -110,6 +113,27 @@ final class ReceiverFixture: @unchecked Sendable {
         let receipt = try await backend.complete(
             upload, summary: CompletionSummary(parts: receipts, fileSHA256: SHA256.hash(content)))
         return (upload, receipt)
+    }
+}
+
+extension ReceiverFixture {
+    /// A spot check of whole chunks `indices` of `content` (in chunks of `chunkSize`, hashes `hashes`) through
+    /// `backend`; true when every MAC the receiver gave is the one over the client's bytes.
+    static func spotCheck(
+        _ backend: NativeBackend, _ upload: RemoteUpload, content: [UInt8], chunkSize: Int64, hashes: [Digest32],
+        indices: [Int], requireProofs: Bool
+    ) async throws -> Bool {
+        let ranges = indices.map { index in
+            let start = min(content.count, index * Int(chunkSize))
+            return Array(content[start..<min(content.count, start + Int(chunkSize))])
+        }
+        let items = try zip(indices, ranges).map {
+            try ByzantineChallenge.Item(index: $0, offset: 0, length: Int64($1.count))
+        }
+        let challenge = try ByzantineChallenge.fresh(uploadID: NativeBackend.spotCheckUploadID(upload), items: items)
+        let macs = try await backend.challenge(upload, challenge, chunkHashes: hashes, requireProofs: requireProofs)
+        let expected = try zip(items, ranges).map { try challenge.response(for: $0, bytes: $1) }
+        return macs == expected
     }
 }
 

@@ -7,7 +7,8 @@ import Testing
 /// Many uploads at once on loopback.
 @Suite struct ReceiverLoadTests {
     @Test func twoHundredConcurrentUploadsCompleteByteIdentical() async throws {
-        let fixture = try ReceiverFixture()
+        // 200 uploads from one address: more connections than the default per-client limit.
+        let fixture = try ReceiverFixture(http: HTTPServerConfiguration(perClientConnectionLimit: 0))
         let count = 200
         let results = try await withThrowingTaskGroup(of: (String, [UInt8]).self) { group in
             for index in 0..<count {

@@ -56,8 +56,10 @@ import Testing
         }
         let head = try await fixture.send("HEAD", upload.location, headers: [("Aether-Protocol", "1")])
         #expect(head.headers["Aether-Received"] == "chunks=\(layout.partCount), prefix=\(layout.partCount)")
-        _ = try await backend.challenge(
-            upload, indices: [0, layout.partCount - 1], chunkHashes: content.hashes, requireProofs: true)
+        #expect(
+            try await ReceiverFixture.spotCheck(
+                backend, upload, content: content.bytes, chunkSize: Self.chunkSize, hashes: content.hashes,
+                indices: [0, layout.partCount - 1], requireProofs: true))
         let receipt = try await backend.complete(
             upload,
             summary: CompletionSummary(

@@ -49,10 +49,11 @@ import Testing
                 try sink.write(content.chunks[index])
                 #expect(try sink.finish() == .stored)
             }
-            let answers = try fleet.engine.challenge(
-                record.id, indices: [0, content.chunks.count - 1], nonce: [UInt8](repeating: 7, count: 32),
-                owner: Self.alice)
+            let nonce = [UInt8](repeating: 7, count: 32)
+            let items = try content.items([0, content.chunks.count - 1])
+            let answers = try fleet.engine.challenge(record.id, items: items, nonce: nonce, owner: Self.alice)
             #expect(answers.map(\.sha256) == [content.hashes[0], content.hashes[content.chunks.count - 1]])
+            #expect(try answers.map(\.mac) == items.map { try content.mac($0, nonce: nonce, id: record.id) })
             let receipt = try fleet.engine.complete(record.id, owner: Self.alice, claim: content.claim)
             #expect(receipt.fileSHA256 == SHA256.hash(content.bytes))
             return record.id

@@ -77,7 +77,7 @@ import Testing
         raw.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         raw.arguments = [
             "python3", "-c",
-            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=3'); c.commit()",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=4'); c.commit()",
             newer.description,
         ]
         try raw.run()

@@ -268,4 +268,71 @@ struct PartialSource: PossessionSource {
         version4[6] = 0x40 | (version4[6] & 0x0F)
         #expect(throws: SecurityError.self) { try UUIDv7(bytes: version4) }
     }
+
+    /// A source that counts the bytes read from it.
+    final class CountingSource: PossessionSource, @unchecked Sendable {
+        // @unchecked: the count is only touched under the lock.
+        let inner: InMemoryPossessionSource
+        private let lock = NSLock()
+        private var read = 0
+        init(_ inner: InMemoryPossessionSource) { self.inner = inner }
+        var size: UInt64 { inner.size }
+        var bytesRead: Int { lock.withLock { read } }
+        func read(offset: UInt64, count: Int) throws(SecurityError) -> [UInt8] {
+            lock.withLock { read += count }
+            return try inner.read(offset: offset, count: count)
+        }
+    }
+
+    static let rangesOnly = PossessionPolicy(
+        includeFullHash: false, rangeCount: 8, rangeLength: 4096, merkleChunkCount: 0)
+
+    @Test func aVerifierMadeFromTheClaimReadsOnlyTheRangesItAsks() throws {
+        let setup = try Setup()
+        let source = CountingSource(setup.source)
+        let verifier = try ProofOfPossessionVerifier(
+            source: source, claim: setup.verifier.claim, policy: Self.rangesOnly, clock: setup.clock)
+        #expect(source.bytesRead == 0)
+        let honest = try setup.prover(setup.source)
+        let challenge = try verifier.issueChallenge()
+        #expect(challenge.items.count == 8)
+        #expect(challenge.items.allSatisfy { if case .range(_, 4096) = $0 { true } else { false } })
+        try verifier.verify(honest.respond(to: challenge))
+        #expect(source.bytesRead == 8 * 4096)
+        // Bytes that differ in one of the asked ranges fail; a prover claiming another root fails too.
+        guard case .range(let offset, _) = challenge.items[0] else { return }
+        let holes = try setup.prover(PartialSource(real: setup.source, known: 0..<offset))
+        let second = try verifier.issueChallenge(items: [.range(offset: offset, length: 4096)])
+        #expect(throws: SecurityError.self) { try verifier.verify(holes.respond(to: second)) }
+        var other = Self.content
+        other[0] ^= 1
+        let otherSource = InMemoryPossessionSource(other)
+        let foreign = try ProofOfPossessionProver(
+            source: otherSource, chunkSize: Self.chunkSize,
+            chunkHashes: try ProofOfPossessionProver.chunkHashes(of: otherSource, chunkSize: Self.chunkSize))
+        let third = try verifier.issueChallenge()
+        #expect(throws: SecurityError.self) { try verifier.verify(foreign.respond(to: third)) }
+    }
+
+    @Test func aVerifierWithoutChunkHashesRefusesMerkleQuestionsAndClaimsOfOtherContent() throws {
+        let setup = try Setup()
+        #expect(throws: SecurityError.self) {
+            _ = try ProofOfPossessionVerifier(source: setup.source, claim: setup.verifier.claim, policy: .init())
+        }
+        let claim = setup.verifier.claim
+        let wrongSize = PossessionClaim(
+            contentSize: claim.contentSize + 1, chunkSize: claim.chunkSize, chunkCount: claim.chunkCount,
+            merkleRoot: claim.merkleRoot)
+        #expect(throws: SecurityError.self) {
+            _ = try ProofOfPossessionVerifier(source: setup.source, claim: wrongSize, policy: Self.rangesOnly)
+        }
+        // A Merkle question (from a challenge issued elsewhere) cannot be checked without the hashes: it fails.
+        let verifier = try ProofOfPossessionVerifier(
+            source: setup.source, claim: claim, policy: Self.rangesOnly, clock: setup.clock)
+        let challenge = try verifier.issueChallenge(items: [.merkleChunk(index: 1)])
+        let error = #expect(throws: SecurityError.self) {
+            try verifier.verify(setup.prover(setup.source).respond(to: challenge))
+        }
+        #expect(error?.code == .authenticationFailed)
+    }
 }

@@ -24,6 +24,19 @@ import Testing
         #expect(parser.head?.headers.count == 2)
     }
 
+    /// 1xx answers sent again and again are a server that never answers: the 33rd is refused, far below the
+    /// byte limit (a 100 Continue is 25 bytes: 64 KiB would take 2,600 of them, each allowed to trickle).
+    @Test func moreThanThirtyTwoInformationalAnswersAreRefused() {
+        let lines = Array(repeating: ["HTTP/1.1 100 Continue", ""], count: 33).flatMap { $0 }
+        let (parser, outcomes) = feed(lines)
+        #expect(outcomes.dropLast().allSatisfy { $0 == .accepted })
+        #expect(outcomes.last == .tooManyInformational)
+        #expect(parser.informational.count == HTTPResponseHeadParser.maximumInformational)
+        let (ok, okOutcomes) = feed(Array(lines.dropLast(2)) + ["HTTP/1.1 200 OK", ""])
+        #expect(okOutcomes.allSatisfy { $0 == .accepted })
+        #expect(ok.head?.status == 200)
+    }
+
     @Test func theHeadIsIncompleteUntilTheFinalBlockEnds() {
         let (parser, _) = feed(["HTTP/2 200", "content-length: 0"])
         #expect(parser.head == nil)

@@ -15,7 +15,8 @@ import Testing
             .cancelled, .hostNotFound, .connectionRefused, .connectionClosed, .tlsHandshakeFailed,
             .certificateRejected, .pinMismatch, .headerTooLarge, .responseTooLarge, .bodySourceFailed,
             .credentialsUnavailable, .accessDenied, .remoteRejected, .gone, .throttled, .serverFailed, .conflict,
-            .versionUnsupported, .tooLarge, .checksumMismatch, .protocolUnsupported,
+            .versionUnsupported, .tooLarge, .checksumMismatch, .protocolUnsupported, .verificationFailed,
+            .receiptMismatch,
         ]
         #expect(Set(codes).count == codes.count)
     }

@@ -1,4 +1,5 @@
 import AetherIO
+import AetherIntegrity
 import AetherReceiver
 import AetherScheduling
 import AetherSecurity
@@ -18,6 +19,8 @@ final class NativeWire: Sendable {
         var parity: [String] = []
         var chunkBodyBytes = 0
         var codings: [String] = []
+        /// The chunks of each spot check sent.
+        var spotChecks: [[Int]] = []
     }
     let seen = Mutex(Seen())
     var snapshot: Seen { seen.withLock { $0 } }
@@ -33,6 +36,10 @@ struct WatchedNativeBackend: NativeExtrasBackend {
     var onCreate: (@Sendable () -> Void)? = nil
     /// The possession answer is lost after the receiver took the proof (a reset under the answer).
     var losesPossessionAnswer = false
+    /// Spot-check answers are replaced by other values of the same shape (what a receiver without the bytes sends).
+    var forgesSpotChecks = false
+    /// Runs before each status request (the spot checks ask one as the receiver's acknowledgement).
+    var onStatus: (@Sendable (RemoteUpload) -> Void)? = nil
 
     var capabilities: BackendCapabilities { inner.capabilities }
     var server: AetherCapabilities { inner.server }
@@ -41,7 +48,7 @@ struct WatchedNativeBackend: NativeExtrasBackend {
     func with(options: NativeBackendOptions) throws(TransportError) -> WatchedNativeBackend {
         WatchedNativeBackend(
             inner: try inner.with(options: options), wire: wire, withhold: withhold, onCreate: onCreate,
-            losesPossessionAnswer: losesPossessionAnswer)
+            losesPossessionAnswer: losesPossessionAnswer, forgesSpotChecks: forgesSpotChecks, onStatus: onStatus)
     }
     func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload {
         try await inner.create(description)
@@ -53,7 +60,8 @@ struct WatchedNativeBackend: NativeExtrasBackend {
         return try await inner.createUpload(description)
     }
     func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument {
-        try await inner.status(of: upload)
+        onStatus?(upload)
+        return try await inner.status(of: upload)
     }
     func progress(of upload: RemoteUpload) async throws(TransportError) -> RemoteProgress {
         try await inner.progress(of: upload)
@@ -78,6 +86,13 @@ struct WatchedNativeBackend: NativeExtrasBackend {
         let receipt = try await inner.provePossession(upload, challenge: challenge, prover: prover, summary: summary)
         if losesPossessionAnswer { throw TransportError(.connectionClosed, "the possession answer was cut") }
         return receipt
+    }
+    func challenge(
+        _ upload: RemoteUpload, _ challenge: ByzantineChallenge, chunkHashes: [Digest32], requireProofs: Bool
+    ) async throws(TransportError) -> [Digest32] {
+        let macs = try await inner.challenge(upload, challenge, chunkHashes: chunkHashes, requireProofs: requireProofs)
+        wire.seen.withLock { $0.spotChecks.append(challenge.items.map(\.index)) }
+        return forgesSpotChecks ? macs.map { SHA256.hash($0.bytes) } : macs
     }
     func complete(_ upload: RemoteUpload, summary: CompletionSummary) async throws(TransportError) -> UploadReceipt {
         try await inner.complete(upload, summary: summary)
@@ -113,8 +128,12 @@ final class NativeUploadFixture: @unchecked Sendable {
 
     var destination: String { server.url + "/uploads" }
 
-    /// The detected native backend, its requests passing through a counter of chunk bodies and their codings.
-    func backend(withholding withhold: Set<Int> = [], wire given: NativeWire? = nil) async throws
+    /// The detected native backend, its requests passing through a counter of chunk bodies and their codings;
+    /// `rewrite` may change each answer before the backend reads it (a receiver that lies).
+    func backend(
+        withholding withhold: Set<Int> = [], wire given: NativeWire? = nil,
+        rewrite: (@Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse)? = nil
+    ) async throws
         -> WatchedNativeBackend
     {
         let detected = try await BackendDetector(client: client).detect(destination)
@@ -130,7 +149,8 @@ final class NativeUploadFixture: @unchecked Sendable {
                         if let coding = request.headers["Content-Encoding"] { $0.codings.append(coding) }
                     }
                 }
-                return try await client.send(request)
+                let response = try await client.send(request)
+                return rewrite?(request, response) ?? response
             })
         return WatchedNativeBackend(inner: counted, wire: wire, withhold: withhold)
     }
@@ -189,9 +209,12 @@ final class NativeUploadFixture: @unchecked Sendable {
         let content = UploadFixture.seeded(Self.size, seed: 22)
         let fixture = try NativeUploadFixture(bytes: content)
         let backend = try await fixture.backend(withholding: [9])
-        // A clean link (no failed attempt) and no --parity: no shard is sent, so the receiver cannot rebuild.
+        // A clean link (no failed attempt) and no --parity: no shard is sent, so the receiver cannot rebuild. The spot
+        // checks are off, so the completion meets the missing chunk whichever chunks a sample would have drawn.
+        var flags = FeatureFlags.defaults
+        flags.byzantineSampling = false
         let error = await #expect(throws: UploaderError.self) {
-            _ = try await fixture.uploader(backend).run { _ in }
+            _ = try await fixture.uploader(backend, flags: flags).run { _ in }
         }
         #expect(error?.code == .transportFailed)
         #expect(fixture.wire.snapshot.parity.isEmpty)

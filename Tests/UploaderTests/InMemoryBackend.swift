@@ -34,6 +34,9 @@ final class InMemoryBackend: ChainReportingBackend {
         var lieInChain = false
         /// Whether `chainState` answers (false: as a destination that keeps no chain).
         var reportsChain = true
+        /// When set, `progress` lists the stored parts as S3 ListParts does, each with its CRC32C, or the one given
+        /// here for its index (a destination that reports holding other bytes).
+        var listsPartsWithCRC: [Int: UInt32]?
     }
 
     let state = Mutex(State())
@@ -73,6 +76,16 @@ final class InMemoryBackend: ChainReportingBackend {
                 return .failure(TransportError(state.progressFailures.removeFirst(), "injected failure"))
             }
             guard let stored = state.uploads[upload.location] else { return .success(.gone) }
+            if let reported = state.listsPartsWithCRC {
+                return .success(
+                    .parts(
+                        stored.parts.keys.sorted().map { index in
+                            let bytes = stored.parts[index] ?? []
+                            return PartReceipt(
+                                index: index, length: Int64(bytes.count),
+                                checksumCRC32C: reported[index] ?? CRC32C.checksum(bytes))
+                        }))
+            }
             return .success(.chunks(Set(stored.parts.keys), complete: stored.completed))
         }
         return try answer.get()

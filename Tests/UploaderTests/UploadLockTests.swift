@@ -44,6 +44,28 @@ import Testing
         #expect(first.withLock { $0 == nil })
     }
 
+    /// `locks/` is judged as `telemetry/` and `snapshots/` are: a link put in its place (to a directory another
+    /// user can read, say) is refused, and nothing is created where it points.
+    @Test func aSymbolicLinkInPlaceOfTheLocksDirectoryIsRefusedAndNothingIsCreatedWhereItPoints() throws {
+        let scratch = StateScratch()
+        let directory = try UploadStateDirectory.resolve(override: FilePath(scratch.path("state")))
+        let elsewhere = scratch.path("elsewhere")
+        #expect(scratch.makeDirectory(elsewhere, mode: 0o700))
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("state/locks"), withDestinationPath: elsewhere)
+        let error = #expect(throws: UploaderError.self) { try UploadLock(directory: directory, key: "9e1d") }
+        #expect(error?.code == .stateDirectoryRefused)
+        #expect(error?.message.contains("locks") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+        // A lock file that is a link is refused too (O_NOFOLLOW inside the judged directory).
+        try FileManager.default.removeItem(atPath: scratch.path("state/locks"))
+        _ = try UploadLock(directory: directory, key: "first")
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.path("state/locks/9e1d.lock"), withDestinationPath: elsewhere + "/target")
+        let linked = #expect(throws: UploaderError.self) { try UploadLock(directory: directory, key: "9e1d") }
+        #expect(linked?.code == .systemCall)
+        #expect(!FileManager.default.fileExists(atPath: elsewhere + "/target"))
+    }
+
     @Test(arguments: ["", "../escape", "a/b", "with space", String(repeating: "k", count: 257)])
     func aKeyThatIsNotAnIdIsRefused(key: String) throws {
         let scratch = StateScratch()

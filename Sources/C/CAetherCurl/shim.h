@@ -39,11 +39,19 @@ static inline CURLcode caether_curl_setopt_ssl_ctx_function(CURL *easy, curl_ssl
     return curl_easy_setopt(easy, CURLOPT_SSL_CTX_FUNCTION, function);
 }
 
+static inline CURLcode caether_curl_setopt_sockopt_function(CURL *easy, curl_sockopt_callback function) {
+    return curl_easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, function);
+}
+
 static inline CURLcode caether_curl_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }
 
 static inline CURLcode caether_curl_getinfo_offset(CURL *easy, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+static inline CURLcode caether_curl_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
     return curl_easy_getinfo(easy, info, value);
 }
 

@@ -27,6 +27,13 @@ public struct ReceiverLimits: Sendable, Hashable {
     public var chunkClaimWaitSeconds: Double = 2
     /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
     public var maximumRunChunks = 64
+    /// Whether dedup (proof of possession) offers objects stored by any client, not only the creating client's own.
+    /// Off by default: with it on, any client can learn whether anyone holds a file of which it knows the SHA-256
+    /// and size (the status document's `possession` is set or null), `docs/RECEIVER.md` Dedup.
+    public var dedupAcrossClients = false
+    /// Most bytes the ranges of one spot check may add up to (advertised as `challenge-bytes`, `docs/PROTOCOL.md`
+    /// 3.6): what one challenge request can make the receiver read.
+    public var maximumChallengeBytes: Int64 = 16 << 20
 
     /// The defaults of `docs/PROTOCOL.md` section 2.
     public init(

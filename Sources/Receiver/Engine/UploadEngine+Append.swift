@@ -200,8 +200,11 @@ extension UploadEngine {
         let receipt = UploadReceiptRecord(
             chainHead: chainHead, chunks: chunks, cid: CIDv1(digest: fileSHA256).string, completedAt: completedAt,
             fileSHA256: fileSHA256, id: record.id, merkleRoot: merkleRoot, size: size)
+        // A native upload's chunk receipts stay in the catalogue: they are the object's digests at its chunk size.
         let object = StoredObject(
-            contentID: ACI(digest: fileSHA256).description, upload: record.id, size: size, fileSHA256: fileSHA256)
+            contentID: ACI(digest: fileSHA256).description, owner: record.owner,
+            chunkSize: record.uploadProtocol == .native ? record.chunkSize : 0, upload: record.id, size: size,
+            fileSHA256: fileSHA256)
         do throws(ReceiverError) {
             try catalog.recordCompletion(record, receipt: receipt, object: indexObject ? object : nil)
         } catch {

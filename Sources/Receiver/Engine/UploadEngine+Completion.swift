@@ -1,5 +1,5 @@
 import AetherIO
-import AetherIntegrity
+public import AetherIntegrity
 import AetherSecurity
 
 extension UploadEngine {
@@ -94,69 +94,73 @@ extension UploadEngine {
 
     // MARK: Byzantine spot checks
 
-    /// Answers a spot check (`docs/PROTOCOL.md` 3.6) from bytes re-read from storage: each stored chunk's SHA-256
-    /// and `HMAC-SHA-256(nonce, bytes)`, and once every chunk is stored an inclusion proof in the tree over the
-    /// stored chunk hashes. At most 64 indices; unstored ones answer without a hash. `keyedDigests: false` leaves
-    /// `mac` nil and spares a second pass over the sampled bytes (the native wire answer carries no MAC).
+    /// Answers a spot check of version 2 (`docs/PROTOCOL.md` 3.6): for each range of a stored chunk, the MAC of
+    /// `ByzantineChallenge` keyed by `nonce` over the range's bytes read from storage (the chunk's region of the
+    /// upload's stream, or of its object once complete), the chunk's recorded SHA-256, and once every chunk's hash is
+    /// recorded its inclusion proof in the tree over them. Ranges of unstored chunks answer with nothing.
+    ///
+    /// What one request reads is bounded: the ranges may add up to `limits.maximumChallengeBytes` (more is
+    /// `.challengeTooLarge`, before anything is read), and proofs come from the recorded hashes, which the catalogue
+    /// keeps after completion, so no chunk outside the ranges is ever read. 1 to 64 distinct indices, each range
+    /// within its chunk, a 32-byte nonce, and an upload of known size; otherwise `.malformedRequest`.
     public func challenge(
-        _ id: UploadID, indices: [Int], nonce: [UInt8], owner: ClientIdentity, keyedDigests: Bool = true
+        _ id: UploadID, items: [ByzantineChallenge.Item], nonce: [UInt8], owner: ClientIdentity
     ) throws(ReceiverError) -> [ChallengeAnswer] {
         let record = try load(id, owner: owner, allowing: [.open, .complete])
         guard record.uploadProtocol == .native else {
             throw ReceiverError(.malformedRequest, "only native uploads answer challenges")
         }
-        guard !indices.isEmpty, indices.count <= 64 else {
+        guard record.size != nil else {
+            // The chunk count and the last chunk's length are unknown until the completion fixes the size.
+            throw ReceiverError(.malformedRequest, "an upload of unknown size answers no challenges")
+        }
+        guard !items.isEmpty, items.count <= 64 else {
             throw ReceiverError(.malformedRequest, "a challenge asks 1 to 64 indices")
         }
-        guard nonce.count == 32 else { throw ReceiverError(.malformedRequest, "the nonce must be 32 bytes") }
-        if let bad = indices.first(where: { $0 < 0 || $0 >= record.chunks }) {
-            throw ReceiverError(.malformedRequest, "chunk index \(bad) is outside the upload", chunk: bad)
+        let challenge: ByzantineChallenge
+        do {
+            challenge = try ByzantineChallenge(uploadID: Array(id.rawValue.utf8), items: items, nonce: nonce)
+        } catch {
+            throw ReceiverError(.malformedRequest, "a challenge names each chunk once, with a 32-byte nonce")
+        }
+        for item in items {
+            guard item.index < record.chunks else {
+                throw ReceiverError(
+                    .malformedRequest, "chunk index \(item.index) is outside the upload", chunk: item.index)
+            }
+            guard item.offset + item.length <= Int64(Self.chunkLength(index: item.index, record: record)) else {
+                throw ReceiverError(
+                    .malformedRequest, "the range of chunk \(item.index) ends past the chunk", chunk: item.index)
+            }
+        }
+        let total = items.reduce(Int64(0)) { $0 + $1.length }
+        guard total <= limits.maximumChallengeBytes else {
+            throw ReceiverError(
+                .challengeTooLarge,
+                "the ranges add up to \(total) bytes, more than the \(limits.maximumChallengeBytes) one challenge reads"
+            )
         }
         let complete = record.state == .complete
         var hashes = [Digest32?](repeating: nil, count: record.chunks)
-        if !complete {
-            for receipt in try catalog.chunkReceipts(id) where receipt.index < record.chunks {
-                hashes[receipt.index] = receipt.sha256
-            }
+        for receipt in try catalog.chunkReceipts(id) where receipt.index < record.chunks {
+            hashes[receipt.index] = receipt.sha256
         }
-        let key = SecureBytes(copying: nonce)
         var answers: [ChallengeAnswer] = []
-        var rehashed: [Int: Digest32] = [:]
-        for index in indices {
-            guard complete || hashes[index] != nil else {
-                answers.append(ChallengeAnswer(index: index, sha256: nil, mac: nil, proof: nil))
+        for item in items {
+            // An upload completed by proof of possession records no chunk hashes of its own, but holds every byte.
+            guard complete || hashes[item.index] != nil else {
+                answers.append(ChallengeAnswer(item: item, mac: nil, sha256: nil, proof: nil))
                 continue
             }
-            let length = Self.chunkLength(index: index, record: record)
-            let bytes: [UInt8]
-            if complete {
-                bytes = try readObjectRange(id, offset: Int64(index) * Int64(record.chunkSize), count: length)
-            } else {
-                bytes = try readChunk(record, index: index)
+            let start = Self.chunkOffset(index: item.index, record: record) + item.offset
+            let bytes = try readRange(complete ? .object(id) : .stream(id), offset: start, count: Int(item.length))
+            let mac: Digest32
+            do {
+                mac = try challenge.response(for: item, bytes: bytes)
+            } catch {
+                throw ReceiverError(.storageFailed, "HMAC failed")
             }
-            let sha = SHA256.hash(bytes)
-            rehashed[index] = sha
-            var mac: Digest32?
-            if keyedDigests {
-                do {
-                    mac = try HMACSHA256.authenticate(bytes, key: key)
-                } catch {
-                    throw ReceiverError(.storageFailed, "HMAC failed")
-                }
-            }
-            answers.append(ChallengeAnswer(index: index, sha256: sha, mac: mac, proof: nil))
-        }
-        // Proofs over the stored hashes, once all are stored (a completed upload: its chunks re-hashed).
-        if complete {
-            for index in 0..<record.chunks where hashes[index] == nil {
-                let length = Self.chunkLength(index: index, record: record)
-                if let known = rehashed[index] {
-                    hashes[index] = known
-                } else {
-                    let offset = Int64(index) * Int64(record.chunkSize)
-                    hashes[index] = SHA256.hash(try readObjectRange(id, offset: offset, count: length))
-                }
-            }
+            answers.append(ChallengeAnswer(item: item, mac: mac, sha256: hashes[item.index], proof: nil))
         }
         if !hashes.contains(where: { $0 == nil }) {
             do {
@@ -171,12 +175,13 @@ extension UploadEngine {
         return answers
     }
 
-    private func readObjectRange(_ id: UploadID, offset: Int64, count: Int) throws(ReceiverError) -> [UInt8] {
+    private func readRange(_ key: BlobKey, offset: Int64, count: Int) throws(ReceiverError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
+        guard count > 0 else { return bytes }
         let read = try unsafe ByteBuffers.withMutableRaw(&bytes) { raw throws(ReceiverError) in
-            try unsafe blobs.read(.object(id), at: offset, into: raw)
+            try unsafe blobs.read(key, at: offset, into: raw)
         }
-        guard read == count else { throw ReceiverError(.storageFailed, "the object is shorter than recorded") }
+        guard read == count else { throw ReceiverError(.storageFailed, "the stored bytes are shorter than recorded") }
         return bytes
     }
 

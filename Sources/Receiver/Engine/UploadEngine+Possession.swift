@@ -4,9 +4,19 @@ import AetherSecurity
 import Synchronization
 
 extension UploadEngine {
-    /// A fresh possession challenge (serialized) when `record`'s content id names a stored object of its size;
-    /// nil otherwise. Each call issues a new single-use challenge (15 s lifetime, AetherSecurity), kept in the
-    /// catalogue with its key so that whichever receiver of a fleet the answer reaches can check it.
+    /// What a receiver's possession challenge asks: 32 ranges of 4 KiB at random offsets, nothing else. Checking an
+    /// answer reads those 128 KiB of the stored object and no more (a full-content question would make a 70-byte
+    /// answer read the whole object, a chunk question a whole chunk of up to 64 MiB).
+    static let possessionPolicy = PossessionPolicy(
+        includeFullHash: false, rangeCount: 32, rangeLength: 4096, merkleChunkCount: 0)
+
+    /// The most bytes of a stored object one possession answer makes the receiver read.
+    public static var possessionReadBound: Int { possessionPolicy.rangeCount * Int(possessionPolicy.rangeLength) }
+
+    /// A fresh possession challenge (serialized) when `record`'s content id names a stored object of its size and
+    /// chunk size that dedup may offer its owner; nil otherwise. Each call issues a new single-use challenge (15 s
+    /// lifetime, AetherSecurity), kept in the catalogue with its key so that whichever receiver of a fleet the
+    /// answer reaches can check it.
     func possessionChallenge(for record: UploadRecord) throws(ReceiverError) -> [UInt8]? {
         guard let entry = try possessionEntry(for: record) else { return nil }
         let shared: PossessionSharedChallenge
@@ -22,23 +32,31 @@ extension UploadEngine {
         return shared.challenge.serialized
     }
 
-    /// The verifier of the stored object `record`'s content id names (its chunk hashes read from storage once per
-    /// upload and receiver, then cached), nil when there is no such object of the upload's size.
+    /// The verifier of the stored object that dedup offers `record`: one with `record`'s content id, size and
+    /// chunk size, stored by `record`'s owner (by anyone with `dedupAcrossClients`); nil when there is none, so an
+    /// object held only by another client answers exactly as no object. Nothing of the object is read: the claim
+    /// is the Merkle root its native upload's receipt kept.
     func possessionEntry(for record: UploadRecord) throws(ReceiverError) -> PossessionEntry? {
-        guard record.uploadProtocol == .native, let contentID = record.contentID,
-            let object = try catalog.object(contentID: contentID), object.size == record.size,
-            try blobs.size(of: .object(object.upload)) == object.size
+        guard record.uploadProtocol == .native, let contentID = record.contentID, let size = record.size,
+            let object = try catalog.object(
+                contentID: contentID, chunkSize: record.chunkSize,
+                owner: limits.dedupAcrossClients ? nil : record.owner),
+            object.size == size, try blobs.size(of: .object(object.upload)) == object.size,
+            let receipt = try catalog.receipt(object.upload), receipt.chunks == record.chunks
         else { return nil }
         if let cached = state.withLock({ $0.possession[record.id] }), cached.object == object { return cached }
-        let source = BlobPossessionSource(blobs: blobs, key: .object(object.upload), size: UInt64(object.size))
+        let source = BlobPossessionSource(
+            blobs: blobs, key: .object(object.upload), size: UInt64(object.size), readAhead: 0)
+        let claim = PossessionClaim(
+            contentSize: UInt64(size), chunkSize: UInt32(record.chunkSize), chunkCount: UInt64(record.chunks),
+            merkleRoot: receipt.merkleRoot)
         let entry: PossessionEntry
         do {
-            let hashes = try ProofOfPossessionProver.chunkHashes(of: source, chunkSize: UInt32(record.chunkSize))
             let verifier = try ProofOfPossessionVerifier(
-                source: source, chunkSize: UInt32(record.chunkSize), chunkHashes: hashes, clock: clock)
-            entry = PossessionEntry(verifier: verifier, chunkHashes: hashes, object: object)
+                source: source, claim: claim, policy: Self.possessionPolicy, clock: clock)
+            entry = PossessionEntry(verifier: verifier, object: object)
         } catch {
-            throw ReceiverError(.storageFailed, "the stored object could not be read for a possession check")
+            throw ReceiverError(.storageFailed, "the stored object's digests do not describe it")
         }
         state.withLock { $0.possession[record.id] = entry }
         return entry
@@ -47,8 +65,9 @@ extension UploadEngine {
     /// Checks a proof-of-possession response (`PossessionResponse.serialized`) against the challenge the catalogue
     /// keeps for its nonce (issued by this receiver or another of the fleet; taken out, so it answers once). A
     /// passed check completes the upload at once from the stored object (a second object entry with the same
-    /// bytes) and returns the receipt; a failed, replayed, expired or unknown one is `.possessionFailed` and the
-    /// upload stays open.
+    /// bytes, its chain head from the object's kept chunk hashes) and returns the receipt; a failed, replayed,
+    /// expired or unknown one is `.possessionFailed` and the upload stays open. The check reads at most
+    /// `possessionReadBound` bytes of the object.
     public func answerPossession(_ id: UploadID, response: [UInt8], owner: ClientIdentity) throws(ReceiverError)
         -> UploadReceiptRecord
     {
@@ -72,11 +91,20 @@ extension UploadEngine {
             } catch {
                 throw ReceiverError(.possessionFailed, "the possession proof failed or its challenge expired")
             }
+            // Proven: the new upload's chain head is folded from the object's kept chunk hashes (32 bytes a chunk
+            // from the catalogue, never the object's bytes).
+            let hashes = try catalog.chunkReceipts(entry.object.upload).map(\.sha256)
+            guard hashes.count == record.chunks else {
+                throw ReceiverError(.storageFailed, "the stored object's chunk hashes are incomplete")
+            }
+            let (root, head) = try Self.rootAndHead(hashes, session: record.chainSessionID ?? "")
+            guard root == entry.verifier.claim.merkleRoot else {
+                throw ReceiverError(.storageFailed, "the stored object's chunk hashes do not give its Merkle root")
+            }
             try blobs.alias(.object(entry.object.upload), as: .object(id))
-            let (root, head) = try Self.rootAndHead(entry.chunkHashes, session: record.chainSessionID ?? "")
             return try recordCompletion(
                 record, fileSHA256: entry.object.fileSHA256, chainHead: head, merkleRoot: root,
-                chunks: entry.chunkHashes.count, size: entry.object.size, indexObject: false
+                chunks: hashes.count, size: entry.object.size, indexObject: false
             ).receipt
         }
     }

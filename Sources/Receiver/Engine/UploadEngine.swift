@@ -200,15 +200,19 @@ public final class UploadEngine: Sendable {
 
     // MARK: Shared helpers
 
-    /// The upload `id` for `owner`, in one of `states`; otherwise the error a request about it gets.
+    /// The upload `id` for `owner`, in one of `states`; otherwise the error a request about it gets. Another
+    /// client's upload is `.notFound` with the message of an unknown id, checked before its state: nothing in the
+    /// answer tells whether the id exists.
     func load(_ id: UploadID, owner: ClientIdentity, allowing states: Set<UploadState>) throws(ReceiverError)
         -> UploadRecord
     {
-        guard let record = try catalog.record(id) else { throw ReceiverError(.notFound, "no upload has this id") }
-        guard record.owner == owner else { throw ReceiverError(.forbidden, "the upload belongs to another client") }
+        guard let record = try catalog.record(id), record.owner == owner else { throw Self.unknownUpload }
         guard states.contains(record.state) else { throw Self.stateError(record) }
         return record
     }
+
+    /// The answer about an id that does not exist, or exists for another client.
+    static var unknownUpload: ReceiverError { ReceiverError(.notFound, "no upload has this id") }
 
     /// The error for a request that the upload's state does not allow.
     static func stateError(_ record: UploadRecord) -> ReceiverError {
@@ -283,10 +287,9 @@ final class UploadGate: Sendable {
     let lock = Mutex(())
 }
 
-/// A possession check in flight: the verifier over the stored object and that object's chunk hashes at the new
-/// upload's chunk size.
+/// A possession check in flight: the verifier over the stored object (its claim from the object's kept Merkle root)
+/// and the dedup index entry it came from.
 struct PossessionEntry: Sendable {
     let verifier: ProofOfPossessionVerifier
-    let chunkHashes: [Digest32]
     let object: StoredObject
 }

@@ -1,3 +1,4 @@
+public import AetherIO
 internal import CAetherMicroHTTPD
 import Synchronization
 
@@ -9,6 +10,8 @@ import Synchronization
 /// (a route may block on fsync without holding up other clients). Requests become `HTTPServerRequest`s, bodies
 /// are streamed piece by piece to the route's `HTTPRequestSink`, a body cut short (client gone, timeout,
 /// shutdown) reaches the sink's `interrupted()`. `Expect: 100-continue` is answered by libmicrohttpd.
+/// Connections are admitted and cut by a `ConnectionGuard` (per-client limit, header deadline) through
+/// libmicrohttpd's accept policy and connection notifications.
 ///
 /// This is the only file that imports `CAetherMicroHTTPD`.
 public final class HTTPServer: Sendable {
@@ -23,7 +26,9 @@ public final class HTTPServer: Sendable {
     private let stopDeadline: Double
 
     /// Starts listening; throws `.unavailable` when the address cannot be bound or TLS cannot be set up.
-    public init(configuration: HTTPServerConfiguration, router: any HTTPRequestRouter) throws(ReceiverError) {
+    public init(
+        configuration: HTTPServerConfiguration, router: any HTTPRequestRouter, clock: any AetherClock = SystemClock()
+    ) throws(ReceiverError) {
         var flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
             | MHD_USE_ITC.rawValue
@@ -34,7 +39,11 @@ public final class HTTPServer: Sendable {
         if configuration.tls != nil, MHD_is_feature_supported(.FEATURE_TLS) != .YES {
             throw ReceiverError(.unavailable, "this libmicrohttpd was built without TLS")
         }
-        let context = ServerContext(router: router)
+        let connectionGuard = ConnectionGuard(
+            perClientLimit: Int(configuration.perClientConnectionLimit),
+            headerTimeoutSeconds: configuration.headerTimeoutSeconds,
+            keepAliveSeconds: Double(configuration.idleTimeoutSeconds), clock: clock)
+        let context = ServerContext(router: router, connectionGuard: connectionGuard)
         let contextPointer = unsafe Unmanaged.passRetained(context).toOpaque()
         let memoryLimit = max(64 * 1024, configuration.connectionMemoryLimit)
         // MHD_start_daemon (through caether_mhd_start, which passes the options): binds, listens, starts threads.
@@ -42,9 +51,9 @@ public final class HTTPServer: Sendable {
             unsafe configuration.tls.map { $0.keyPEM }.withOptionalCString { key in
                 unsafe configuration.tls.map { $0.certificatePEM }.withOptionalCString { cert in
                     unsafe caether_mhd_start(
-                        flags, sockaddr, accessHandler, contextPointer, completedHandler,
-                        configuration.idleTimeoutSeconds, memoryLimit, configuration.connectionLimit,
-                        configuration.perClientConnectionLimit, key, cert)
+                        flags, sockaddr, accessHandler, contextPointer, completedHandler, acceptHandler,
+                        connectionHandler, configuration.idleTimeoutSeconds, memoryLimit,
+                        configuration.connectionLimit, key, cert)
                 }
             }
         }
@@ -60,10 +69,26 @@ public final class HTTPServer: Sendable {
         self.bindAddress = configuration.bindAddress
         self.isTLS = configuration.tls != nil
         self.stopDeadline = configuration.stopDeadlineSeconds
+        self.configuration = configuration
+        connectionGuard.start()
     }
+
+    private let configuration: HTTPServerConfiguration
 
     /// Connections open now.
     public var connectionCount: Int { unsafe daemon.withHandle { unsafe Int(caether_mhd_connection_count($0)) } ?? 0 }
+
+    /// The connection limits and what they refused and cut since start.
+    public var statistics: HTTPConnectionStatistics {
+        let (counters, _) = context.connectionGuard.snapshot
+        return HTTPConnectionStatistics(
+            open: connectionCount, limit: Int(configuration.connectionLimit),
+            perClientLimit: Int(configuration.perClientConnectionLimit),
+            headerTimeoutSeconds: max(0, configuration.headerTimeoutSeconds),
+            idleTimeoutSeconds: Double(configuration.idleTimeoutSeconds), accepted: counters.accepted,
+            refusedPerClient: counters.refusedPerClient, closedHeaderTimeout: counters.closedHeaderTimeout,
+            closedIdleTimeout: counters.closedIdleTimeout)
+    }
 
     /// Requests under way now (headers read, answer not yet sent).
     public var requestsInFlight: Int { context.inFlight.load(ordering: .relaxed) }
@@ -72,6 +97,7 @@ public final class HTTPServer: Sendable {
     /// deadline, then closes everything (requests still running see `interrupted()`). Idempotent.
     public func stop() {
         guard let listener = daemon.quiesce() else { return }
+        context.connectionGuard.stop()
         let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(stopDeadline * 1000)))
         while context.inFlight.load(ordering: .relaxed) > 0, ContinuousClock.now < deadline {
             usleep(10_000)
@@ -133,8 +159,65 @@ private final class DaemonHandle: Sendable {
 /// What the C callbacks reach through their `cls` pointer.
 private final class ServerContext: Sendable {
     let router: any HTTPRequestRouter
+    let connectionGuard: ConnectionGuard
     let inFlight = Atomic<Int>(0)
-    init(router: any HTTPRequestRouter) { self.router = router }
+    init(router: any HTTPRequestRouter, connectionGuard: ConnectionGuard) {
+        self.router = router
+        self.connectionGuard = connectionGuard
+    }
+}
+
+/// A connection's id for the guard: its libmicrohttpd handle's address, unique while it is open.
+private func connectionID(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: connection)) }
+
+/// The accept policy (MHD_AcceptPolicyCallback): called on the accepting thread for each new socket, before the
+/// connection exists; a refusal closes the socket at once.
+private func acceptHandler(
+    _ cls: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
+) -> MHD_Result {
+    guard let cls = unsafe cls else { return .NO }
+    let server = unsafe Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    return server.connectionGuard.admit(unsafe clientKey(address)) ? .YES : .NO
+}
+
+/// MHD_NotifyConnectionCallback: a connection started (on the accepting thread, right after its accept policy
+/// call) or closed (before libmicrohttpd closes its socket).
+private func connectionHandler(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let cls = unsafe cls, let connection = unsafe connection else { return }
+    let server = unsafe Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    if code == .CONNECTION_NOTIFY_STARTED {
+        let key = unsafe clientKey(caether_mhd_client_address(connection))
+        unsafe server.connectionGuard.opened(
+            connectionID(connection), key: key, socket: caether_mhd_connection_socket(connection))
+    } else {
+        unsafe server.connectionGuard.closed(connectionID(connection))
+    }
+}
+
+/// The per-client key of a socket address: an IPv4 address (also when IPv4-mapped) or an IPv6 /64.
+private func clientKey(_ address: UnsafePointer<sockaddr>?) -> ClientAddressKey {
+    guard let address = unsafe address else { return .other }
+    switch Int32(unsafe address.pointee.sa_family) {
+    case AF_INET:
+        return unsafe address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+            .v4(UInt32(bigEndian: unsafe v4.pointee.sin_addr.s_addr))
+        }
+    case AF_INET6:
+        return unsafe address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+            var raw = unsafe v6.pointee.sin6_addr
+            let bytes = unsafe withUnsafeBytes(of: &raw) { unsafe Array($0) }
+            if bytes.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]) {
+                return .v4(bytes[12...].reduce(0) { $0 << 8 | UInt32($1) })
+            }
+            return .v6Prefix(bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
+        }
+    default:
+        return .other
+    }
 }
 
 /// One request's state between libmicrohttpd's calls. Only the connection's own thread touches it (thread per
@@ -172,6 +255,8 @@ private func accessHandler(
     else { return .NO }
     let server = unsafe Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     guard let existing = unsafe requestContext.pointee else {
+        // The header block is complete: the header deadline no longer applies to this connection.
+        unsafe server.connectionGuard.headerReceived(connectionID(connection))
         let request = unsafe makeRequest(connection, url: url, method: method)
         let state = RequestState(request: request)
         unsafe requestContext.pointee = unsafe Unmanaged.passRetained(state).toOpaque()
@@ -217,11 +302,15 @@ private func completedHandler(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ termination: MHD_RequestTerminationCode
 ) {
-    guard let cls = unsafe cls, let requestContext = unsafe requestContext,
-        let pointer = unsafe requestContext.pointee
-    else { return }
-    unsafe requestContext.pointee = nil
+    guard let cls = unsafe cls else { return }
     let server = unsafe Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    if let connection = unsafe connection {
+        // The next header block on this connection is due within the header deadline from now.
+        unsafe server.connectionGuard.requestEnded(
+            connectionID(connection), timedOut: termination == .REQUEST_TERMINATED_TIMEOUT_REACHED)
+    }
+    guard let requestContext = unsafe requestContext, let pointer = unsafe requestContext.pointee else { return }
+    unsafe requestContext.pointee = nil
     let state = unsafe Unmanaged<RequestState>.fromOpaque(pointer).takeRetainedValue()
     var status = state.status
     if let sink = state.sink, !state.finished {

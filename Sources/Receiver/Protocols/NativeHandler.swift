@@ -14,7 +14,8 @@ enum NativeHandler {
             maximumChunkSize: Int64(limits.maximumChunkSize), maximumObjectSize: limits.maximumObjectSize,
             maximumChunks: limits.maximumChunks, parallel: limits.maximumParallelChunks, parityCodes: ["rs8"],
             encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds,
-            maximumRun: limits.maximumRunChunks
+            maximumRun: limits.maximumRunChunks, challengeVersion: AetherWire.spotCheckVersion,
+            maximumChallengeBytes: limits.maximumChallengeBytes
         ).fieldValue
     }
 
@@ -159,12 +160,14 @@ enum NativeHandler {
                     do throws(AetherProtocolError) {
                         document = try NativeChallengeRequest(json: body)
                     } catch {
-                        throw ReceiverError(.malformedRequest, "the challenge document: \(error.message)")
+                        let code: ReceiverError.Code =
+                            error.code == .versionUnsupported ? .challengeVersion : .malformedRequest
+                        throw ReceiverError(code, "the challenge document: \(error.message)")
                     }
                     let answers = try context.engine.challenge(
-                        id, indices: document.indices, nonce: document.nonce, owner: owner, keyedDigests: false)
+                        id, items: document.items, nonce: document.nonce, owner: owner)
                     let answer = NativeChallengeAnswer(
-                        answers: answers.map { .init(index: $0.index, sha256: $0.sha256, proof: $0.proof) },
+                        answers: answers.map { .init(item: $0.item, mac: $0.mac, sha256: $0.sha256, proof: $0.proof) },
                         nonce: document.nonce)
                     return json(200, answer.jsonBytes, type: "application/json")
                 } catch {

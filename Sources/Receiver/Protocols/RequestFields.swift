@@ -50,6 +50,29 @@ enum RequestFields {
         return value
     }
 
+    /// Refuses a request whose body length is ambiguous (RFC 9112 section 6.3), before any byte of it is read:
+    /// `Content-Length` lines that are not all the same digits (libmicrohttpd reads the body by the first and would
+    /// take the rest as the next request), `Content-Length` beside `Transfer-Encoding`, and a `Transfer-Encoding`
+    /// other than `chunked` alone (libmicrohttpd would read such a body until the connection closes).
+    static func checkFraming(_ request: HTTPServerRequest) throws(ReceiverError) {
+        let lengths = request.values("Content-Length").map { Substring($0).trimmingCharacters(in: " \t") }
+        let codings = request.values("Transfer-Encoding")
+        if !codings.isEmpty {
+            guard lengths.isEmpty else {
+                throw ReceiverError(.malformedRequest, "Content-Length and Transfer-Encoding are both given")
+            }
+            let joined = codings.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
+            guard joined.count == 1, joined[0].trimmingCharacters(in: " \t").lowercased() == "chunked" else {
+                throw ReceiverError(.malformedRequest, "Transfer-Encoding other than chunked is not accepted")
+            }
+        }
+        guard let first = lengths.first else { return }
+        guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), lengths.allSatisfy({ $0 == first })
+        else {
+            throw ReceiverError(.malformedRequest, "the Content-Length lines disagree or are not one number")
+        }
+    }
+
     /// `Content-Length` as libmicrohttpd enforced it, or nil for no body / a chunked body.
     static func contentLength(_ request: HTTPServerRequest) -> Int64? {
         guard let text = request.values("Content-Length").first else { return nil }

@@ -46,8 +46,8 @@ public final class ReceiverMetrics: Sendable {
         }
     }
 
-    /// The text exposition, with `activeConnections` sampled by the caller.
-    public func render(activeConnections: Int) -> String {
+    /// The text exposition, with the HTTP server's `connections` sampled by the caller.
+    public func render(connections: HTTPConnectionStatistics) -> String {
         let state = state.withLock { $0 }
         var out = ""
         func family(_ name: String, _ help: String, _ type: String) {
@@ -82,7 +82,30 @@ public final class ReceiverMetrics: Sendable {
         out += "aether_chunk_seconds_sum \(state.latencySum)\n"
         out += "aether_chunk_seconds_count \(state.latencyCount)\n"
         family("aether_active_connections", "Connections open now.", "gauge")
-        out += "aether_active_connections \(activeConnections)\n"
+        out += "aether_active_connections \(connections.open)\n"
+        family("aether_connection_limit", "Connections open at once, in all (more wait to be accepted).", "gauge")
+        out += "aether_connection_limit \(connections.limit)\n"
+        family(
+            "aether_connection_limit_per_client", "Connections open at once per client address or IPv6 /64 (0: none).",
+            "gauge")
+        out += "aether_connection_limit_per_client \(connections.perClientLimit)\n"
+        family(
+            "aether_header_timeout_seconds",
+            "Seconds a connection's first request head may take from the accept.",
+            "gauge")
+        out += "aether_header_timeout_seconds \(Self.format(connections.headerTimeoutSeconds))\n"
+        family(
+            "aether_idle_timeout_seconds",
+            "Seconds a request may stay without a byte moving, and a kept-alive connection without a new head.", "gauge"
+        )
+        out += "aether_idle_timeout_seconds \(Self.format(connections.idleTimeoutSeconds))\n"
+        family("aether_connections_accepted_total", "Connections admitted.", "counter")
+        out += "aether_connections_accepted_total \(connections.accepted)\n"
+        family("aether_connections_refused_total", "Connections refused at accept, by reason.", "counter")
+        out += "aether_connections_refused_total{reason=\"per-client-limit\"} \(connections.refusedPerClient)\n"
+        family("aether_connections_closed_total", "Connections or requests cut by a limit, by reason.", "counter")
+        out += "aether_connections_closed_total{reason=\"header-timeout\"} \(connections.closedHeaderTimeout)\n"
+        out += "aether_connections_closed_total{reason=\"idle-timeout\"} \(connections.closedIdleTimeout)\n"
         return out
     }
 

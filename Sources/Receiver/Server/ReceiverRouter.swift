@@ -10,12 +10,13 @@ public final class ReceiverRouter: HTTPRequestRouter {
     let context: ReceiverContext
     private let tokens: BearerTokens?
     private let log: RequestLog
-    private let connections: @Sendable () -> Int
+    private let connections: @Sendable () -> HTTPConnectionStatistics
 
     /// A router over `engine`. Without `tokens` only loopback clients are served.
     public init(
         engine: UploadEngine, tokens: BearerTokens?, metrics: ReceiverMetrics, log: RequestLog,
-        clock: any AetherClock = SystemClock(), connections: @escaping @Sendable () -> Int = { 0 }
+        clock: any AetherClock = SystemClock(),
+        connections: @escaping @Sendable () -> HTTPConnectionStatistics = { HTTPConnectionStatistics() }
     ) {
         self.context = ReceiverContext(engine: engine, metrics: metrics, clock: clock)
         self.tokens = tokens
@@ -24,7 +25,14 @@ public final class ReceiverRouter: HTTPRequestRouter {
     }
 
     public func start(_ request: HTTPServerRequest) -> HTTPRequestStart {
-        let start = route(request)
+        let start: HTTPRequestStart
+        do throws(ReceiverError) {
+            try RequestFields.checkFraming(request)
+            start = route(request)
+        } catch {
+            // Answered at the headers with the body unread: libmicrohttpd then closes the connection.
+            start = .respond(ProblemResponse.make(error))
+        }
         guard case .respond(var response) = start else { return start }
         context.metrics.answered(response.status)
         // A HEAD answer has no content: clients that send HEAD do not wait for one.
@@ -67,7 +75,7 @@ public final class ReceiverRouter: HTTPRequestRouter {
                 return .respond(ProblemResponse.make(ReceiverError(.unauthorized, "a bearer token is required")))
             }
             var response = HTTPServerResponse(
-                status: 200, body: Array(context.metrics.render(activeConnections: connections()).utf8))
+                status: 200, body: Array(context.metrics.render(connections: connections()).utf8))
             response.add("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return .respond(response)
         case (.uploads, "OPTIONS"), (.upload, "OPTIONS"):

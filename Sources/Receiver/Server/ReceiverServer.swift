@@ -104,8 +104,8 @@ public final class ReceiverServer: Sendable {
         let connections = ConnectionCounter()
         let router = ReceiverRouter(
             engine: engine, tokens: options.tokens, metrics: metrics, log: log, clock: clock,
-            connections: { connections.count })
-        let http = try HTTPServer(configuration: httpConfiguration, router: router)
+            connections: { connections.statistics })
+        let http = try HTTPServer(configuration: httpConfiguration, router: router, clock: clock)
         connections.server.withLock { $0 = http }
         self.connections = connections
         self.http = http
@@ -163,10 +163,10 @@ public final class ReceiverServer: Sendable {
     }
 }
 
-/// The HTTP server's connection count, read by `/metrics` (the router exists before the server).
+/// The HTTP server's connection statistics, read by `/metrics` (the router exists before the server).
 private final class ConnectionCounter: Sendable {
     let server = Mutex<HTTPServer?>(nil)
-    var count: Int { server.withLock { $0?.connectionCount ?? 0 } }
+    var statistics: HTTPConnectionStatistics { server.withLock { $0?.statistics ?? HTTPConnectionStatistics() } }
 }
 
 /// Runs `UploadEngine.expire` every `interval` seconds.

@@ -17,7 +17,7 @@ public final class RequestLog: Sendable {
 
     /// One request's line.
     public struct Entry: Sendable {
-        /// The method.
+        /// The method as received, cut to 32 characters (control characters are replaced in the line).
         public var method: String
         /// The route: the request path as received, cut to 256 bytes.
         public var route: String
@@ -50,17 +50,19 @@ public final class RequestLog: Sendable {
     /// Writes one request line.
     public func request(_ entry: Entry) {
         let route = Self.clean(String(entry.route.prefix(256)))
+        // The method is the client's text too: cleaned as the route, so neither can forge a line.
+        let method = Self.clean(String(entry.method.prefix(32)))
         let line: String
         switch format {
         case .text:
-            var text = "\(entry.method) \(route) \(entry.status.map(String.init) ?? "cut-short") \(entry.bytes)B"
+            var text = "\(method) \(route) \(entry.status.map(String.init) ?? "cut-short") \(entry.bytes)B"
             text += " \(Self.milliseconds(entry.milliseconds))ms"
             if let id = entry.uploadID { text += " id=\(id)" }
             if let client = entry.client { text += " client=\(Self.clean(client))" }
             line = text + "\n"
         case .json:
             var members: [String] = [
-                "\"bytes\":\(entry.bytes)", "\"method\":\(Self.quote(entry.method))",
+                "\"bytes\":\(entry.bytes)", "\"method\":\(Self.quote(method))",
                 "\"ms\":\(Self.milliseconds(entry.milliseconds))", "\"route\":\(Self.quote(route))",
                 "\"status\":\(entry.status.map(String.init) ?? "null")",
             ]
@@ -85,9 +87,12 @@ public final class RequestLog: Sendable {
         String(Double((value * 10).rounded()) / 10)
     }
 
-    /// Control bytes replaced, so a request cannot forge a log line.
-    private static func clean(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+    /// Control characters (C0, DEL, C1) replaced by `?`, so a request can neither forge a log line nor send a
+    /// terminal an escape sequence.
+    static func clean(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0 }))
     }
 
     /// A JSON string.

@@ -193,6 +193,43 @@ enum CatalogQueries {
         return challenge
     }
 
+    /// Enters `object` in the dedup index unless its owner holds the same content at the same chunk size already.
+    static func indexObject<DB: CatalogConnection>(_ db: DB, _ object: StoredObject, ignoring: String, conflict: String)
+        throws(ReceiverError)
+    {
+        let slots = (1...6).map { DB.placeholder($0) }.joined(separator: ", ")
+        try db.execute(
+            "INSERT \(ignoring) INTO objects (owner, content_id, chunk_size, upload, size, file_sha256) VALUES (\(slots))"
+                + conflict,
+            [
+                .text(object.owner.name), .text(object.contentID), .integer(Int64(object.chunkSize)),
+                .text(object.upload.rawValue), .integer(object.size), .blob(object.fileSHA256.bytes),
+            ])
+    }
+
+    /// An object of the dedup index with `contentID` at `chunkSize`, of `owner` (any owner when nil): the first by
+    /// upload id, so the same question gets the same answer.
+    static func object<DB: CatalogConnection>(
+        _ db: DB, contentID: String, chunkSize: Int, owner: ClientIdentity?
+    ) throws(ReceiverError) -> StoredObject? {
+        var sql =
+            "SELECT owner, upload, size, file_sha256 FROM objects WHERE content_id = \(DB.placeholder(1)) "
+            + "AND chunk_size = \(DB.placeholder(2))"
+        var parameters: [CatalogValue] = [.text(contentID), .integer(Int64(chunkSize))]
+        if let owner {
+            sql += " AND owner = \(DB.placeholder(3))"
+            parameters.append(.text(owner.name))
+        }
+        let rows = try db.query(sql + " ORDER BY upload LIMIT 1", parameters)
+        guard let row = rows.first else { return nil }
+        guard row.count == 4, case .text(let ownerName) = row[0], case .text(let upload) = row[1],
+            case .integer(let size) = row[2]
+        else { throw CatalogRow.damaged("objects") }
+        return StoredObject(
+            contentID: contentID, owner: ClientIdentity(ownerName), chunkSize: chunkSize,
+            upload: try CatalogRow.uploadID(upload), size: size, fileSHA256: try CatalogRow.digest(row[3]))
+    }
+
     /// Deletes the chunk, parity, object and possession rows of `id` (its upload row and audit stay).
     static func deleteWorkingRows<DB: CatalogConnection>(_ db: DB, _ id: UploadID) throws(ReceiverError) {
         for table in ["chunks", "parity", "objects", "possession"] {

@@ -106,6 +106,21 @@ public final class PostgresCatalog: UploadCatalog {
             """,
             "CREATE INDEX possession_issued ON possession (issued_at)",
         ],
+        [
+            // 3: the dedup index per owner and chunk size (one entry per owner's copy, and the chunk size of the
+            // digests the native upload kept, so a create never hashes a stored object).
+            "ALTER TABLE objects ADD COLUMN owner TEXT, ADD COLUMN chunk_size BIGINT",
+            """
+            UPDATE objects SET owner = u.owner,
+              chunk_size = CASE WHEN u.protocol = 'native' THEN u.chunk_size ELSE 0 END
+            FROM uploads u WHERE u.id = objects.upload
+            """,
+            "ALTER TABLE objects ALTER COLUMN owner SET NOT NULL, ALTER COLUMN chunk_size SET NOT NULL",
+            "ALTER TABLE objects DROP CONSTRAINT objects_pkey",
+            "ALTER TABLE objects ADD PRIMARY KEY (owner, content_id, chunk_size)",
+            "CREATE INDEX objects_upload ON objects (upload)",
+            "CREATE INDEX objects_content ON objects (content_id, chunk_size, upload)",
+        ],
     ]
 
     /// The advisory lock key that keeps two receivers from migrating at once.
@@ -282,15 +297,8 @@ public final class PostgresCatalog: UploadCatalog {
                     .blob(receipt.merkleRoot.bytes), .integer(receipt.size),
                 ])
             if let object {
-                try db.execute(
-                    """
-                    INSERT INTO objects (content_id, upload, size, file_sha256) VALUES ($1, $2, $3, $4)
-                    ON CONFLICT (content_id) DO NOTHING
-                    """,
-                    [
-                        .text(object.contentID), .text(object.upload.rawValue), .integer(object.size),
-                        .blob(object.fileSHA256.bytes),
-                    ])
+                try CatalogQueries.indexObject(
+                    db, object, ignoring: "", conflict: " ON CONFLICT (owner, content_id, chunk_size) DO NOTHING")
             }
             try Self.audit(db, upload.id, "complete", at: receipt.completedAt)
         }
@@ -314,17 +322,11 @@ public final class PostgresCatalog: UploadCatalog {
         }
     }
 
-    public func object(contentID: String) throws(ReceiverError) -> StoredObject? {
+    public func object(contentID: String, chunkSize: Int, owner: ClientIdentity?) throws(ReceiverError)
+        -> StoredObject?
+    {
         try read { db throws(ReceiverError) in
-            let rows = try db.query(
-                "SELECT upload, size, file_sha256 FROM objects WHERE content_id = $1", [.text(contentID)])
-            guard let row = rows.first else { return nil }
-            guard row.count == 3, case .text(let upload) = row[0], case .integer(let size) = row[1] else {
-                throw CatalogRow.damaged("objects")
-            }
-            return StoredObject(
-                contentID: contentID, upload: try CatalogRow.uploadID(upload), size: size,
-                fileSHA256: try CatalogRow.digest(row[2]))
+            try CatalogQueries.object(db, contentID: contentID, chunkSize: chunkSize, owner: owner)
         }
     }
 

@@ -6,7 +6,7 @@ import Synchronization
 /// `PRAGMA user_version`.
 public final class SQLiteUploadCatalog: UploadCatalog {
     /// The schema version this code writes.
-    public static let schemaVersion: Int64 = 2
+    public static let schemaVersion: Int64 = 3
 
     private let connection: SQLiteConnection
     private let lock = Mutex(())
@@ -23,19 +23,41 @@ public final class SQLiteUploadCatalog: UploadCatalog {
             throw ReceiverError(.storageFailed, "the catalogue has no user_version")
         }
         if version == schemaVersion { return }
-        guard version == 0 || version == 1 else {
+        guard (0..<schemaVersion).contains(version) else {
             throw ReceiverError(
                 .storageFailed, "the catalogue has schema version \(version), this receiver knows \(schemaVersion)")
         }
         try db.transaction { () throws(ReceiverError) in
-            if version == 0 { try createVersionOne(db) }
-            // 2: issued possession challenges (kept here too, so both catalogues behave alike).
-            try db.execute(
-                """
-                CREATE TABLE possession (upload TEXT NOT NULL REFERENCES uploads(id), nonce BLOB NOT NULL,
-                  challenge BLOB NOT NULL, issued_at INTEGER NOT NULL, PRIMARY KEY (upload, nonce)) WITHOUT ROWID
-                """)
-            try db.execute("CREATE INDEX possession_issued ON possession (issued_at)")
+            if version < 1 { try createVersionOne(db) }
+            if version < 2 {
+                // 2: issued possession challenges (kept here too, so both catalogues behave alike).
+                try db.execute(
+                    """
+                    CREATE TABLE possession (upload TEXT NOT NULL REFERENCES uploads(id), nonce BLOB NOT NULL,
+                      challenge BLOB NOT NULL, issued_at INTEGER NOT NULL, PRIMARY KEY (upload, nonce)) WITHOUT ROWID
+                    """)
+                try db.execute("CREATE INDEX possession_issued ON possession (issued_at)")
+            }
+            if version < 3 {
+                // 3: the dedup index per owner and chunk size (one entry per owner's copy, and the chunk size of
+                // the digests the native upload kept, so a create never hashes a stored object).
+                try db.execute(
+                    """
+                    CREATE TABLE objects_v3 (owner TEXT NOT NULL, content_id TEXT NOT NULL, chunk_size INTEGER NOT NULL,
+                      upload TEXT NOT NULL REFERENCES uploads(id), size INTEGER NOT NULL, file_sha256 BLOB NOT NULL,
+                      PRIMARY KEY (owner, content_id, chunk_size)) WITHOUT ROWID
+                    """)
+                try db.execute(
+                    """
+                    INSERT INTO objects_v3 (owner, content_id, chunk_size, upload, size, file_sha256)
+                      SELECT u.owner, o.content_id, CASE WHEN u.protocol = 'native' THEN u.chunk_size ELSE 0 END,
+                        o.upload, o.size, o.file_sha256 FROM objects o JOIN uploads u ON u.id = o.upload
+                    """)
+                try db.execute("DROP TABLE objects")
+                try db.execute("ALTER TABLE objects_v3 RENAME TO objects")
+                try db.execute("CREATE INDEX objects_upload ON objects (upload)")
+                try db.execute("CREATE INDEX objects_content ON objects (content_id, chunk_size, upload)")
+            }
             try db.execute("PRAGMA user_version = \(schemaVersion)")
         }
     }
@@ -183,14 +205,7 @@ public final class SQLiteUploadCatalog: UploadCatalog {
                     .text(receipt.cid), .integer(receipt.completedAt), .blob(receipt.fileSHA256.bytes),
                     .blob(receipt.merkleRoot.bytes), .integer(receipt.size),
                 ])
-            if let object {
-                try db.execute(
-                    "INSERT OR IGNORE INTO objects (content_id, upload, size, file_sha256) VALUES (?, ?, ?, ?)",
-                    [
-                        .text(object.contentID), .text(object.upload.rawValue), .integer(object.size),
-                        .blob(object.fileSHA256.bytes),
-                    ])
-            }
+            if let object { try CatalogQueries.indexObject(db, object, ignoring: "OR IGNORE", conflict: "") }
             try Self.audit(db, upload.id, "complete", at: receipt.completedAt)
         }
     }
@@ -213,16 +228,11 @@ public final class SQLiteUploadCatalog: UploadCatalog {
         }
     }
 
-    public func object(contentID: String) throws(ReceiverError) -> StoredObject? {
+    public func object(contentID: String, chunkSize: Int, owner: ClientIdentity?) throws(ReceiverError)
+        -> StoredObject?
+    {
         try read { db throws(ReceiverError) in
-            let rows = try db.query(
-                "SELECT upload, size, file_sha256 FROM objects WHERE content_id = ?", [.text(contentID)])
-            guard let row = rows.first, row.count == 3, case .text(let upload) = row[0],
-                case .integer(let size) = row[1]
-            else { return nil }
-            return StoredObject(
-                contentID: contentID, upload: try CatalogRow.uploadID(upload), size: size,
-                fileSHA256: try CatalogRow.digest(row[2]))
+            try CatalogQueries.object(db, contentID: contentID, chunkSize: chunkSize, owner: owner)
         }
     }
 

@@ -31,8 +31,9 @@ public protocol UploadCatalog: Sendable {
         throws(ReceiverError)
     /// The receipt of a completed upload.
     func receipt(_ id: UploadID) throws(ReceiverError) -> UploadReceiptRecord?
-    /// The stored object with content id `contentID` (the dedup index), nil when none.
-    func object(contentID: String) throws(ReceiverError) -> StoredObject?
+    /// A stored object with content id `contentID` whose chunk hashes at `chunkSize` are kept (the dedup index:
+    /// a native upload's receipts), held by `owner`, or by anyone when `owner` is nil; nil when none.
+    func object(contentID: String, chunkSize: Int, owner: ClientIdentity?) throws(ReceiverError) -> StoredObject?
     /// Records `upload` (now expired or cancelled) and drops its chunk and parity receipts and any dedup index
     /// entry that points at its object.
     func recordRemoval(_ upload: UploadRecord, event: String) throws(ReceiverError)
@@ -58,10 +59,16 @@ public protocol UploadCatalog: Sendable {
     func exclusively(_ job: String, _ body: () throws(ReceiverError) -> Void) throws(ReceiverError) -> Bool
 }
 
-/// An object in the dedup index: its content id and the upload whose object blob holds the bytes.
+/// An object in the dedup index: its content id, the client that stored it, the chunk size its kept digests are
+/// at (the chunk receipts and Merkle root of the native upload that stored it; 0 for a byte-stream upload, which
+/// keeps none), and the upload whose object blob holds the bytes.
 public struct StoredObject: Sendable, Hashable {
     /// `aci:1:sha256:<hex>`.
     public var contentID: String
+    /// The client whose upload stored it.
+    public var owner: ClientIdentity
+    /// The chunk size of the kept chunk hashes and Merkle root; 0 when none are kept.
+    public var chunkSize: Int
     /// The upload whose `.object` blob holds the bytes.
     public var upload: UploadID
     /// Size in bytes.
@@ -70,8 +77,12 @@ public struct StoredObject: Sendable, Hashable {
     public var fileSHA256: Digest32
 
     /// An index entry.
-    public init(contentID: String, upload: UploadID, size: Int64, fileSHA256: Digest32) {
+    public init(
+        contentID: String, owner: ClientIdentity, chunkSize: Int, upload: UploadID, size: Int64, fileSHA256: Digest32
+    ) {
         self.contentID = contentID
+        self.owner = owner
+        self.chunkSize = chunkSize
         self.upload = upload
         self.size = size
         self.fileSHA256 = fileSHA256

@@ -83,7 +83,8 @@ public struct FusionSchedulerStateMachine: Sendable {
             // No forecast yet (or an outage): smallest chunk, one stream, until a measurement arrives.
             return SchedulingDecision(
                 chunkSizeBytes: bounds.lowerBound, parallelism: 1, strategy: strategy, transportStable: false,
-                queueLimited: false, candidates: [], predictedBitsPerSecond: 0)
+                queueLimited: false, candidates: [], predictedBitsPerSecond: 0,
+                pessimisticBitsPerSecond: 0)
         }
         let sigma = kalman.standardDeviation / 8
         let pessimistic = max(rate * 0.25, rate - sigma)
@@ -168,7 +169,8 @@ public struct FusionSchedulerStateMachine: Sendable {
         let allowed = context.parallelismCap == 0 ? 0 : parallel
         return SchedulingDecision(
             chunkSizeBytes: chosen, parallelism: allowed, strategy: strategy, transportStable: transportStable,
-            queueLimited: queueLimited, candidates: candidates, predictedBitsPerSecond: fused.bitsPerSecond)
+            queueLimited: queueLimited, candidates: candidates, predictedBitsPerSecond: fused.bitsPerSecond,
+            pessimisticBitsPerSecond: pessimistic * 8)
     }
 
     /// MPC objective of one (size, parallelism) plan over the forecast trajectory (bytes delivered, penalised).

@@ -14,4 +14,7 @@ public struct SchedulingDecision: Sendable, Equatable {
     public let candidates: [Int]
     /// The throughput the decision assumed, bit/s.
     public let predictedBitsPerSecond: Double
+    /// The rate the decision plans against when bytes are at risk: the forecast less one standard deviation of the
+    /// Kalman filter, at least a quarter of the forecast (bit/s; 0 with no forecast).
+    public let pessimisticBitsPerSecond: Double
 }

@@ -12,6 +12,15 @@ public struct PossessionClaim: Sendable, Hashable {
     /// The Merkle root over the chunk SHA-256s.
     public let merkleRoot: Digest32
 
+    /// A claim about content of `contentSize` bytes in `chunkCount` chunks of `chunkSize` whose Merkle root is
+    /// `merkleRoot` (a verifier that keeps the root of stored content, not its bytes' hashes, states it so).
+    public init(contentSize: UInt64, chunkSize: UInt32, chunkCount: UInt64, merkleRoot: Digest32) {
+        self.contentSize = contentSize
+        self.chunkSize = chunkSize
+        self.chunkCount = chunkCount
+        self.merkleRoot = merkleRoot
+    }
+
     /// The claim's canonical bytes: `u64 size || u32 chunk size || u64 chunk count || root`.
     var canonicalBytes: [UInt8] {
         var out: [UInt8] = []

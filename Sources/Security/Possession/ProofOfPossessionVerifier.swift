@@ -14,7 +14,8 @@ public final class ProofOfPossessionVerifier: Sendable {
     public static let maximumPendingChallenges = 1024
 
     private let source: any PossessionSource
-    private let chunkHashes: [Digest32]
+    /// The stored chunk hashes; nil for a verifier made from a claim, which asks no Merkle questions.
+    private let chunkHashes: [Digest32]?
     private let policy: PossessionPolicy
     let clock: any AetherClock
     private let state: Mutex<PossessionVerifierStateMachine>
@@ -43,6 +44,31 @@ public final class ProofOfPossessionVerifier: Sendable {
         self.clock = clock
         self.claim = PossessionClaim(
             contentSize: source.size, chunkSize: chunkSize, chunkCount: expected, merkleRoot: root)
+        state = Mutex(
+            PossessionVerifierStateMachine(
+                lifetime: Self.challengeLifetime, capacity: Self.maximumPendingChallenges))
+    }
+
+    /// A verifier for the stored `source` that knows its `claim` (size, chunk size and count, Merkle root) but not
+    /// its chunk hashes: no chunk is hashed to make it. Its `policy` may ask only the full content and ranges (a
+    /// Merkle question needs the chunk hashes: `.malformedMessage`), so what checking an answer reads is what the
+    /// policy names: with ranges only, `rangeCount * rangeLength` bytes.
+    public init(
+        source: any PossessionSource, claim: PossessionClaim, policy: PossessionPolicy,
+        clock: any AetherClock = SystemClock()
+    ) throws(SecurityError) {
+        guard claim.chunkSize > 0 else { throw SecurityError(.malformedMessage, "the chunk size must be positive") }
+        guard claim.contentSize == source.size,
+            claim.chunkCount == (source.size + UInt64(claim.chunkSize) - 1) / UInt64(claim.chunkSize)
+        else { throw SecurityError(.malformedMessage, "the claim does not describe the content") }
+        guard policy.merkleChunkCount == 0 else {
+            throw SecurityError(.malformedMessage, "a verifier without chunk hashes asks no Merkle questions")
+        }
+        self.source = source
+        self.chunkHashes = nil
+        self.policy = policy
+        self.clock = clock
+        self.claim = claim
         state = Mutex(
             PossessionVerifierStateMachine(
                 lifetime: Self.challengeLifetime, capacity: Self.maximumPendingChallenges))
@@ -137,7 +163,9 @@ public final class ProofOfPossessionVerifier: Sendable {
                 let included =
                     proof.leafIndex == UInt64(index)
                     && proof.verify(chunkHash: chunkHash, root: claim.merkleRoot, leafCount: claim.chunkCount)
-                allMatch = allMatch && included && chunkHash == chunkHashes[Int(index)]
+                // Without the stored chunk hashes a Merkle question cannot be checked: it fails.
+                let stored = chunkHashes.flatMap { Int(index) < $0.count ? $0[Int(index)] : nil }
+                allMatch = allMatch && included && (stored.map { $0 == chunkHash } ?? false)
             }
             let mac = try reader.digest()
             let expected = try PossessionTranscript.answer(

@@ -54,3 +54,10 @@ public struct BackendCapabilities: Sendable, Hashable {
         self.maximumObjectSize = maximumObjectSize
     }
 }
+
+extension BackendCapabilities {
+    /// Whether a request cut part way leaves what arrived stored: a native run keeps the chunks finished before the
+    /// cut (and, with `resume-chunk`, the received prefix of the one under way), an IETF or tus append the bytes up
+    /// to the cut; an S3 part is lost whole.
+    public var keepsCutPrefix: Bool { resumeQuery != .parts }
+}

@@ -15,6 +15,12 @@ public struct UploadReceipt: Sendable, Hashable {
     public var serverMerkleRoot: Digest32?
     /// The chain head the destination computed (native).
     public var serverChainHead: Digest32?
+    /// Digests the protocol lets the destination report but this receipt could not carry (`sha256` of an IETF
+    /// upload found complete before this client's completing request: the digest of that answer is not asked
+    /// again), so the caller says they were not checked rather than that they matched.
+    public var unchecked: [String] = []
+    /// Why `unchecked` is not empty, for people.
+    public var uncheckedReason: String?
 
     /// A receipt.
     public init(

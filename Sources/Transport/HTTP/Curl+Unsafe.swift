@@ -98,6 +98,8 @@ struct CurlCode {
     fileprivate let handle: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The congestion control's name for the socket-option callback (nil: the system's), owned by this handle.
+    private var congestionName: UnsafeMutablePointer<CChar>?
 
     /// The key the multi handle reports it under.
     var key: Int { unsafe Int(bitPattern: handle) }
@@ -115,6 +117,7 @@ struct CurlCode {
         unsafe curl_easy_cleanup(handle)
         if let headerList = unsafe headerList { unsafe curl_slist_free_all(headerList) }
         unsafe errorBuffer.deallocate()
+        if let congestionName = unsafe congestionName { unsafe free(congestionName) }
     }
 
     /// curl_easy_pause(CURLPAUSE_CONT): the body source has bytes again.
@@ -149,6 +152,13 @@ struct CurlCode {
         try set(CURLOPT_PROTOCOLS_STR, "http,https")
         try set(CURLOPT_FOLLOWLOCATION, 0)
         try set(CURLOPT_TCP_KEEPALIVE, 1)
+        if let name = configuration.congestionControl, let copy = unsafe strdup(name) {
+            unsafe congestionName = copy
+            try check(
+                unsafe caether_curl_setopt_sockopt_function(handle, Curl.chooseCongestionControl),
+                CURLOPT_SOCKOPTFUNCTION)
+            try check(unsafe caether_curl_setopt_pointer(handle, CURLOPT_SOCKOPTDATA, copy), CURLOPT_SOCKOPTDATA)
+        }
         try set(CURLOPT_MAXAGE_CONN, configuration.idleReuseLimit)
         try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         if !request.headers.contains("User-Agent") { try set(CURLOPT_USERAGENT, configuration.userAgent) }
@@ -226,8 +236,7 @@ struct CurlCode {
         try check(unsafe caether_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context), CURLOPT_WRITEDATA)
 
         let method = request.method
-        let sendsBody = !request.body.isEmpty || ["PUT", "POST", "PATCH"].contains(method)
-        if sendsBody {
+        if request.sendsBody {
             try set(CURLOPT_UPLOAD, 1)
             try check(unsafe caether_curl_setopt_read_function(handle, Curl.readBody), CURLOPT_READFUNCTION)
             try check(unsafe caether_curl_setopt_pointer(handle, CURLOPT_READDATA, context), CURLOPT_READDATA)
@@ -259,6 +268,22 @@ struct CurlCode {
         return value
     }
 
+    /// Whether libcurl has begun sending the request (connected, TLS done): CURLINFO_PRETRANSFER_TIME_T is set.
+    var requestStarted: Bool { offset(CURLINFO_PRETRANSFER_TIME_T) > 0 }
+
+    /// Whether bytes still wait in the send queue of the transfer's socket (CURLINFO_ACTIVESOCKET, then
+    /// ioctl(TIOCOUTQ), the same request as SIOCOUTQ on a TCP socket): a request body handed to libcurl may sit
+    /// there for a long time on a slow link. False when there is no socket or the kernel does not say.
+    var hasQueuedBytes: Bool {
+        var socket: curl_socket_t = CURL_SOCKET_BAD
+        guard unsafe caether_curl_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
+            socket != CURL_SOCKET_BAD
+        else { return false }
+        var queued: Int32 = 0
+        guard unsafe ioctl(socket, UInt(TIOCOUTQ), &queued) == 0 else { return false }
+        return queued > 0
+    }
+
     private func offset(_ item: CURLINFO) -> Int64 {
         var value: curl_off_t = 0
         _ = unsafe caether_curl_getinfo_offset(handle, item, &value)
@@ -279,7 +304,25 @@ struct CurlCode {
             connectMicros: offset(CURLINFO_CONNECT_TIME_T), tlsMicros: offset(CURLINFO_APPCONNECT_TIME_T),
             firstByteMicros: offset(CURLINFO_STARTTRANSFER_TIME_T), totalMicros: offset(CURLINFO_TOTAL_TIME_T),
             bytesSent: offset(CURLINFO_SIZE_UPLOAD_T), bytesReceived: offset(CURLINFO_SIZE_DOWNLOAD_T),
-            headerBytesReceived: Int64(info(CURLINFO_HEADER_SIZE)), newConnections: info(CURLINFO_NUM_CONNECTS))
+            headerBytesReceived: Int64(info(CURLINFO_HEADER_SIZE)), newConnections: info(CURLINFO_NUM_CONNECTS),
+            congestionControl: congestionControl)
+    }
+
+    /// The congestion control of the transfer's socket (CURLINFO_ACTIVESOCKET, then getsockopt(TCP_CONGESTION)),
+    /// nil when there is no socket or the kernel does not say.
+    private var congestionControl: String? {
+        var socket: curl_socket_t = CURL_SOCKET_BAD
+        guard unsafe caether_curl_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
+            socket != CURL_SOCKET_BAD
+        else { return nil }
+        var name = [CChar](repeating: 0, count: 16)
+        var length = socklen_t(name.count)
+        let result = unsafe name.withUnsafeMutableBytes { raw in
+            unsafe getsockopt(socket, Int32(IPPROTO_TCP), TCP_CONGESTION, raw.baseAddress, &length)
+        }
+        guard result == 0 else { return nil }
+        let bytes = name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
     }
 
     /// The response, or the typed error for libcurl's result (a callback's own reason first).
@@ -349,7 +392,12 @@ struct CurlCode {
                 return TransportError(.systemCall, "no socket could be made: \(reason)", errno: local)
             }
             return TransportError(.connectionRefused, message)
-        case CURLE_OPERATION_TIMEDOUT: return TransportError(.timedOut, message)
+        case CURLE_OPERATION_TIMEDOUT:
+            // libcurl's low-speed limit: nothing moved either way (a connection that stalled without closing).
+            if detail.contains("too slow") {
+                return TransportError(.timedOut, "the connection stalled: no bytes moved (\(message))")
+            }
+            return TransportError(.timedOut, message)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
             let verify = info(CURLINFO_SSL_VERIFYRESULT)
             if verify == applicationVerification { return TransportError(.pinMismatch, message) }
@@ -434,6 +482,16 @@ extension Curl {
         guard transfer.acceptsBody(count: length) else { return 0 }
         unsafe transfer.responseBody.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
         return length
+    }
+
+    /// CURLOPT_SOCKOPTFUNCTION: setsockopt(TCP_CONGESTION) with the name in `userdata` on each new TCP connection.
+    /// A refusal (the control not available or not allowed) leaves the system's default: never a failed request.
+    static let chooseCongestionControl: curl_sockopt_callback = { userdata, socket, purpose in
+        guard purpose == CURLSOCKTYPE_IPCXN, let name = unsafe userdata?.assumingMemoryBound(to: CChar.self) else {
+            return Int32(CURL_SOCKOPT_OK)
+        }
+        _ = unsafe setsockopt(socket, Int32(IPPROTO_TCP), TCP_CONGESTION, name, socklen_t(strlen(name)))
+        return Int32(CURL_SOCKOPT_OK)
     }
 
     /// CURLOPT_SSL_CTX_FUNCTION: installs the pin manager's verification on the new connection's SSL_CTX (after

@@ -27,12 +27,22 @@ public struct HTTPClientConfiguration: Sendable {
     /// `aether upload --max-rate` sets it to the upload's cap, so that no request bursts past it while the
     /// uploader spaces the requests (`RatePacer`).
     public var maximumSendBytesPerSecond: Int64?
+    /// The TCP congestion control asked for on every new connection (`TCP_CONGESTION` from libcurl's socket-option
+    /// callback), e.g. `bbr`; nil leaves the system's default. Where the system refuses it (not available, or not in
+    /// `net.ipv4.tcp_allowed_congestion_control` for an unprivileged process) the connection keeps the default;
+    /// `HTTPTelemetry.congestionControl` says which one each request ran on.
+    public var congestionControl: String?
+
+    /// The congestion control asked for by default: BBR, which keeps its rate through random loss where loss-based
+    /// controls (CUBIC, Reno) collapse (`docs/SCHEDULING.md`, "Transport choices").
+    public static let defaultCongestionControl = "bbr"
 
     /// The defaults: system trust, no pins, proxies from the environment, 1 MiB upload buffer, 64 KiB of headers.
     public init(
         trustAnchorsFile: String? = nil, pinning: CertificatePinManager? = nil, proxy: HTTPProxy = .environment,
         uploadBufferSize: Int = 1 << 20, maximumHeaderBytes: Int = 64 << 10, userAgent: String = "aether/1",
-        idleReuseLimit: Int = 4, maximumSendBytesPerSecond: Int64? = nil
+        idleReuseLimit: Int = 4, maximumSendBytesPerSecond: Int64? = nil,
+        congestionControl: String? = HTTPClientConfiguration.defaultCongestionControl
     ) {
         self.trustAnchorsFile = trustAnchorsFile
         self.pinning = pinning
@@ -42,5 +52,11 @@ public struct HTTPClientConfiguration: Sendable {
         self.userAgent = userAgent
         self.idleReuseLimit = max(idleReuseLimit, 0)
         self.maximumSendBytesPerSecond = maximumSendBytesPerSecond.map { max($0, 1) }
+        self.congestionControl = congestionControl.flatMap { name in
+            // TCP_CONGESTION takes a name of at most 15 bytes (TCP_CA_NAME_MAX less its terminator).
+            !name.isEmpty && name.utf8.count < 16
+                && name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+                ? name : nil
+        }
     }
 }

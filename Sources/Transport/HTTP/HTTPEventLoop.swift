@@ -12,6 +12,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     private let nextID = Atomic<UInt64>(1)
     private var active: [UInt64: HTTPTransfer] = [:]
     private var byHandle: [Int: UInt64] = [:]
+    private var lastDeadlineCheck = ContinuousClock.now
 
     init(configuration: HTTPClientConfiguration) throws(TransportError) {
         self.configuration = configuration
@@ -63,6 +64,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             }
             multi.perform()
             while let done = multi.nextDone() { complete(handle: done.handle, code: done.code) }
+            stopOverdue()
             multi.poll(milliseconds: 1000)
         }
     }
@@ -93,6 +95,23 @@ final class HTTPEventLoop: @unchecked Sendable {
         case .resume(let id):
             active[id]?.easy?.unpause()
         }
+    }
+
+    /// Fails every transfer whose answer is past its deadline (`HTTPTimeouts.firstByte`, `answer`) with `.timedOut`;
+    /// its connection is closed. Run at most four times a second (a busy loop turns thousands of times a second, and
+    /// each look costs two calls per transfer), and at least once a second (the poll's longest wait).
+    private func stopOverdue() {
+        let now = ContinuousClock.now
+        guard lastDeadlineCheck.duration(to: now) >= .milliseconds(250) else { return }
+        lastDeadlineCheck = now
+        var overdue: [(HTTPTransfer, String)] = []
+        for transfer in active.values {
+            guard let easy = transfer.easy,
+                let reason = transfer.overdue(started: easy.requestStarted, queued: easy.hasQueuedBytes)
+            else { continue }
+            overdue.append((transfer, reason))
+        }
+        for (transfer, reason) in overdue { stop(transfer, TransportError(.timedOut, reason)) }
     }
 
     /// Removes a transfer from the multi handle at once (its connection is closed, not reused) and fails it.

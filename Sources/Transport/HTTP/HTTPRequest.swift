@@ -34,6 +34,9 @@ public struct HTTPRequest: Sendable {
         self.requestTarget = requestTarget
     }
 
+    /// Whether the request carries a body (libcurl's upload mode): one is given, or the method takes one.
+    var sendsBody: Bool { !body.isEmpty || ["PUT", "POST", "PATCH"].contains(method) }
+
     /// True for `https://` URLs (ASCII case-insensitive).
     var isTLS: Bool { url.utf8.count >= 8 && HTTPHeaders.equalNames(String(url.prefix(8)), "https://") }
 

@@ -6,8 +6,13 @@ struct HTTPResponseHeadParser {
     enum Outcome: Equatable {
         case accepted
         case tooLarge
+        case tooManyInformational
         case malformed(String)
     }
+
+    /// The most 1xx answers taken before the final one: more is a server that never answers (a 100 or 104 sent
+    /// again and again), refused rather than waited out.
+    static let maximumInformational = 32
 
     let limit: Int
     private(set) var bytes = 0
@@ -35,6 +40,7 @@ struct HTTPResponseHeadParser {
         if line.isEmpty {
             guard let status = currentStatus else { return .malformed("a header block without a status line") }
             if status < 200 {
+                guard informational.count < Self.maximumInformational else { return .tooManyInformational }
                 informational.append(HTTPInformationalResponse(status: status, headers: currentHeaders))
             } else {
                 finalStatus = status

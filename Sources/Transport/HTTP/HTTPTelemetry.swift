@@ -24,12 +24,14 @@ public struct HTTPTelemetry: Sendable, Equatable {
     public var headerBytesReceived: Int64
     /// True when the request ran on a connection that already existed (libcurl made no new connection for it).
     public var connectionReused: Bool
+    /// The TCP congestion control of the request's connection (`TCP_CONGESTION`), nil when the system did not say.
+    public var congestionControl: String?
 
     /// Telemetry with every field given.
     public init(
         protocolVersion: HTTPProtocolVersion, nameLookup: Duration, connect: Duration, tlsHandshake: Duration,
         firstByte: Duration, total: Duration, bytesSent: Int64, bytesReceived: Int64, headerBytesReceived: Int64,
-        connectionReused: Bool
+        connectionReused: Bool, congestionControl: String? = nil
     ) {
         self.protocolVersion = protocolVersion
         self.nameLookup = nameLookup
@@ -41,13 +43,14 @@ public struct HTTPTelemetry: Sendable, Equatable {
         self.bytesReceived = bytesReceived
         self.headerBytesReceived = headerBytesReceived
         self.connectionReused = connectionReused
+        self.congestionControl = congestionControl
     }
 
     /// Builds telemetry from libcurl's cumulative timestamps (microseconds since the start).
     init(
         protocolVersion: HTTPProtocolVersion, nameLookupMicros: Int64, connectMicros: Int64, tlsMicros: Int64,
         firstByteMicros: Int64, totalMicros: Int64, bytesSent: Int64, bytesReceived: Int64,
-        headerBytesReceived: Int64, newConnections: Int
+        headerBytesReceived: Int64, newConnections: Int, congestionControl: String? = nil
     ) {
         func span(_ from: Int64, _ to: Int64) -> Duration { .microseconds(max(0, to - from)) }
         self.protocolVersion = protocolVersion
@@ -61,5 +64,6 @@ public struct HTTPTelemetry: Sendable, Equatable {
         self.bytesReceived = bytesReceived
         self.headerBytesReceived = headerBytesReceived
         self.connectionReused = newConnections == 0
+        self.congestionControl = congestionControl
     }
 }

@@ -1,3 +1,4 @@
+import AetherIO
 import Synchronization
 
 /// One request in flight: the request, the body cursor libcurl's read callback pulls from, the response being
@@ -21,6 +22,12 @@ final class HTTPTransfer: @unchecked Sendable {
 
     var parser: HTTPResponseHeadParser
     var responseBody: [UInt8] = []
+    /// The answer's deadlines, fed by the callbacks and the loop's turns.
+    var deadline: HTTPAnswerDeadline
+    /// Whether the whole request body has been handed to libcurl (from the start when there is none).
+    private(set) var bodyHandedOver: Bool
+    /// Monotonic seconds for the deadlines.
+    let clock: any AetherClock
     /// Set by a callback that stopped the transfer, so the error says why rather than libcurl's generic code.
     var failure: TransportError?
     var easy: CurlEasy?
@@ -31,10 +38,13 @@ final class HTTPTransfer: @unchecked Sendable {
     private var current: HTTPBodyPiece?
     private var offset = 0
 
-    init(id: UInt64, request: HTTPRequest, maximumHeaderBytes: Int) {
+    init(id: UInt64, request: HTTPRequest, maximumHeaderBytes: Int, clock: any AetherClock = SystemClock()) {
         self.id = id
         self.request = request
+        self.clock = clock
         parser = HTTPResponseHeadParser(limit: maximumHeaderBytes)
+        deadline = HTTPAnswerDeadline(request.timeouts, bodyLimit: request.responseBodyLimit)
+        bodyHandedOver = !request.sendsBody
         switch request.body.storage {
         case .none:
             stream = nil
@@ -77,13 +87,18 @@ final class HTTPTransfer: @unchecked Sendable {
                 switch stream.next() {
                 case .piece(let piece, _): current = piece
                 case .waiting: return .pause
-                case .finished: return .end
+                case .finished:
+                    bodyHandedOver = true
+                    return .end
                 case .failed(let error):
                     failure = error
                     return .abort
                 }
             } else {
-                guard pieceIndex < pieces.count else { return .end }
+                guard pieceIndex < pieces.count else {
+                    bodyHandedOver = true
+                    return .end
+                }
                 current = pieces[pieceIndex]
                 pieceIndex += 1
             }
@@ -94,8 +109,19 @@ final class HTTPTransfer: @unchecked Sendable {
 
     /// A header line (status line, field, or the empty line); false stops the transfer.
     func receiveHeader(_ line: [UInt8]) -> Bool {
-        switch parser.consume(line: line) {
+        deadline.answerStarted(at: clock.monotonicSeconds())
+        let outcome = parser.consume(line: line)
+        if let head = parser.head {
+            deadline.headEnded(contentLength: head.headers["Content-Length"].flatMap { Int($0) })
+        }
+        switch outcome {
         case .accepted: return true
+        case .tooManyInformational:
+            failure = TransportError(
+                .protocolViolation,
+                "the server sent more than \(HTTPResponseHeadParser.maximumInformational) informational (1xx) answers "
+                    + "before a final one")
+            return false
         case .tooLarge:
             failure = TransportError(
                 .headerTooLarge, "the response headers exceed \(parser.limit) bytes")
@@ -104,6 +130,14 @@ final class HTTPTransfer: @unchecked Sendable {
             failure = TransportError(.protocolViolation, "malformed response header: \(reason)")
             return false
         }
+    }
+
+    /// Why the answer is past its deadline at this turn of the loop, or nil. `queued` says whether the request's
+    /// bytes still wait in the socket's send queue; `started`, whether libcurl has begun sending the request.
+    func overdue(started: Bool, queued: Bool) -> String? {
+        let now = clock.monotonicSeconds()
+        if bodyHandedOver, started { deadline.sending(at: now, queued: queued) }
+        return deadline.overdue(at: now, informational: parser.informational.count, bodyBytes: responseBody.count)
     }
 
     /// Room for `count` more body bytes; false (with the failure recorded) when the limit would be passed.

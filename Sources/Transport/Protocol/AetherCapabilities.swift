@@ -27,15 +27,29 @@ public struct AetherCapabilities: Sendable, Hashable {
     public var expires: Int64
     /// The most chunks one run request may carry (`max-run`, section 3.2.1); 1 (absent): no runs.
     public var maximumRun: Int
+    /// The spot-check version answered (`challenge-v`, section 3.6); nil (absent): a receiver of before version 2,
+    /// whose answers prove nothing about the bytes, so no spot check is made against it.
+    public var challengeVersion: Int?
+    /// The most bytes the ranges of one challenge may add up to (`challenge-bytes`); given with `challenge-v`.
+    public var maximumChallengeBytes: Int64?
+
+    /// Whether spot checks of the version this code speaks can be made: `challenges`, `challenge-v=2` and a
+    /// `challenge-bytes` bound.
+    public var answersSpotChecks: Bool {
+        challenges && challengeVersion == AetherWire.spotCheckVersion && (maximumChallengeBytes ?? 0) > 0
+    }
 
     /// Capabilities as given.
     public init(
         version: Int = AetherWire.version, minimumChunkSize: Int64 = 256 << 10, maximumChunkSize: Int64 = 64 << 20,
         maximumObjectSize: Int64 = 1 << 40, maximumChunks: Int = AetherWire.maximumChunks, parallel: Int = 16,
         parityCodes: [String] = ["rs8"], encodings: [ContentCoding] = [.zstd, .deflate], possession: Bool = true,
-        challenges: Bool = true, expires: Int64 = 86_400, maximumRun: Int = 1
+        challenges: Bool = true, expires: Int64 = 86_400, maximumRun: Int = 1,
+        challengeVersion: Int? = AetherWire.spotCheckVersion, maximumChallengeBytes: Int64? = 16 << 20
     ) {
         self.maximumRun = maximumRun
+        self.challengeVersion = challengeVersion
+        self.maximumChallengeBytes = maximumChallengeBytes
         self.version = version
         self.minimumChunkSize = minimumChunkSize
         self.maximumChunkSize = maximumChunkSize
@@ -68,10 +82,24 @@ public struct AetherCapabilities: Sendable, Hashable {
         challenges = try members.boolean("challenges")
         expires = try members.integer("expires", 0...limit)
         maximumRun = members.has("max-run") ? Int(try members.integer("max-run", 1...65_535)) : 1
+        challengeVersion = members.has("challenge-v") ? Int(try members.integer("challenge-v", 1...999)) : nil
+        maximumChallengeBytes =
+            members.has("challenge-bytes") ? try members.integer("challenge-bytes", 1...limit) : nil
+        guard (challengeVersion == nil) == (maximumChallengeBytes == nil) else {
+            throw AetherProtocolError(
+                .inconsistent, member: "challenge-bytes", "challenge-v and challenge-bytes come together")
+        }
     }
 
     private static func words(_ text: String) -> [String] {
         text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    private var spotCheckMembers: [(key: String, value: StructuredField.Item)] {
+        guard let challengeVersion, let maximumChallengeBytes else { return [] }
+        return [
+            ("challenge-v", .integer(Int64(challengeVersion))), ("challenge-bytes", .integer(maximumChallengeBytes)),
+        ]
     }
 
     /// The field value with every member, e.g. `v=1, min-chunk=262144, ..., possession, challenges, expires=86400`.
@@ -86,6 +114,7 @@ public struct AetherCapabilities: Sendable, Hashable {
                 ("possession", .boolean(possession)), ("challenges", .boolean(challenges)),
                 ("expires", .integer(expires)),
             ] + (maximumRun > 1 ? [("max-run", .integer(Int64(maximumRun)))] : [])
+            + spotCheckMembers
         return StructuredField.serialize(dictionary: members) ?? ""
     }
 }

@@ -9,7 +9,7 @@ public struct AetherProtocolError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case malformed, unknownMember, missingMember, wrongType, outOfRange, inconsistent, tooLarge
-            case decodedTooLarge, corruptEncoding, truncatedEncoding, codingFailed
+            case decodedTooLarge, corruptEncoding, truncatedEncoding, codingFailed, versionUnsupported
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -36,6 +36,8 @@ public struct AetherProtocolError: Error, Sendable, CustomStringConvertible {
         public static let truncatedEncoding = Code(.truncatedEncoding)
         /// The compression library failed for a reason other than the input (out of memory).
         public static let codingFailed = Code(.codingFailed)
+        /// A document of another version than this code speaks (a spot check of version 1, with no `"v":2`).
+        public static let versionUnsupported = Code(.versionUnsupported)
         public var description: String { "\(base)" }
     }
 

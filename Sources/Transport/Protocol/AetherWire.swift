@@ -1,3 +1,5 @@
+import AetherIntegrity
+
 /// Names of the native protocol `aether/1` (`docs/PROTOCOL.md` sections 2-7): header fields, media types, paths
 /// and the bounds both sides check before parsing.
 public enum AetherWire {
@@ -47,4 +49,7 @@ public enum AetherWire {
     public static let chunkAlignment: Int64 = 16 << 10
     /// The most indices one challenge may name (section 3.6).
     public static let maximumChallengeIndices = 64
+    /// The spot-check version both sides speak (`"v":2` in challenges and answers, `challenge-v=2` in the
+    /// capabilities, section 3.6): the answer is a MAC over the stored bytes (`ByzantineChallenge`).
+    public static let spotCheckVersion = ByzantineChallenge.version
 }

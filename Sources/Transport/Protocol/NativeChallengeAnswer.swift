@@ -1,28 +1,34 @@
 public import AetherIO
 public import AetherIntegrity
 
-/// The receiver's answer to a spot check (`docs/PROTOCOL.md` section 3.6):
-/// `{"answers":[{"index":3,"proof":{...}|null,"sha256":"<hex>"|null}],"nonce":"<same>"}`.
+/// The receiver's answer to a spot check of version 2 (`docs/PROTOCOL.md` section 3.6):
+/// `{"answers":[{"index":3,"length":262144,"mac":"<hex>"|null,"offset":0,"proof":{...}|null,"sha256":"<hex>"|null}],
+/// "nonce":"<same>","v":2}`. An answer without `"v"` (version 1: hashes only) is refused with `.versionUnsupported`.
 public struct NativeChallengeAnswer: Sendable, Hashable {
-    /// One chunk's answer.
+    /// One range's answer.
     public struct Answer: Sendable, Hashable {
-        /// The chunk index.
-        public var index: Int
-        /// SHA-256 of the stored chunk, re-read; nil when the chunk is not stored.
+        /// The range asked (echoed).
+        public var item: ByzantineChallenge.Item
+        /// `ByzantineChallenge.response(for:bytes:)` over the stored bytes of the range; nil when the chunk is not
+        /// stored. The only member that proves the receiver holds the bytes.
+        public var mac: Digest32?
+        /// The chunk's SHA-256 as the receiver recorded it (a claim: it can be kept without the bytes); nil when
+        /// none is recorded.
         public var sha256: Digest32?
-        /// The chunk's inclusion proof in the Merkle tree over the stored chunk hashes; nil until every chunk is
-        /// stored.
+        /// The chunk's inclusion proof in the Merkle tree over the recorded chunk hashes (a claim as well); nil until
+        /// every chunk is stored.
         public var proof: MerkleProof?
 
         /// An answer.
-        public init(index: Int, sha256: Digest32?, proof: MerkleProof?) {
-            self.index = index
+        public init(item: ByzantineChallenge.Item, mac: Digest32?, sha256: Digest32?, proof: MerkleProof?) {
+            self.item = item
+            self.mac = mac
             self.sha256 = sha256
             self.proof = proof
         }
     }
 
-    /// One answer per index asked, in the order asked.
+    /// One answer per range asked, in the order asked.
     public var answers: [Answer]
     /// The request's nonce.
     public var nonce: [UInt8]
@@ -33,11 +39,13 @@ public struct NativeChallengeAnswer: Sendable, Hashable {
         self.nonce = nonce
     }
 
-    /// Parses and checks a body: at most 64 answers, the proof's `leafIndex` equal to the answer's index, a proof
-    /// of a possible shape (`MerkleProof`'s own check), no proof without a hash.
+    /// Parses and checks a body: `"v":2` first, at most 64 answers, the proof's `leafIndex` equal to the answer's
+    /// index, a proof of a possible shape (`MerkleProof`'s own check), no proof without a hash and no hash without
+    /// a MAC (a recorded hash of bytes the receiver cannot read back).
     public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
-        let reader = try JSONObjectReader(
-            JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes), allowed: ["answers", "nonce"])
+        let value = try JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes)
+        try NativeChallengeRequest.refuseOtherVersions(value, document: "answer")
+        let reader = try JSONObjectReader(value, allowed: ["answers", "nonce", "v"])
         guard case .array(let values) = try reader.required("answers") else {
             throw reader.wrongType("answers", "an array")
         }
@@ -46,23 +54,30 @@ public struct NativeChallengeAnswer: Sendable, Hashable {
         }
         var answers: [Answer] = []
         for value in values {
-            let item = try JSONObjectReader(value, path: "answers", allowed: ["index", "proof", "sha256"])
-            let index = try item.int("index", 0...(AetherWire.maximumChunks - 1))
-            let sha256 = try item.optional("sha256").map { (value) throws(AetherProtocolError) in
+            let entry = try JSONObjectReader(
+                value, path: "answers", allowed: ["index", "length", "mac", "offset", "proof", "sha256"])
+            let item = try NativeChallengeRequest.item(entry)
+            let mac = try entry.optional("mac").map { (value) throws(AetherProtocolError) in
+                try JSONObjectReader.digest(value, name: "answers.mac")
+            }
+            let sha256 = try entry.optional("sha256").map { (value) throws(AetherProtocolError) in
                 try JSONObjectReader.digest(value, name: "answers.sha256")
             }
+            guard sha256 == nil || mac != nil else {
+                throw AetherProtocolError(.inconsistent, member: "answers.sha256", "a hash without a MAC")
+            }
             var proof: MerkleProof?
-            if let value = item.optional("proof") {
-                proof = try Self.proof(value, index: index)
+            if let value = entry.optional("proof") {
+                proof = try Self.proof(value, index: item.index)
                 guard sha256 != nil else {
                     throw AetherProtocolError(.inconsistent, member: "answers.proof", "a proof without a hash")
                 }
             }
-            answers.append(Answer(index: index, sha256: sha256, proof: proof))
+            answers.append(Answer(item: item, mac: mac, sha256: sha256, proof: proof))
         }
         self.answers = answers
-        nonce = try reader.base64("nonce", maximumBytes: 32)
-        guard nonce.count == 32 else {
+        nonce = try reader.base64("nonce", maximumBytes: ByzantineChallenge.nonceByteCount)
+        guard nonce.count == ByzantineChallenge.nonceByteCount else {
             throw AetherProtocolError(.outOfRange, member: "nonce", "the nonce is not 32 bytes")
         }
     }
@@ -105,11 +120,14 @@ public struct NativeChallengeAnswer: Sendable, Hashable {
                 ])
             }
             return .object([
-                "index": .integer(answer.index), "proof": proof,
-                "sha256": answer.sha256.map { .string($0.hex) } ?? .null,
+                "index": .integer(answer.item.index), "length": .integer(answer.item.length),
+                "mac": answer.mac.map { .string($0.hex) } ?? .null, "offset": .integer(answer.item.offset),
+                "proof": proof, "sha256": answer.sha256.map { .string($0.hex) } ?? .null,
             ])
         }
-        return JSONValue.object(["answers": .array(values), "nonce": JSONObjectReader.base64Value(nonce)])
-            .canonicalBytes
+        return JSONValue.object([
+            "answers": .array(values), "nonce": JSONObjectReader.base64Value(nonce),
+            "v": .integer(AetherWire.spotCheckVersion),
+        ]).canonicalBytes
     }
 }

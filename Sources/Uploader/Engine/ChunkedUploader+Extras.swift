@@ -281,7 +281,7 @@ extension ChunkedUploader {
                 remote, challenge: challenge, prover: prover, summary: summary)
         } catch {
             if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
-            if error.code == .checksumMismatch {
+            if error.code == .receiptMismatch {
                 throw UploaderError(
                     .verificationFailed, "the destination's dedup receipt does not match the file: \(error.message)")
             }
@@ -326,7 +326,7 @@ extension ChunkedUploader {
             return try await native.complete(remote, summary: summary)
         } catch {
             if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
-            if error.code == .checksumMismatch {
+            if error.code == .receiptMismatch {
                 throw UploaderError(
                     .verificationFailed, "the destination's dedup receipt does not match the file: \(error.message)")
             }

@@ -152,7 +152,8 @@ extension ChunkedUploader {
         // The planned run goes in one request; what a failure leaves of it is sent in requests of the run length
         // decided by then (the link may have changed: a reset on a slow link must not resend a long run whole).
         while !progress.isDone {
-            _ = try await withRetries(index: parts[0].index, emit: emit) { () async throws(TransportError) in
+            _ = try await withRetries(index: parts[0].index, slot: total, emit: emit) {
+                () async throws(TransportError) in
                 // After a reset the run may be stored in part: ask what the destination holds, send only the rest.
                 if progress.previousAttemptUnanswered {
                     let held = progress.acknowledgeHeld(try await sender.progress(of: remote))
@@ -160,13 +161,19 @@ extension ChunkedUploader {
                     if held > 0 { for event in tracker.wireSent(UInt64(held)) { emit(.safetyValve(event)) } }
                     if progress.isDone { return }
                 }
+                // A retry takes the run length planned now: after a cut the interruption it was is known.
+                if progress.previousAttemptUnanswered, configuration.flags.adaptiveChunking,
+                    let (plan, _) = plannedRequests(), let inputs = linkPlanning.current
+                {
+                    length.set(Self.parts(of: plan, inputs: inputs))
+                }
                 let pending = progress.nextAttempt(limit: length.current)
                 let started = clock.monotonicSeconds()
                 let outcome: RunOutcome
                 do throws(TransportError) {
                     outcome = try await Self.attempt(
                         run: pending, to: remote, sender: sender, tracker: tracker, idempotency: idempotency,
-                        telemetry: telemetry, clock: clock, emit: emit)
+                        telemetry: telemetry, interruptions: interruptions, clock: clock, emit: emit)
                 } catch {
                     if UnsentAttempts.sentNothing(error.code) { progress.unsent(pending) }
                     throw error
@@ -204,7 +211,7 @@ extension ChunkedUploader {
     private static func attempt(
         run parts: [PartToSend], to remote: RemoteUpload, sender: any RunSendingBackend,
         tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?,
-        clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
+        interruptions: InterruptionLog, clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> RunOutcome {
         var keys: [IdempotencyKey] = []
         var uploads: [UploadPart] = []
@@ -230,6 +237,10 @@ extension ChunkedUploader {
         let observer = HTTPTelemetryObserver()
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
             let http = observer.last
+            if let http, !http.connectionReused {
+                interruptions.noteHandshake(
+                    seconds: http.connect / .seconds(1), congestionControl: http.congestionControl)
+            }
             telemetry?.trace(
                 ChunkTrace(
                     uploadID: "", index: parts[0].index, offset: parts[0].offset, length: Int(bytes),
@@ -237,7 +248,9 @@ extension ChunkedUploader {
                     durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
                     errorCode: error.map { "\($0.code)" },
                     transportProtocol: http.map { TransportProtocol(measured: $0) },
-                    connectionReused: http?.connectionReused, pathChanges: nil, requestParts: parts.count))
+                    connectionReused: http?.connectionReused, pathChanges: nil,
+                    rttMicroseconds: interruptions.roundTripTime.map { Int64($0 * 1e6) }, requestParts: parts.count,
+                    congestionControl: http?.congestionControl))
         }
         let outcome: RunOutcome
         do {
@@ -272,10 +285,11 @@ extension ChunkedUploader {
 }
 
 extension ChunkedUploader {
-    /// Whether a fresh upload here is laid out in small parts sent in runs: adaptive chunking on, a backend that
-    /// takes runs, and a destination off this machine (loopback keeps its large parts).
-    func takesRuns(loopback: Bool) -> Bool {
-        guard configuration.flags.adaptiveChunking, !loopback, backend is any RunSendingBackend else { return false }
+    /// Whether a fresh upload is laid out in small parts sent in runs: adaptive chunking on and a backend that takes
+    /// runs. Loopback too: a relay on this machine may front any link, and a large part cut by a reset is lost whole
+    /// where a run keeps every part finished before the cut.
+    func takesRuns() -> Bool {
+        guard configuration.flags.adaptiveChunking, backend is any RunSendingBackend else { return false }
         if let native = backend as? NativeBackend { return native.server.maximumRun > 1 }
         return true
     }

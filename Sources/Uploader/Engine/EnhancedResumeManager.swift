@@ -154,6 +154,17 @@ public actor EnhancedResumeManager {
         try store.save(try snapshot.serialized(), key: key)
     }
 
+    /// Records in the kept snapshot, if there is one, that the destination failed verification with `message`
+    /// (see `ResumeSnapshot.receiptMismatch`); the first record stays. Best effort: the run fails with exit 4
+    /// either way.
+    public func recordMismatch(_ message: String) {
+        guard let bytes = try? store.load(key: key), var snapshot = try? ResumeSnapshot.deserialize(bytes),
+            snapshot.receiptMismatch == nil
+        else { return }
+        snapshot.receiptMismatch = message
+        try? save(snapshot)
+    }
+
     /// Removes the snapshot (after completion, or before a fresh start).
     public func remove() throws(UploaderError) {
         try store.remove(key: key)

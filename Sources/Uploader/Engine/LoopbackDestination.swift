@@ -1,10 +1,10 @@
 import AetherScheduling
 
 /// Whether an `http(s)://` destination is on this machine (a loopback host: `localhost`, `127.0.0.0/8`, `::1`).
-/// There the link runs at memory speed, so before any measurement exists the uploader lays the file out in the
-/// ULTRAFAST tier's parts (16 MiB) and starts at its parallelism, instead of the NORMAL tier's 2 MiB parts one
-/// at a time: on loopback the per-part costs (request, fsync, catalogue commit, resume snapshot) dominate
-/// otherwise, and the layout cannot change once the upload is created.
+/// There the link usually runs at memory speed, so before any measurement exists the uploader starts with the
+/// ULTRAFAST tier's request size and parallelism instead of one small request at a time. It is a first guess only:
+/// the layout's parts stay small when the backend takes runs (a relay on loopback may front a slow, interrupted
+/// link), and the requests follow the measurements from the first acknowledgement.
 enum LoopbackDestination {
     /// True for `http://` or `https://` URLs whose host is loopback; false for anything else (`s3://`, unparsable).
     static func contains(_ destination: String) -> Bool {

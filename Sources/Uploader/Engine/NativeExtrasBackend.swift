@@ -1,8 +1,11 @@
+public import AetherIO
+public import AetherIntegrity
 public import AetherSecurity
 public import AetherTransport
 
-/// A backend that speaks the native protocol's extras (`docs/PROTOCOL.md` 3.1, 3.3, 3.7): a parity scheme
-/// announced at creation and parity shards, content codings on chunks, and proof-of-possession dedup.
+/// A backend that speaks the native protocol's extras (`docs/PROTOCOL.md` 3.1, 3.3, 3.6, 3.7): a parity scheme
+/// announced at creation and parity shards, content codings on chunks, Byzantine spot checks and
+/// proof-of-possession dedup.
 /// `NativeBackend` is one; tests wrap it to withhold or count requests.
 public protocol NativeExtrasBackend: UploadBackend {
     /// What the receiver announced in `Aether-Capabilities`.
@@ -20,6 +23,11 @@ public protocol NativeExtrasBackend: UploadBackend {
     func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument
     /// Sends one parity shard of the scheme in `options.parity`.
     func send(_ shard: ParityShard, to upload: RemoteUpload) async throws(TransportError) -> AetherReceiptHeader
+    /// Sends the spot check `challenge` and returns the receiver's MACs, its recorded hashes and proofs checked
+    /// against `chunkHashes` (`NativeBackend.challenge`).
+    func challenge(
+        _ upload: RemoteUpload, _ challenge: ByzantineChallenge, chunkHashes: [Digest32], requireProofs: Bool
+    ) async throws(TransportError) -> [Digest32]
     /// Answers a possession challenge; the receipt when it passed (the upload is then complete), nil when not.
     func provePossession(
         _ upload: RemoteUpload, challenge: [UInt8], prover: ProofOfPossessionProver, summary: CompletionSummary

@@ -6,7 +6,7 @@ extension ResumeSnapshot: Codable {
     private enum CodingKeys: String, CodingKey {
         case version, filePath = "file_path", destination, protocolName = "protocol", endpoint, fingerprint, remote
         case partSize = "part_size", partCount = "part_count", chainSessionID = "chain_session_id"
-        case acknowledged, createdAt = "created_at"
+        case acknowledged, createdAt = "created_at", receiptMismatch = "receipt_mismatch"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -27,6 +27,7 @@ extension ResumeSnapshot: Codable {
         chainSessionID = try container.decode(String.self, forKey: .chainSessionID)
         let parts = try container.decode([AcknowledgedPart].self, forKey: .acknowledged)
         createdAt = try container.decode(Int64.self, forKey: .createdAt)
+        receiptMismatch = try container.decodeIfPresent(String.self, forKey: .receiptMismatch)
         guard partSize > 0, partCount > 0, partCount <= 1 << 24 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .partSize, in: container, debugDescription: "part size or count out of range")
@@ -59,6 +60,7 @@ extension ResumeSnapshot: Codable {
         try container.encode(chainSessionID, forKey: .chainSessionID)
         try container.encode(acknowledged.keys.sorted().compactMap { acknowledged[$0] }, forKey: .acknowledged)
         try container.encode(createdAt, forKey: .createdAt)
+        try container.encodeIfPresent(receiptMismatch, forKey: .receiptMismatch)
     }
 
     /// The snapshot as canonical JSON bytes (sorted keys).

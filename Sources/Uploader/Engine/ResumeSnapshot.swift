@@ -73,6 +73,10 @@ public struct ResumeSnapshot: Sendable, Hashable {
     }
     /// When the upload was created, seconds since 1970.
     public var createdAt: Int64
+    /// What the destination's receipt or check disagreed with, once a run ended in `.verificationFailed` (exit 4):
+    /// a later run of this snapshot fails at once with it instead of completing what the destination holds, which
+    /// may no longer be able to show the mismatch (an IETF upload already complete answers no digest again).
+    public var receiptMismatch: String?
 
     /// A snapshot.
     public init(

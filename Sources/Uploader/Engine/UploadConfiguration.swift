@@ -33,8 +33,6 @@ public struct UploadConfiguration: Sendable {
     /// The switchable features (all on by default): adaptive chunking, Byzantine sampling, parity, dedup,
     /// compression. A feature runs only where the backend supports it.
     public var flags: FeatureFlags
-    /// How many chunks a Byzantine sample challenges the destination to prove (where it answers challenges).
-    public var byzantineSampleCount: Int
     /// A cap on the upload's average rate in bytes per second (`--max-rate`); nil sends as fast as the link allows.
     public var maximumBytesPerSecond: Int64? = nil
 
@@ -43,8 +41,7 @@ public struct UploadConfiguration: Sendable {
     public init(
         chunkSize: Int? = nil, parallel: Int? = nil, parity: Bool = false, maximumAttempts: Int = 8,
         initialBackoff: Double = 0.2, maximumBackoff: Double = 10, circuitWaitLimit: Double = 120,
-        contentType: String? = nil, metadata: [String: String] = [:], flags: FeatureFlags = .defaults,
-        byzantineSampleCount: Int = 8
+        contentType: String? = nil, metadata: [String: String] = [:], flags: FeatureFlags = .defaults
     ) {
         self.chunkSize = chunkSize
         self.parallel = parallel
@@ -56,7 +53,6 @@ public struct UploadConfiguration: Sendable {
         self.contentType = contentType
         self.metadata = metadata
         self.flags = flags
-        self.byzantineSampleCount = byzantineSampleCount
     }
 
     /// Throws `.invalidArgument` for a value outside its range.
@@ -72,10 +68,6 @@ public struct UploadConfiguration: Sendable {
         }
         if let parallel, !(1...64).contains(parallel) {
             throw UploaderError(.invalidArgument, "parallelism \(parallel) is outside 1...64")
-        }
-        guard (1...1024).contains(byzantineSampleCount) else {
-            throw UploaderError(
-                .invalidArgument, "the Byzantine sample count \(byzantineSampleCount) is outside 1...1024")
         }
         guard (1...100).contains(maximumAttempts) else {
             throw UploaderError(.invalidArgument, "maximum attempts \(maximumAttempts) is outside 1...100")

@@ -11,8 +11,11 @@ public struct UploadOutcome: Sendable, Hashable {
     public let merkleRoot: Digest32
     /// The commitment-chain head over the parts.
     public let chainHead: Digest32
-    /// Which of the receipt's digests the destination gave and matched (`sha256`, `merkle-root`, `chain-head`);
-    /// empty when the protocol returns none (then only the size and per-part acknowledgements were checked).
+    /// The checks made that passed: `byzantine-sample` when the destination proved it holds every sampled chunk's
+    /// bytes (`spotChecks.passed`), then which of the receipt's digests it gave and matched (`sha256`,
+    /// `merkle-root`, `chain-head`: values the destination claims, which it can compute from the chunk hashes and the
+    /// client's completion request without holding the bytes); empty when the protocol returns none (then only the
+    /// size and per-part acknowledgements were checked).
     public let serverVerified: [String]
     /// Parts sent in this run (a resume sends only those the destination did not hold).
     public let partsSent: Int
@@ -24,4 +27,10 @@ public struct UploadOutcome: Sendable, Hashable {
     public let resume: ResumeReport
     /// Parity shards sent in this run (native, when parity was asked for or the link lost chunks).
     public var parityShardsSent: Int = 0
+    /// What the Byzantine spot checks did (native); nil where none could be made (another protocol, a followed
+    /// upload, dedup by proof of possession).
+    public var spotChecks: SpotCheckReport? = nil
+    /// The TCP congestion control the upload's connections ran on, when the system said (`bbr` unless
+    /// `UploadConfiguration`'s HTTP client asked for another or the system refused it).
+    public var congestionControl: String? = nil
 }

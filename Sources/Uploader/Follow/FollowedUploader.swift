@@ -69,7 +69,11 @@ public actor FollowedUploader {
                 try? await backend.abort(mismatch.remote)
                 forceFresh = "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh"
             } catch {
-                throw retrier.runFailure(error)
+                let failure = retrier.runFailure(error)
+                if failure.code == .verificationFailed {
+                    await EnhancedResumeManager(store: snapshots, key: snapshotKey).recordMismatch(failure.message)
+                }
+                throw failure
             }
         }
     }
@@ -86,6 +90,7 @@ public actor FollowedUploader {
             store: snapshots, key: snapshotKey, device: file.device, inode: file.inode, destination: target.destination,
             backend: backend, pathWait: PathFailureWait(resetLimit: configuration.connectionWaitLimit))
         if let forceFresh { plan = FollowPlan(reason: forceFresh) }
+        if let earlier = plan.snapshot?.receiptMismatch { throw ChunkedUploader.earlierMismatch(earlier) }
         if let abandoned = plan.abandoned { try? await backend.abort(abandoned) }
         var snapshot: ResumeSnapshot
         if let earlier = plan.snapshot {

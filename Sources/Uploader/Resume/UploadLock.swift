@@ -1,9 +1,5 @@
 import AetherIO
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// One process at a time per upload: an exclusive lock (`ExclusiveLockFile`) on `locks/KEY.lock` in the state
 /// directory, held while an upload runs (`aether upload`, `resume`) or is cancelled. A second process asking for
 /// the same key gets `.alreadyRunning` (after `releaseWait`, in case the holder was killed a moment ago) instead
@@ -23,18 +19,16 @@ public final class UploadLock: Sendable {
         else {
             throw UploaderError(.invalidArgument, "an upload id has 1-256 letters, digits, - or _")
         }
-        let locks = directory.path.appending("locks")
-        do {
-            try Syscall.mkdir(locks, mode: UploadStateDirectory.directoryMode)
-        } catch {
-            if error.errno != EEXIST {
-                throw UploaderError(.systemCall, "cannot make \(locks): \(error.message)", errno: error.errno)
-            }
-        }
-        let path = locks.appending(key + ".lock")
+        // The state directory and `locks/` are opened without following links and judged (a private directory of
+        // this user), as `telemetry/` and `snapshots/` are; the lock file is opened inside the descriptor judged.
+        let root = try directory.open()
+        defer { AnchoredFiles.closeDescriptor(root) }
+        let locks = try directory.openSubdirectory("locks", in: root)
+        defer { AnchoredFiles.closeDescriptor(locks) }
+        let path = directory.path.appending("locks").appending(key + ".lock")
         let taken: ExclusiveLockFile?
         do {
-            taken = try ExclusiveLockFile(path: path, waitingUpTo: wait)
+            taken = try ExclusiveLockFile(directory: locks, name: key + ".lock", path: path, waitingUpTo: wait)
         } catch {
             throw UploaderError(.systemCall, "cannot lock \(path): \(error.message)", errno: error.errno)
         }

@@ -9,7 +9,9 @@ public import AetherSecurity
 /// bits; anything else is refused with `.stateDirectoryRefused` and left exactly as it is (fails closed).
 /// Every use opens the directory again without following links and judges what was opened.
 ///
-/// Layout: `resume.key` (the master key, see `masterKey()`), `snapshots/` (the `SnapshotVault`).
+/// Layout: `resume.key` (the master key, see `masterKey()`), `snapshots/` (the `SnapshotVault`), `telemetry/`
+/// (`TelemetryRecorder`), `locks/` (`UploadLock`); each subdirectory is judged as the directory is
+/// (`openSubdirectory`).
 public struct UploadStateDirectory: Sendable, CustomStringConvertible {
     /// Mode of the directory and of every directory created inside it.
     public static let directoryMode: UInt32 = 0o700

@@ -58,6 +58,8 @@ public struct ChunkTrace: Sendable, Codable, Hashable {
     /// Parts the request carried when it carried a run of several (its `length` is then the request's size); nil
     /// for a request of one part.
     public var requestParts: Int?
+    /// The TCP congestion control the request's connection ran on, when the system says.
+    public var congestionControl: String?
 
     /// A trace line.
     public init(
@@ -65,9 +67,10 @@ public struct ChunkTrace: Sendable, Codable, Hashable {
         durationMs: Int64, outcome: ChunkOutcome, httpStatus: Int? = nil, errorCode: String? = nil,
         transportProtocol: TransportProtocol?, connectionReused: Bool?, pathChanges: Int?,
         rttMicroseconds: Int64? = nil,
-        requestParts: Int? = nil
+        requestParts: Int? = nil, congestionControl: String? = nil
     ) {
         self.requestParts = requestParts
+        self.congestionControl = congestionControl
         self.uploadID = uploadID
         self.index = index
         self.offset = offset

@@ -5,7 +5,7 @@
 
 Prints one JSON line {"port": P} once it listens, then reads commands on stdin, one a line, and answers each
 with one JSON line of counters {"up": bytes client->server, "down": bytes server->client, "accepted": N,
-"resets": N}:
+"resets": N, "held": N}:
   stats           - only the counters
   reset           - closes every open connection with a TCP reset (SO_LINGER 0) on the client's side
   reset-every S   - does `reset` every S seconds from now on (0 stops it)
@@ -13,6 +13,13 @@ with one JSON line of counters {"up": bytes client->server, "down": bytes server
   pass            - forwards again (connections held during a blackhole carry on)
   reset-on TEXT   - resets (once) the connection whose next bytes toward the server contain TEXT, before they
                     are forwarded
+  freeze-after N  - the first connection to carry more than N bytes toward the server from now on is frozen
+                    there: its first N bytes are forwarded, then nothing more either way, and it is never closed
+                    (as a phone that changed network leaves it); other connections carry on. Counted in
+                    "frozen".
+  hold-on TEXT    - holds (once) the bytes toward the server that contain TEXT, and that connection's later ones,
+                    until `release`
+  release         - forwards what is held
 Stops when stdin closes.
 """
 import json
@@ -24,12 +31,16 @@ import time
 
 TARGET = ("127.0.0.1", int(sys.argv[1]))
 lock = threading.Lock()
-counters = {"up": 0, "down": 0, "accepted": 0, "resets": 0}
+counters = {"up": 0, "down": 0, "accepted": 0, "resets": 0, "frozen": 0, "held": 0}
 connections = []  # Pair
 flowing = threading.Event()
 flowing.set()
 period = [0.0]
 trigger = [None]
+freeze_after = [None]
+never = threading.Event()
+hold = [None]
+released = threading.Event()
 
 
 class Pair:
@@ -39,6 +50,8 @@ class Pair:
         self.client = client
         self.server = server
         self.reset = False
+        self.frozen = False
+        self.up = 0
 
 
 def pump(pair, source, sink, key):
@@ -48,21 +61,45 @@ def pump(pair, source, sink, key):
             data = source.recv(65536)
             if not data:
                 break
+            if pair.frozen:
+                never.wait()
             if key == "up":
                 with lock:
                     hit = trigger[0] is not None and trigger[0] in data
                     if hit:
                         trigger[0] = None
                         counters["resets"] += 1
+                    limit = freeze_after[0]
+                    freezes = limit is not None and pair.up + len(data) > limit
+                    if freezes:
+                        freeze_after[0] = None
+                        counters["frozen"] += 1
+                        data = data[: max(0, limit - pair.up)]
+                    pair.up += len(data)
                 if hit:
                     reset_pair(pair)
                     break
+                if freezes:
+                    sink.sendall(data)
+                    with lock:
+                        counters[key] += len(data)
+                    pair.frozen = True
+                    never.wait()
+                with lock:
+                    held = hold[0] is not None and hold[0] in data
+                    if held:
+                        hold[0] = None
+                        counters["held"] += 1
+                if held:
+                    released.wait()
             flowing.wait()
             sink.sendall(data)
             with lock:
                 counters[key] += len(data)
     except OSError:
         pass
+    if pair.frozen:
+        never.wait()  # a frozen connection is never closed toward the client, whatever the server does
     if pair.reset:
         # The client socket has SO_LINGER 0: its last close sends the reset.
         for s in (source, sink):
@@ -160,5 +197,14 @@ for line in sys.stdin:
     elif words[0] == "reset-on":
         with lock:
             trigger[0] = words[1].encode()
+    elif words[0] == "freeze-after":
+        with lock:
+            freeze_after[0] = int(words[1])
+    elif words[0] == "hold-on":
+        released.clear()
+        with lock:
+            hold[0] = words[1].encode()
+    elif words[0] == "release":
+        released.set()
     with lock:
         print(json.dumps(counters), flush=True)

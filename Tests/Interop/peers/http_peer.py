@@ -4,7 +4,9 @@
 - tls: hypercorn with a leaf under a test intermediate under a test root (ALPN h2 and http/1.1).
 - expired: the same app behind an expired leaf of the same intermediate.
 - raw: a hand-written socket server for what a conforming framework will not send: 1xx informational
-  responses, a body cut short, huge headers, silence, a proxy's absolute-form target.
+  responses, a body cut short, huge headers, silence, a proxy's absolute-form target; answers dripped a byte at
+  a time (/drip-head, /drip-body), 1xx answers without end (/endless-1xx?every=S), a body read slowly before a
+  prompt answer (/slow-read?rate=B).
 - h2raw: h2c with prior knowledge on the `h2` state machine (hypercorn's own dependency), answering every request
   with a 104 and a 103 informational HEADERS frame before the final 201: 1xx over HTTP/2.
 
@@ -20,6 +22,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -186,6 +189,21 @@ def raw_connection(conn):
         path, _, query_text = target.partition("?")
         query = dict(p.split("=", 1) for p in query_text.split("&") if "=" in p)
         expected = int(headers.get("content-length", "0"))
+        if path == "/slow-read":
+            # Reads the body at about `rate` bytes a second through a small receive buffer (so the client's bytes
+            # wait in its own send queue, not acknowledged here), then answers at once.
+            rate = int(query.get("rate", "524288"))
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
+            received = len(rest)
+            step = max(1, rate // 20)
+            while received < expected:
+                chunk = conn.recv(min(step, expected - received))
+                if not chunk:
+                    return
+                received += len(chunk)
+                time.sleep(len(chunk) / rate)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            return
         if path == "/close-during-upload":
             received = len(rest)
             while received < 65536:
@@ -212,6 +230,25 @@ def raw_connection(conn):
                 b"HTTP/1.1 201 Created\r\nLocation: /uploads/7\r\nUpload-Offset: %d\r\nContent-Length: 2\r\n"
                 b"Connection: close\r\n\r\nok" % len(body)
             )
+        elif path in ("/drip-head", "/drip-body", "/endless-1xx"):
+            # A byte (or a 100 Continue) every `every` seconds for at most two minutes, then the connection is
+            # closed: a client without answer deadlines waits that long, one with them gives up first.
+            every = float(query.get("every", "0.5"))
+            if path == "/drip-head":
+                prefix, piece = b"HTTP/1.1 201 Created\r\nLocation: /uploads/9\r\nX-Drip: ", b"d"
+            elif path == "/drip-body":
+                prefix, piece = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", b"b"
+            else:
+                prefix, piece = b"", b"HTTP/1.1 100 Continue\r\n\r\n"
+            ends = time.monotonic() + 120
+            try:
+                conn.sendall(prefix)
+                while time.monotonic() < ends:
+                    conn.sendall(piece)
+                    if every > 0:
+                        time.sleep(every)
+            except OSError:
+                pass
         elif path == "/close-mid-body":
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 1000)
             conn.shutdown(socket.SHUT_RDWR)

@@ -13,6 +13,23 @@ Upload-Draft-Interop-Version, on 127.0.0.1 with HTTP/1.1. Uploads are stored as 
   killpatch  the first PATCH stores half its content, then the connection is closed
   conflict   the first PATCH is answered 409 without storing anything
 
+Modes that lie or stall (issue 24; a suffix after a dash, /create/dripcreate-<tag>, keeps one test's state apart):
+
+  wrongdigest           the completing PATCH is answered 200 with the Repr-Digest of other bytes, and the upload
+                        is then complete: HEAD says Upload-Complete: ?1, with no digest
+  lostcomplete          the completing PATCH completes the upload but its answer is lost (the connection is
+                        closed); HEAD then says Upload-Complete: ?1 with no digest
+  lostcomplete_digest   the same, and HEAD carries the stored object's Repr-Digest
+  lostcomplete_wrong    the same, and HEAD carries the Repr-Digest of other bytes
+  dripcreate            the first creation answer of the tag: its 1000-byte body comes at 2 bytes/s (faster than
+                        libcurl's low-speed limit of 1 byte/s)
+  drippatch             the first append's answer (after storing it) is a head dripped at 1 byte/s
+  endless1xx            every creation is answered with 100 Continue, again and again, without end
+  hold                  appends are stored as their bytes arrive; while one is in progress another is refused
+                        with 409 at once (its body then read and dropped, its connection closed); one whose
+                        connection is silent for 45 s is ended
+                        and what it brought is kept (the aether receiver ends a stale append after 60 s)
+
 For protocol detection, OPTIONS on these creation URLs answers (creation behaves as normal):
 
   native           Aether-Capabilities and Upload-Limit (an Aether receiver: native and IETF)
@@ -33,6 +50,7 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 import uuid
 
 VERSIONS = (6, 8)
@@ -40,6 +58,8 @@ directory = sys.argv[1]
 uploads_dir = os.path.join(directory, "uploads")
 os.makedirs(uploads_dir, exist_ok=True)
 uploads = {}
+dripped = set()  # the modes (with their tag) whose first creation answer was dripped
+HOLD_SECONDS = 45
 log = []
 lock = threading.Lock()
 port_holder = {}
@@ -128,6 +148,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if body and self.command != "HEAD":
             self.wfile.write(body)
 
+    def drip(self, prefix, piece, count, every=1.0):
+        """Sends `prefix`, then `piece` `count` times, one every `every` seconds, until the client goes away."""
+        try:
+            self.wfile.write(prefix)
+            self.wfile.flush()
+            for _ in range(count):
+                time.sleep(every)
+                self.wfile.write(piece)
+                self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
+
     def limit_field(self, upload):
         if upload["mode"] != "limits":
             return None
@@ -180,6 +213,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.read_body()
             self.answer(400)
             return
+        if mode.startswith("endless1xx"):
+            self.read_body()
+            self.drip(b"", b"HTTP/1.1 100 Continue\r\n\r\n", 10 ** 9, every=0)
+            return
         length = sf_integer(self.headers.get("Upload-Length"))
         upload_id = uuid.uuid4().hex
         entry["created"] = upload_id
@@ -217,6 +254,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             fields.append(("Upload-Limit", self.limit_field(upload)))
         if mode == "huge":
             fields.append(("X-Filler", "f" * (100 * 1024)))
+        with lock:
+            drips = mode.startswith("dripcreate") and mode not in dripped
+            dripped.add(mode)
+        if drips:
+            head = "HTTP/1.1 201 Created\r\n" + "".join("%s: %s\r\n" % item for item in fields)
+            head += "Content-Type: text/plain\r\nContent-Length: 1000\r\n\r\n"
+            self.drip(head.encode(), b"x", 1000, every=0.5)
+            return
         self.answer(201, fields)
 
     def do_HEAD(self):
@@ -228,6 +273,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         offset = "12abc" if upload["mode"] == "malformed" else str(upload["offset"])
         fields = [("Upload-Offset", offset), ("Upload-Complete", "?1" if upload["complete"] else "?0"),
                   ("Cache-Control", "no-store")]
+        if upload["complete"] and upload["mode"].startswith("lostcomplete_digest"):
+            with open(self.path_of(upload), "rb") as stored:
+                fields.append(("Repr-Digest", digest_field(stored.read())))
+        elif upload["complete"] and upload["mode"].startswith("lostcomplete_wrong"):
+            fields.append(("Repr-Digest", digest_field(b"other bytes")))
         if upload["length"] is not None:
             fields.append(("Upload-Length", str(upload["length"])))
         if self.limit_field(upload):
@@ -257,6 +307,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(400, [("Upload-Complete", "?1")])
             return
         upload["patches"] += 1
+        if upload["mode"].startswith("hold"):
+            self.held_patch(upload, offset, size, complete)
+            return
         if upload["mode"] == "conflict" and upload["patches"] == 1:
             self.read_body()
             self.answer(409, [("Upload-Offset", str(upload["offset"])), ("Upload-Complete", "?0")])
@@ -292,6 +345,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not complete:
             fields = [("Upload-Offset", str(upload["offset"]))] if upload["version"] == 6 else []
             fields.append(("Upload-Complete", "?0"))
+            if upload["mode"].startswith("drippatch") and not upload.get("dripped"):
+                upload["dripped"] = True
+                self.drip(b"HTTP/1.1 204 No Content\r\nX-Drip: ", b"d", 1000)
+                return
             self.answer(204, fields)
             return
         with open(self.path_of(upload), "rb") as stored:
@@ -301,10 +358,69 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(400, [("Upload-Complete", "?1")])
             return
         upload["complete"] = True
+        if upload["mode"].startswith("lostcomplete"):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if upload["mode"].startswith("wrongdigest"):
+            data = b"other bytes"
         fields = [("Upload-Complete", "?1"), ("Repr-Digest", digest_field(data))]
         if upload["version"] == 6:
             fields.append(("Upload-Offset", str(upload["offset"])))
-        self.answer(201, fields)
+        self.answer(200 if upload["mode"].startswith("wrongdigest") else 201, fields)
+
+    def held_patch(self, upload, offset, size, complete):
+        """`hold` mode: one append at a time, stored as it arrives, a silent one ended after HOLD_SECONDS."""
+        with lock:
+            busy = upload.get("busy", False) or offset != upload["offset"]
+            if not busy:
+                upload["busy"] = True
+        if busy:
+            # Refused before its body is read; the body is then read and dropped (closing on unread bytes would
+            # reset the connection under the answer), and the connection closed.
+            self.close_connection = True
+            self.answer(409, [("Upload-Offset", str(upload["offset"])), ("Upload-Complete", "?0")])
+            self.wfile.flush()
+            self.connection.settimeout(10)
+            try:
+                remaining = size
+                while remaining > 0:
+                    chunk = self.rfile.read1(min(remaining, 65536))
+                    if not chunk:
+                        break
+                    remaining -= len(chunk)
+            except OSError:
+                pass
+            return
+        try:
+            self.connection.settimeout(HOLD_SECONDS)
+            remaining = size
+            with open(self.path_of(upload), "ab") as stored:
+                while remaining > 0:
+                    try:
+                        chunk = self.rfile.read1(min(remaining, 65536))
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    stored.write(chunk)
+                    stored.flush()
+                    with lock:
+                        upload["offset"] += len(chunk)
+                    remaining -= len(chunk)
+            if remaining > 0:
+                self.close_connection = True
+                return
+            if complete:
+                upload["complete"] = True
+                with open(self.path_of(upload), "rb") as stored:
+                    data = stored.read()
+                self.answer(201, [("Upload-Complete", "?1"), ("Repr-Digest", digest_field(data))])
+            else:
+                self.answer(204, [("Upload-Complete", "?0")])
+        finally:
+            with lock:
+                upload["busy"] = False
 
     def do_DELETE(self):
         self.record()

@@ -11,6 +11,8 @@
     limit        - a POST over 1000 bytes is 413 (no Tus-Max-Size announced)
     evil         - the creation Location points to another origin (localhost instead of 127.0.0.1)
     relative     - the creation Location is a relative reference
+    lengthlie    - HEAD reports an Upload-Length 7 bytes longer than the one created (the only receipt tus has:
+                   a server that says it holds another object than the one sent)
 Prints one JSON line with the ports, then serves until stdin closes.
 """
 import base64
@@ -159,7 +161,8 @@ class ChecksumHandler(http.server.BaseHTTPRequestHandler):
             upload = UPLOADS.get(upload_id)
         if upload is None:
             return self.reply(404)
-        self.reply(200, {"Upload-Offset": str(upload["offset"]), "Upload-Length": str(upload["length"]),
+        length = upload["length"] + (7 if mode == "lengthlie" else 0)
+        self.reply(200, {"Upload-Offset": str(upload["offset"]), "Upload-Length": str(length),
                          "Cache-Control": "no-store"})
 
     def do_PATCH(self):

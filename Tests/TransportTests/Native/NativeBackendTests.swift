@@ -261,7 +261,7 @@ import Testing
     @Test func aReceiptForOtherBytesOrNoReceiptIsRefused() async throws {
         let object = try Object()
         let cases: [(HTTPHeaders, TransportError.Code)] = [
-            ([AetherWire.receiptField: "index=0, sha-256=\(Self.sf(object.hashes[1]))"], .checksumMismatch),
+            ([AetherWire.receiptField: "index=0, sha-256=\(Self.sf(object.hashes[1]))"], .receiptMismatch),
             ([AetherWire.receiptField: "index=1, sha-256=\(Self.sf(object.hashes[0]))"], .protocolViolation),
             ([AetherWire.receiptField: "index=0, sha-256=\(Self.sf(object.hashes[0])), parity"], .protocolViolation),
             ([AetherWire.receiptField: "index=0"], .protocolViolation), ([:], .protocolViolation),
@@ -390,57 +390,86 @@ import Testing
 
     // MARK: Challenges
 
-    /// A receiver answering challenges from `hashes` (its stored chunk hashes), with proofs when `proofs`.
+    /// The chunks of `object`.
+    static func chunks(_ object: Object) -> [[UInt8]] {
+        stride(from: 0, to: object.bytes.count, by: Int(chunkSize)).map {
+            Array(object.bytes[$0..<min($0 + Int(chunkSize), object.bytes.count)])
+        }
+    }
+
+    /// A receiver answering version-2 challenges: MACs over `chunks` (its stored bytes), its recorded `hashes` and,
+    /// when `proofs`, proofs over them; `nonce` may change the nonce it repeats.
     static func challengeReceiver(
-        hashes: [Digest32], proofs: Bool, nonce: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        chunks: [[UInt8]], hashes: [Digest32], proofs: Bool, nonce: (@Sendable ([UInt8]) -> [UInt8])? = nil
     )
         -> ScriptedNativeReceiver
     {
         ScriptedNativeReceiver { request in
             guard let body = request.body.heldBytes, let asked = try? NativeChallengeRequest(json: body),
-                let builder = try? MerkleProofBuilder(chunkHashes: hashes)
+                let builder = try? MerkleProofBuilder(chunkHashes: hashes),
+                let challenge = try? ByzantineChallenge(
+                    uploadID: Array(id.utf8), items: asked.items, nonce: asked.nonce)
             else { return .init(status: 400) }
-            let answers = asked.indices.map { index in
-                NativeChallengeAnswer.Answer(
-                    index: index, sha256: hashes[index], proof: proofs ? try? builder.proof(forLeaf: index) : nil)
+            let answers = asked.items.map { item in
+                let range = Array(chunks[item.index][Int(item.offset)..<Int(item.offset + item.length)])
+                return NativeChallengeAnswer.Answer(
+                    item: item, mac: try? challenge.response(for: item, bytes: range), sha256: hashes[item.index],
+                    proof: proofs ? try? builder.proof(forLeaf: item.index) : nil)
             }
             let answer = NativeChallengeAnswer(answers: answers, nonce: nonce?(asked.nonce) ?? asked.nonce)
             return .init(status: 200, body: answer.jsonBytes)
         }
     }
 
-    @Test func anHonestReceiversAnswersPassWithProofsCheckedAgainstTheClientsRoot() async throws {
+    /// A fresh challenge of `object`'s upload over whole chunks `indices`.
+    static func challenge(_ object: Object, _ indices: [Int]) throws -> ByzantineChallenge {
+        let chunks = Self.chunks(object)
+        return try ByzantineChallenge.fresh(
+            uploadID: Array(id.utf8),
+            items: indices.map { try ByzantineChallenge.Item(index: $0, offset: 0, length: Int64(chunks[$0].count)) })
+    }
+
+    @Test func anHonestReceiversMACsAreReturnedWithItsHashesAndProofsCheckedAgainstTheClientsTree() async throws {
         let object = try Object()
-        let receiver = Self.challengeReceiver(hashes: object.hashes, proofs: true)
-        let answer = try await receiver.backend().challenge(
-            object.upload, indices: [2, 0], chunkHashes: object.hashes, requireProofs: true)
-        #expect(answer.answers.map(\.index) == [2, 0])
+        let receiver = Self.challengeReceiver(chunks: Self.chunks(object), hashes: object.hashes, proofs: true)
+        let challenge = try Self.challenge(object, [2, 0])
+        let macs = try await receiver.backend().challenge(
+            object.upload, challenge, chunkHashes: object.hashes, requireProofs: true)
+        let chunks = Self.chunks(object)
+        #expect(
+            macs == [
+                try challenge.response(for: challenge.items[0], bytes: chunks[2]),
+                try challenge.response(for: challenge.items[1], bytes: chunks[0]),
+            ])
         let request = try #require(receiver.requests.first)
         #expect(request.url == Self.location + "/challenges")
         #expect(request.headers["Content-Type"] == AetherWire.challengeMediaType)
         let sent = try NativeChallengeRequest(json: request.body.heldBytes ?? [])
-        #expect(sent.indices == [2, 0] && sent.nonce.count == 32)
+        #expect(sent.items == challenge.items && sent.nonce == challenge.nonce)
     }
 
     @Test func aLyingReceiverFailsTheChallengeWithATypedError() async throws {
         let object = try Object()
+        let chunks = Self.chunks(object)
         var tampered = object.hashes
         tampered[1] = SHA256.hash(Array("other".utf8))
         var changed = object.hashes
         changed[0] = SHA256.hash(Array("x".utf8))
         let proofOnly = changed
-        let cases: [(ScriptedNativeReceiver, [Int], Bool)] = [
-            (Self.challengeReceiver(hashes: tampered, proofs: true), [1], true),
-            (Self.challengeReceiver(hashes: object.hashes, proofs: false), [1], true),
+        let cases: [(ScriptedNativeReceiver, Bool)] = [
+            (Self.challengeReceiver(chunks: chunks, hashes: tampered, proofs: true), true),
+            (Self.challengeReceiver(chunks: chunks, hashes: object.hashes, proofs: false), true),
             (
                 Self.challengeReceiver(
-                    hashes: object.hashes, proofs: true, nonce: { _ in [UInt8](repeating: 0, count: 32) }), [1], false
+                    chunks: chunks, hashes: object.hashes, proofs: true,
+                    nonce: { _ in [UInt8](repeating: 0, count: 32) }), false
             ),
         ]
-        for (receiver, indices, proofs) in cases {
+        for (receiver, proofs) in cases {
             let error = await Self.code {
                 _ = try await receiver.backend().challenge(
-                    object.upload, indices: indices, chunkHashes: object.hashes, requireProofs: proofs)
+                    object.upload, try Self.challenge(object, [1]), chunkHashes: object.hashes,
+                    requireProofs: proofs)
             }
             #expect(error?.code == .verificationFailed)
         }
@@ -450,15 +479,76 @@ import Testing
                 let proof = try? MerkleProofBuilder(chunkHashes: proofOnly).proof(forLeaf: 1)
             else { return .init(status: 400) }
             let answer = NativeChallengeAnswer(
-                answers: [.init(index: 1, sha256: object.hashes[1], proof: proof)], nonce: asked.nonce)
+                answers: [.init(item: asked.items[0], mac: .zero, sha256: object.hashes[1], proof: proof)],
+                nonce: asked.nonce)
             return .init(status: 200, body: answer.jsonBytes)
         }
         let error = await Self.code {
             _ = try await liar.backend().challenge(
-                object.upload, indices: [1], chunkHashes: object.hashes, requireProofs: false)
+                object.upload, try Self.challenge(object, [1]), chunkHashes: object.hashes, requireProofs: false)
         }
         #expect(error?.code == .verificationFailed)
         #expect(error?.message.contains("proof") == true)
+        // A MAC missing where the chunk was acknowledged: the receiver does not hold it.
+        let unstored = ScriptedNativeReceiver { request in
+            guard let asked = try? NativeChallengeRequest(json: request.body.heldBytes ?? []) else {
+                return .init(status: 400)
+            }
+            let answer = NativeChallengeAnswer(
+                answers: asked.items.map { .init(item: $0, mac: nil, sha256: nil, proof: nil) }, nonce: asked.nonce)
+            return .init(status: 200, body: answer.jsonBytes)
+        }
+        let missing = await Self.code {
+            _ = try await unstored.backend().challenge(
+                object.upload, try Self.challenge(object, [1]), chunkHashes: object.hashes, requireProofs: false)
+        }
+        #expect(missing?.code == .verificationFailed)
+        #expect(missing?.message.contains("does not hold chunk 1") == true)
+    }
+
+    @Test func anOldFormatAnswerIsRefusedNeverReadAsANewOne() async throws {
+        let object = try Object()
+        // What a receiver of before version 2 answers: its recorded hashes and proofs, no "v" and no MAC; a server
+        // that kept only the hashes can send exactly this.
+        let old = ScriptedNativeReceiver { request in
+            guard let body = request.body.heldBytes, let asked = try? NativeChallengeRequest(json: body),
+                let builder = try? MerkleProofBuilder(chunkHashes: object.hashes),
+                let proof = try? builder.proof(forLeaf: asked.items[0].index)
+            else { return .init(status: 400) }
+            let item = asked.items[0]
+            let text =
+                "{\"answers\":[{\"index\":\(item.index),\"proof\":{\"leafCount\":3,\"leafIndex\":\(item.index),"
+                + "\"siblings\":[\(proof.siblings.map { "\"\($0.hex)\"" }.joined(separator: ","))]},\"sha256\":"
+                + "\"\(object.hashes[item.index].hex)\"}],\"nonce\":\"\(Data(asked.nonce).base64EncodedString())\"}"
+            return .init(status: 200, body: Array(text.utf8))
+        }
+        let error = await Self.code {
+            _ = try await old.backend().challenge(
+                object.upload, try Self.challenge(object, [1]), chunkHashes: object.hashes, requireProofs: true)
+        }
+        #expect(error?.code == .verificationFailed)
+        #expect(error?.message.contains("another format than version 2") == true, "\(String(describing: error))")
+    }
+
+    @Test func aReceiverWithoutVersion2IsNotAskedAndAChallengeOverItsBoundIsNotSent() async throws {
+        let object = try Object()
+        let receiver = Self.challengeReceiver(chunks: Self.chunks(object), hashes: object.hashes, proofs: true)
+        let old = try receiver.backend(
+            server: AetherCapabilities(minimumChunkSize: 16 << 10, challengeVersion: nil, maximumChallengeBytes: nil))
+        #expect(!old.server.answersSpotChecks)
+        let unsupported = await Self.code {
+            _ = try await old.challenge(
+                object.upload, try Self.challenge(object, [0]), chunkHashes: object.hashes, requireProofs: true)
+        }
+        #expect(unsupported?.code == .protocolUnsupported)
+        let small = try receiver.backend(
+            server: AetherCapabilities(minimumChunkSize: 16 << 10, maximumChallengeBytes: 20_000))
+        let tooLarge = await Self.code {
+            _ = try await small.challenge(
+                object.upload, try Self.challenge(object, [0, 1]), chunkHashes: object.hashes, requireProofs: true)
+        }
+        #expect(tooLarge?.code == .invalidArgument)
+        #expect(receiver.requests.isEmpty)
     }
 
     // MARK: Complete
@@ -496,7 +586,7 @@ import Testing
             let error = await Self.code {
                 _ = try await receiver.backend().complete(object.upload, summary: object.summary)
             }
-            #expect(error?.code == .checksumMismatch)
+            #expect(error?.code == .receiptMismatch)
             #expect(error?.message.contains(name) == true, "\(name)")
         }
     }

@@ -15,15 +15,43 @@ import Testing
     @Test func theCapabilitiesOfTheProtocolDocumentsExampleAreFormattedByteForByte() throws {
         let text =
             "v=1, min-chunk=262144, max-chunk=67108864, max-object=1099511627776, max-chunks=1048576, parallel=16, "
-            + "parity=\"rs8\", encodings=\"zstd deflate\", possession, challenges, expires=86400"
+            + "parity=\"rs8\", encodings=\"zstd deflate\", possession, challenges, expires=86400, challenge-v=2, "
+            + "challenge-bytes=16777216"
         #expect(AetherCapabilities().fieldValue == text)
         #expect(try AetherCapabilities(parsing: text) == AetherCapabilities())
+        #expect(try AetherCapabilities(parsing: text).answersSpotChecks)
+    }
+
+    /// A receiver of before spot-check version 2 says `challenges` only: detected as one whose answers prove
+    /// nothing, never read as one that speaks version 2.
+    @Test func aReceiverWithoutChallengeVersion2IsDetected() throws {
+        let old =
+            "v=1, min-chunk=262144, max-chunk=67108864, max-object=1099511627776, max-chunks=1048576, parallel=16, "
+            + "parity=\"rs8\", encodings=\"zstd deflate\", possession, challenges, expires=86400"
+        let parsed = try AetherCapabilities(parsing: old)
+        #expect(parsed.challenges && parsed.challengeVersion == nil && parsed.maximumChallengeBytes == nil)
+        #expect(!parsed.answersSpotChecks)
+        #expect(!(try AetherCapabilities(parsing: old + ", challenge-v=3, challenge-bytes=1")).answersSpotChecks)
+        #expect(try AetherCapabilities(parsing: old + ", challenge-v=2, challenge-bytes=1").answersSpotChecks)
+        #expect(
+            !(try AetherCapabilities(
+                parsing: old.replacingOccurrences(of: "challenges", with: "challenges=?0")
+                    + ", challenge-v=2, challenge-bytes=1")).answersSpotChecks)
+        for (extra, member) in [
+            (", challenge-v=2", "challenge-bytes"), (", challenge-bytes=5", "challenge-bytes"),
+            (", challenge-v=2, challenge-bytes=0", "challenge-bytes"),
+            (", challenge-v=0, challenge-bytes=5", "challenge-v"),
+        ] {
+            let error = #expect(throws: AetherProtocolError.self) { try AetherCapabilities(parsing: old + extra) }
+            #expect(error?.member == member, "\(extra)")
+        }
     }
 
     @Test func falseBooleansAreWrittenAndEveryMemberRoundTrips() throws {
         let capabilities = AetherCapabilities(
             minimumChunkSize: 16384, maximumChunkSize: 1 << 20, maximumObjectSize: 5, maximumChunks: 7, parallel: 2,
-            parityCodes: [], encodings: [.deflate], possession: false, challenges: false, expires: 0)
+            parityCodes: [], encodings: [.deflate], possession: false, challenges: false, expires: 0,
+            challengeVersion: nil, maximumChallengeBytes: nil)
         #expect(
             capabilities.fieldValue
                 == "v=1, min-chunk=16384, max-chunk=1048576, max-object=5, max-chunks=7, parallel=2, parity=\"\", "

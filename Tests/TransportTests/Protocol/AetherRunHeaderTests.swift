@@ -52,7 +52,7 @@ import Testing
         #expect(!plain.fieldValue.contains("max-run"))
         #expect(try AetherCapabilities(parsing: plain.fieldValue).maximumRun == 1)
         let runs = AetherCapabilities(maximumRun: 32)
-        #expect(runs.fieldValue.hasSuffix(", max-run=32"))
+        #expect(runs.fieldValue.hasSuffix(", max-run=32, challenge-v=2, challenge-bytes=16777216"))
         #expect(try AetherCapabilities(parsing: runs.fieldValue).maximumRun == 32)
         #expect(throws: AetherProtocolError.self) {
             try AetherCapabilities(parsing: plain.fieldValue + ", max-run=0")

@@ -166,31 +166,48 @@ import Testing
 
     // MARK: Challenges
 
-    @Test func challengeRequestsAreCanonicalAndBounded() throws {
+    static func item(_ index: Int, _ offset: Int64 = 0, _ length: Int64 = 16384) throws -> ByzantineChallenge.Item {
+        try ByzantineChallenge.Item(index: index, offset: offset, length: length)
+    }
+
+    @Test func challengeRequestsAreVersion2CanonicalAndBounded() throws {
         let nonce = [UInt8](repeating: 7, count: 32)
-        let request = NativeChallengeRequest(indices: [3, 17, 250], nonce: nonce)
+        let nonceB64 = Data(nonce).base64EncodedString()
+        let request = NativeChallengeRequest(items: [try Self.item(3), try Self.item(17, 100, 5)], nonce: nonce)
         #expect(
             Self.text(request.jsonBytes)
-                == "{\"indices\":[3,17,250],\"nonce\":\"\(Data(nonce).base64EncodedString())\"}")
+                == "{\"items\":[{\"index\":3,\"length\":16384,\"offset\":0},{\"index\":17,\"length\":5,"
+                + "\"offset\":100}],\"nonce\":\"\(nonceB64)\",\"v\":2}")
         #expect(try NativeChallengeRequest(json: request.jsonBytes) == request)
-        let nonceB64 = Data(nonce).base64EncodedString()
+        #expect(request.totalBytes == 16389)
+        let one = "{\"index\":1,\"length\":1,\"offset\":0}"
         for (json, code) in [
-            ("{\"indices\":[],\"nonce\":\"\(nonceB64)\"}", AetherProtocolError.Code.outOfRange),
-            ("{\"indices\":[1,1],\"nonce\":\"\(nonceB64)\"}", .inconsistent),
-            ("{\"indices\":[-1],\"nonce\":\"\(nonceB64)\"}", .outOfRange),
-            ("{\"indices\":[1],\"nonce\":\"AAAA\"}", .outOfRange),
-            ("{\"indices\":\"1\",\"nonce\":\"\(nonceB64)\"}", .wrongType),
+            ("{\"items\":[],\"nonce\":\"\(nonceB64)\",\"v\":2}", AetherProtocolError.Code.outOfRange),
+            ("{\"items\":[\(one),\(one)],\"nonce\":\"\(nonceB64)\",\"v\":2}", .inconsistent),
+            ("{\"items\":[{\"index\":-1,\"length\":1,\"offset\":0}],\"nonce\":\"\(nonceB64)\",\"v\":2}", .outOfRange),
+            ("{\"items\":[{\"index\":1,\"length\":-1,\"offset\":0}],\"nonce\":\"\(nonceB64)\",\"v\":2}", .outOfRange),
+            ("{\"items\":[{\"index\":1,\"offset\":0}],\"nonce\":\"\(nonceB64)\",\"v\":2}", .missingMember),
+            ("{\"items\":[\(one)],\"nonce\":\"AAAA\",\"v\":2}", .outOfRange),
+            ("{\"items\":\"1\",\"nonce\":\"\(nonceB64)\",\"v\":2}", .wrongType),
             (
-                "{\"indices\":[\(Array(0..<65).map(String.init).joined(separator: ","))],\"nonce\":\"\(nonceB64)\"}",
+                "{\"items\":[\((0..<65).map { "{\"index\":\($0),\"length\":1,\"offset\":0}" }.joined(separator: ","))],"
+                    + "\"nonce\":\"\(nonceB64)\",\"v\":2}",
                 .outOfRange
             ),
+            // Version 1 and unknown versions are refused before any other member is read: never misread.
+            ("{\"indices\":[3,17],\"nonce\":\"\(nonceB64)\"}", .versionUnsupported),
+            ("{\"items\":[\(one)],\"nonce\":\"\(nonceB64)\"}", .versionUnsupported),
+            ("{\"items\":[\(one)],\"nonce\":\"\(nonceB64)\",\"v\":1}", .versionUnsupported),
+            ("{\"items\":[\(one)],\"nonce\":\"\(nonceB64)\",\"v\":3}", .versionUnsupported),
+            ("{\"items\":[\(one)],\"nonce\":\"\(nonceB64)\",\"v\":null}", .versionUnsupported),
+            ("{\"items\":[\(one)],\"nonce\":\"\(nonceB64)\",\"v\":\"2\"}", .wrongType),
         ] {
             let error = #expect(throws: AetherProtocolError.self) { try NativeChallengeRequest(json: Self.bytes(json)) }
             #expect(error?.code == code, "\(json)")
         }
     }
 
-    @Test func challengeAnswersCarryProofsOfTheRightShape() throws {
+    @Test func challengeAnswersCarryMACsAndProofsOfTheRightShape() throws {
         var tree = StreamingMerkleTree()
         for hash in [Self.a, Self.b, Self.c] { _ = try tree.append(hash) }
         let proof = try MerkleProof(
@@ -198,14 +215,19 @@ import Testing
             siblings: [MerkleHash.leaf(index: 0, chunkHash: Self.a), MerkleHash.leaf(index: 2, chunkHash: Self.c)])
         let nonce = [UInt8](repeating: 9, count: 32)
         let answer = NativeChallengeAnswer(
-            answers: [.init(index: 1, sha256: Self.b, proof: proof), .init(index: 7, sha256: nil, proof: nil)],
+            answers: [
+                .init(item: try Self.item(1), mac: Self.c, sha256: Self.b, proof: proof),
+                .init(item: try Self.item(7, 8, 9), mac: nil, sha256: nil, proof: nil),
+            ],
             nonce: nonce)
         let json = Self.text(answer.jsonBytes)
         #expect(
             json.hasPrefix(
-                "{\"answers\":[{\"index\":1,\"proof\":{\"leafCount\":3,\"leafIndex\":1,\"siblings\":[\""
+                "{\"answers\":[{\"index\":1,\"length\":16384,\"mac\":\"\(Self.c.hex)\",\"offset\":0,\"proof\":{"
+                    + "\"leafCount\":3,\"leafIndex\":1,\"siblings\":[\""
                     + MerkleHash.leaf(index: 0, chunkHash: Self.a).hex))
-        #expect(json.contains("{\"index\":7,\"proof\":null,\"sha256\":null}"))
+        #expect(json.contains("{\"index\":7,\"length\":9,\"mac\":null,\"offset\":8,\"proof\":null,\"sha256\":null}"))
+        #expect(json.hasSuffix(",\"v\":2}"))
         #expect(try NativeChallengeAnswer(json: answer.jsonBytes) == answer)
         let wrongLeaf = json.replacingOccurrences(of: "\"leafIndex\":1", with: "\"leafIndex\":2")
         let leafError = #expect(throws: AetherProtocolError.self) {
@@ -220,6 +242,19 @@ import Testing
         let upper = json.replacingOccurrences(of: Self.b.hex, with: Self.b.hex.uppercased())
         let hexError = #expect(throws: AetherProtocolError.self) { try NativeChallengeAnswer(json: Self.bytes(upper)) }
         #expect(hexError?.member == "answers.sha256")
+        // A recorded hash without a MAC (the bytes are not read back) is refused.
+        let noMAC = json.replacingOccurrences(of: "\"mac\":\"\(Self.c.hex)\"", with: "\"mac\":null")
+        let noMACError = #expect(throws: AetherProtocolError.self) {
+            try NativeChallengeAnswer(json: Self.bytes(noMAC))
+        }
+        #expect(noMACError?.code == .inconsistent)
+        // The old answer (version 1: a hash and a proof, no "v") is refused, not read as one without MACs.
+        let old =
+            "{\"answers\":[{\"index\":1,\"proof\":null,\"sha256\":\"\(Self.b.hex)\"}],\"nonce\":"
+            + "\"\(Data(nonce).base64EncodedString())\"}"
+        let oldError = #expect(throws: AetherProtocolError.self) { try NativeChallengeAnswer(json: Self.bytes(old)) }
+        #expect(oldError?.code == .versionUnsupported)
+        #expect(oldError?.member == "v")
     }
 
     // MARK: Complete, receipt, problem

@@ -72,9 +72,59 @@ import Testing
         ])
         let backend = try server.backend()
         let upload = RemoteUpload(location: backend.objectURL, uploadID: "U", size: 9, partSize: 9)
-        await #expect(throws: TransportError.self) {
+        let error = await #expect(throws: TransportError.self) {
             _ = try await backend.send(Self.part(0, bytes: Array("123456789".utf8), partSize: 9), to: upload)
         }
+        // The server's word about the part's bytes disagrees with the client's: final (exit 4), not retried.
+        #expect(error?.code == .receiptMismatch)
+        #expect(server.requests.count == 1)
+    }
+
+    /// The object CRC32C of a CompleteMultipartUploadResult against the parts' CRC32Cs. Vectors from a bitwise
+    /// CRC-32C (polynomial 0x82F63B78) in Python: parts "123456789" (4waSgw==) and "abcdefghij" (5lmUNw==);
+    /// COMPOSITE = CRC-32C of their 8 big-endian bytes, `joZV2Q==-2`; FULL_OBJECT = CRC-32C of the 19 bytes,
+    /// `Q0DOEA==`.
+    @Test func theObjectChecksumOfTheCompletionIsComparedWithTheParts() async throws {
+        let parts = [
+            PartReceipt(
+                index: 0, length: 9, entityTag: "\"a\"", checksumCRC32C: CRC32C.checksum(Array("123456789".utf8))),
+            PartReceipt(
+                index: 1, length: 10, entityTag: "\"b\"", checksumCRC32C: CRC32C.checksum(Array("abcdefghij".utf8))),
+        ]
+        try S3Backend.checkObjectCRC32C("joZV2Q==-2", type: nil, parts: parts)
+        try S3Backend.checkObjectCRC32C("joZV2Q==-2", type: "COMPOSITE", parts: parts)
+        try S3Backend.checkObjectCRC32C("Q0DOEA==", type: "FULL_OBJECT", parts: parts)
+        try S3Backend.checkObjectCRC32C("Q0DOEA==", type: nil, parts: parts)
+        for (reported, type) in [("joZV2Q==-3", nil), ("AAAAAA==-2", "COMPOSITE"), ("AAAAAA==", "FULL_OBJECT")] {
+            let error = #expect(throws: TransportError.self) {
+                try S3Backend.checkObjectCRC32C(reported, type: type, parts: parts)
+            }
+            #expect(error?.code == .receiptMismatch)
+            #expect(error?.message.contains(reported) == true)
+        }
+        // Parts without a CRC32C (Ceph, a resume from parts listed without one) give nothing to compare.
+        try S3Backend.checkObjectCRC32C(
+            "AAAAAA==-2", type: nil, parts: parts.map { PartReceipt(index: $0.index, length: $0.length) })
+
+        let server = ScriptedS3Transport([
+            .init(
+                status: 200,
+                body: "<CompleteMultipartUploadResult><ETag>\"f\"</ETag><ChecksumCRC32C>AAAAAA==-2</ChecksumCRC32C>"
+                    + "</CompleteMultipartUploadResult>")
+        ])
+        let backend = try server.backend()
+        let upload = RemoteUpload(location: backend.objectURL, uploadID: "U", size: 19, partSize: 10)
+        let error = await #expect(throws: TransportError.self) {
+            _ = try await backend.complete(
+                upload,
+                summary: CompletionSummary(
+                    parts: [
+                        PartReceipt(index: 0, length: 10, entityTag: "\"a\"", checksumCRC32C: 1),
+                        PartReceipt(index: 1, length: 9, entityTag: "\"b\"", checksumCRC32C: 2),
+                    ], fileSHA256: .zero))
+        }
+        #expect(error?.code == .receiptMismatch)
+        #expect(server.requests.count == 1)
     }
 
     @Test func slowDownIsRetriedWithJitteredExponentialBackOffAndFreshSignatures() async throws {
@@ -246,7 +296,8 @@ import Testing
         ("ExpiredToken", 400, .accessDenied), ("NoSuchBucket", 404, .gone), ("NoSuchUpload", 404, .gone),
         ("SlowDown", 503, .throttled), ("InternalError", 500, .serverFailed), ("EntityTooSmall", 400, .remoteRejected),
         ("InvalidPart", 400, .remoteRejected), ("", 403, .accessDenied), ("", 410, .gone), ("", 502, .serverFailed),
-        ("", 429, .throttled), ("", 400, .remoteRejected),
+        ("", 429, .throttled), ("", 400, .remoteRejected), ("BadDigest", 400, .checksumMismatch),
+        ("XAmzContentSHA256Mismatch", 400, .checksumMismatch),
     ])
     func s3ErrorCodesMapToTransportErrorCodes(_ code: String, _ status: Int, _ expected: TransportError.Code) {
         let body = code.isEmpty ? Array("<html>proxy</html>".utf8) : Array("<Error><Code>\(code)</Code></Error>".utf8)

@@ -16,6 +16,10 @@ public struct IETFBackendOptions: Sendable {
     public var recoveryAttempts: Int
     /// The clock whose wall reading dates `max-age`/`expires` (a `ManualClock` in tests).
     public var clock: any AetherClock
+    /// How long appends refused with 409 at the server's own offset are sent again, with back-off, while the server
+    /// still holds an earlier append (this client's own, on a connection that stalled without closing) before the
+    /// upload fails with `.conflict` saying so.
+    public var heldAppendWait: Duration = .seconds(120)
 
     /// Options; the defaults suit a server without its own limits.
     public init(

@@ -125,25 +125,67 @@ public struct IETFResumableBackend: UploadBackend {
             throw TransportError(
                 .conflict, "the server holds \(state.offset) of \(upload.size) bytes: the upload is not complete")
         }
-        if state.complete { return UploadReceipt(location: upload.location, size: upload.size) }
+        if state.complete {
+            // Completed before this request (an earlier completing PATCH whose answer was lost, or an earlier run):
+            // the digest of that answer is gone. A Repr-Digest on the HEAD answer is checked; without one the
+            // receipt says the SHA-256 was not checked, never that it matched.
+            return try Self.alreadyComplete(upload, state.reprDigest, summary)
+        }
         var headers = HTTPHeaders([
             ("Upload-Offset", "\(upload.size)"), ("Upload-Complete", StructuredField.serialize(true)),
             ("Content-Type", Self.partialUploadMediaType), ("Repr-Digest", Self.digestField(summary.fileSHA256)),
         ])
         if upload.sizeDeferred == true { headers.add("Upload-Length", "\(upload.size)") }
         let response = try await exchange("PATCH", upload.location, headers)
+        if (400..<500).contains(response.status), response.status != 404, response.status != 410,
+            let after = try? await head(upload), after.complete, after.offset == upload.size
+        {
+            // Refused because it is complete already: a completing PATCH sent before (libcurl sends a request again
+            // when a reused connection died under it) completed it, and its answer was lost.
+            return try Self.alreadyComplete(upload, after.reprDigest, summary)
+        }
         guard (200..<300).contains(response.status) else { throw error(for: response, "completing PATCH") }
         if version == .latest, Self.boolean(response.headers, "Upload-Complete") == false {
             throw TransportError(.protocolViolation, "the answer to the completing PATCH says the upload is incomplete")
         }
+        if let stored = Self.integer(response.headers, "Upload-Offset"), stored != upload.size {
+            throw TransportError(
+                .receiptMismatch,
+                "the answer to the completing PATCH reports \(stored) bytes stored, not the \(upload.size) sent")
+        }
         var serverDigest: Digest32?
         if let reported = Self.reprDigest(response.headers) {
-            guard reported == summary.fileSHA256 else {
-                throw TransportError(.checksumMismatch, "the server's Repr-Digest differs from the object's SHA-256")
-            }
+            try Self.check(reported, summary.fileSHA256, "answer to the completing PATCH")
             serverDigest = reported
         }
         return UploadReceipt(location: upload.location, size: upload.size, serverSHA256: serverDigest)
+    }
+
+    /// The receipt of an upload the server reports complete before this client's completing PATCH was answered:
+    /// the `Repr-Digest` of the `HEAD` answer is checked when there is one; otherwise the receipt says the SHA-256
+    /// was not checked.
+    static func alreadyComplete(_ upload: RemoteUpload, _ reported: Digest32?, _ summary: CompletionSummary)
+        throws(TransportError) -> UploadReceipt
+    {
+        guard let reported else {
+            var receipt = UploadReceipt(location: upload.location, size: upload.size)
+            receipt.unchecked = ["sha256"]
+            receipt.uncheckedReason =
+                "the upload was already complete at the server and its HEAD answer has no Repr-Digest"
+            return receipt
+        }
+        try check(reported, summary.fileSHA256, "HEAD answer of the completed upload")
+        return UploadReceipt(location: upload.location, size: upload.size, serverSHA256: reported)
+    }
+
+    /// A `Repr-Digest` the server reported, compared with the object's SHA-256; another one is `.receiptMismatch`
+    /// (final: the server says it stored other bytes).
+    static func check(_ reported: Digest32, _ ours: Digest32, _ answer: String) throws(TransportError) {
+        guard reported != ours else { return }
+        throw TransportError(
+            .receiptMismatch,
+            "the Repr-Digest of the \(answer) (sha-256 \(reported.hex.prefix(16))...) differs from the object's "
+                + "SHA-256 (\(ours.hex.prefix(16))...)")
     }
 
     public func abort(_ upload: RemoteUpload) async throws(TransportError) {
@@ -287,8 +329,11 @@ public struct IETFResumableBackend: UploadBackend {
         _ = try await exchange("DELETE", location)
     }
 
-    /// Offset retrieval (`HEAD`).
-    private func head(_ upload: RemoteUpload) async throws(TransportError) -> (offset: Int64, complete: Bool) {
+    /// Offset retrieval (`HEAD`): the offset, whether the upload is complete, and a `Repr-Digest` if the answer
+    /// has one.
+    private func head(_ upload: RemoteUpload) async throws(TransportError) -> (
+        offset: Int64, complete: Bool, reprDigest: Digest32?
+    ) {
         let response = try await exchange("HEAD", upload.location)
         guard response.status == 200 || response.status == 204 else { throw error(for: response, "HEAD") }
         guard let offset = Self.integer(response.headers, "Upload-Offset") else {
@@ -303,7 +348,7 @@ public struct IETFResumableBackend: UploadBackend {
         if !deferred, let length = Self.integer(response.headers, "Upload-Length"), length != upload.size {
             throw TransportError(.protocolViolation, "the server reports a length of \(length), not \(upload.size)")
         }
-        return (offset, Self.boolean(response.headers, "Upload-Complete") ?? false)
+        return (offset, Self.boolean(response.headers, "Upload-Complete") ?? false, Self.reprDigest(response.headers))
     }
 
     /// The server's offset after a failed append. The connection that failed may take the next request with it
@@ -324,8 +369,13 @@ public struct IETFResumableBackend: UploadBackend {
         }
     }
 
-    /// Appends `part` from `start` (the server's offset) to its end, recovering from a 409, a 5xx or a closed
-    /// connection by asking the server its offset when the body can be sent again from there.
+    /// Appends `part` from `start` (the server's offset) to its end, recovering from a 409, a 5xx or a closed or
+    /// stalled connection by asking the server its offset when the body can be sent again from there.
+    ///
+    /// A connection that stalls without closing (no byte moves for the idle limit) is abandoned and the rest sent
+    /// from the server's offset. The server may still hold that stalled append and refuse the next one with 409 at
+    /// its own offset: that is not the offset changing, so it is sent again with back-off for up to
+    /// `options.heldAppendWait` until the server lets go. A 409 after which the offset did change resumes from it.
     func transfer(
         _ part: UploadPart, to upload: RemoteUpload, from start: Int64, bodySent: Bool, sendsDigest: Bool = true
     ) async throws(TransportError) {
@@ -333,6 +383,10 @@ public struct IETFResumableBackend: UploadBackend {
         var offset = start
         var streamUsed = bodySent
         var recoveries = 0
+        var moves = 0
+        var held = HeldAppendWait(limit: options.heldAppendWait)
+        // The last failure of the connection, for the message if the append cannot be finished.
+        var lastFailure: TransportError?
         while offset < partEnd {
             guard offset >= part.offset else {
                 throw TransportError(
@@ -353,7 +407,15 @@ public struct IETFResumableBackend: UploadBackend {
                 ("Upload-Offset", "\(offset)"), ("Upload-Complete", StructuredField.serialize(false)),
                 ("Content-Type", Self.partialUploadMediaType),
             ])
-            if offset == part.offset, sendsDigest { headers.add("Content-Digest", Self.digestField(part.sha256)) }
+            if sendsDigest {
+                // The rest of a part sent again carries the digest of the rest, so the server checks it as it would
+                // have checked the whole part.
+                if offset == part.offset {
+                    headers.add("Content-Digest", Self.digestField(part.sha256))
+                } else if let rest = body.heldBytes {
+                    headers.add("Content-Digest", Self.digestField(SHA256.hash(rest)))
+                }
+            }
             let end = partEnd
             let response: HTTPResponse
             do {
@@ -361,8 +423,9 @@ public struct IETFResumableBackend: UploadBackend {
             } catch {
                 guard error.code == .connectionClosed || error.code == .timedOut,
                     part.body.dropping(first: 0) != nil, recoveries < options.recoveryAttempts
-                else { throw error }
+                else { throw Self.after(lastFailure, error) }
                 recoveries += 1
+                lastFailure = error
                 offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
                 continue
             }
@@ -377,11 +440,31 @@ public struct IETFResumableBackend: UploadBackend {
                         .protocolViolation, "the append answer reports \(reported) bytes, not \(end)")
                 }
                 offset = end
-            case 409, 500..<600:
+            case 409:
+                let now = try await offsetAfterFailure(upload, recoveries: &recoveries)
+                if now == offset {
+                    guard let delay = held.next() else {
+                        throw Self.after(
+                            lastFailure,
+                            TransportError(
+                                .conflict,
+                                "the server refused \(held.refusals) appends at its own offset \(offset) with 409 over "
+                                    + "\(Int(held.waited)) s: it still holds an earlier append to this upload; run the "
+                                    + "same command again once the server has let it go"))
+                    }
+                    try await HeldAppendWait.sleep(delay)
+                } else {
+                    // Forward is the held append finishing what it carried; backward, the server lost bytes.
+                    if now < offset { moves += 1 }
+                    guard moves <= options.recoveryAttempts else {
+                        throw TransportError(
+                            .conflict, "the server's offset kept going back (\(moves) answers 409, now \(now))")
+                    }
+                    offset = now
+                }
+            case 500..<600:
                 guard recoveries < options.recoveryAttempts else {
-                    throw response.status == 409
-                        ? TransportError(.conflict, "the server's offset kept changing (\(recoveries + 1) answers 409)")
-                        : error(for: response, "PATCH")
+                    throw Self.after(lastFailure, error(for: response, "PATCH"))
                 }
                 recoveries += 1
                 offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
@@ -389,6 +472,14 @@ public struct IETFResumableBackend: UploadBackend {
                 throw error(for: response, "PATCH")
             }
         }
+    }
+
+    /// `error`, its message prefixed with the connection failure before it (what started the recovery), if any.
+    static func after(_ failure: TransportError?, _ error: TransportError) -> TransportError {
+        guard let failure, failure.message != error.message else { return error }
+        return TransportError(
+            error.code, "after an append failed (\(failure.code): \(failure.message)), \(error.message)",
+            errno: error.errno)
     }
 
     // MARK: Checks

@@ -71,7 +71,10 @@ extension NativeBackend: RunSendingBackend {
             throw TransportError(.protocolViolation, "the Aether-Run-Receipt of the \(what) names other chunks")
         }
         for (digest, part) in zip(receipt.sha256, parts) where digest != part.sha256 {
-            throw TransportError(.checksumMismatch, "the receipt of chunk \(part.index) names another SHA-256")
+            throw TransportError(
+                .receiptMismatch,
+                "the receipt of chunk \(part.index) names SHA-256 \(digest.hex.prefix(16))..., not the client's "
+                    + "\(part.sha256.hex.prefix(16))...")
         }
         return receipt.sha256.count
     }

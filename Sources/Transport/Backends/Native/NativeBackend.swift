@@ -1,5 +1,5 @@
 public import AetherIO
-import AetherIntegrity
+public import AetherIntegrity
 public import AetherSecurity
 
 /// The native protocol `aether/1` (`docs/PROTOCOL.md` sections 2 and 3) as an `UploadBackend`: indexed chunks sent
@@ -198,7 +198,10 @@ public struct NativeBackend: UploadBackend {
             throw TransportError(.protocolViolation, "the receipt of chunk \(part.index) names another chunk")
         }
         guard receipt.sha256 == part.sha256 else {
-            throw TransportError(.checksumMismatch, "the receipt of chunk \(part.index) names another SHA-256")
+            throw TransportError(
+                .receiptMismatch,
+                "the receipt of chunk \(part.index) names SHA-256 \(receipt.sha256.hex.prefix(16))..., not the "
+                    + "client's \(part.sha256.hex.prefix(16))...")
         }
         return PartReceipt(index: part.index, length: part.length, checksumCRC32C: part.crc32c)
     }
@@ -227,7 +230,8 @@ public struct NativeBackend: UploadBackend {
         }
         guard receipt.sha256 == shard.sha256 else {
             throw TransportError(
-                .checksumMismatch, "the receipt of parity shard \(shard.group)/\(shard.shard) names another SHA-256")
+                .receiptMismatch,
+                "the receipt of parity shard \(shard.group)/\(shard.shard) names another SHA-256 than the client's")
         }
         return receipt
     }
@@ -328,35 +332,64 @@ public struct NativeBackend: UploadBackend {
 
     // MARK: Byzantine spot checks (3.6)
 
-    /// Asks the receiver to prove it holds chunks `indices` and checks every answer against `chunkHashes` (the
-    /// client's SHA-256 of every chunk, in order): each hash must be the client's, and each proof must lead from
-    /// it to the client's Merkle root. With `requireProofs` (every chunk acknowledged) a missing proof fails too.
-    /// Any failure is `.verificationFailed`: the receiver is not trusted for this upload.
+    /// The upload id a spot check binds into its answers: the receiver's id of `upload` (from its status document),
+    /// else the last segment of its location's path.
+    public static func spotCheckUploadID(_ upload: RemoteUpload) -> [UInt8] {
+        if let id = upload.uploadID { return Array(id.utf8) }
+        let path = upload.location.split(separator: "?", maxSplits: 1).first ?? ""
+        return Array((path.split(separator: "/").last ?? "").utf8)
+    }
+
+    /// Sends the spot check `challenge` (version 2) and checks the answer against it: the same nonce and ranges in
+    /// the same order, each recorded hash the client's own (`chunkHashes`, the SHA-256 of every chunk in order),
+    /// each proof leading from it to the client's Merkle root, and with `requireProofs` (every chunk acknowledged) no
+    /// proof missing, and no MAC missing (a chunk the receiver says it does not hold). Returns the MACs in the order
+    /// of the ranges for `ByzantineVerifier` to judge against the client's bytes: only they prove the bytes are held.
+    ///
+    /// A receiver that does not advertise version 2 is `.protocolUnsupported` (nothing is sent); an answer of
+    /// another version (version 1: hashes, no MAC) and any check above failing are `.verificationFailed`; a
+    /// malformed answer is `.protocolViolation`.
     public func challenge(
-        _ upload: RemoteUpload, indices: [Int], chunkHashes: [Digest32], requireProofs: Bool
-    ) async throws(TransportError) -> NativeChallengeAnswer {
-        let chunks = NativeCreateRequest.chunkCount(size: upload.size, chunkSize: upload.partSize)
-        guard chunkHashes.count == chunks, indices.allSatisfy({ $0 >= 0 && $0 < chunks }) else {
-            throw TransportError(.invalidArgument, "the challenge's indices or chunk hashes do not fit the upload")
+        _ upload: RemoteUpload, _ challenge: ByzantineChallenge, chunkHashes: [Digest32], requireProofs: Bool
+    ) async throws(TransportError) -> [Digest32] {
+        guard server.answersSpotChecks, let budget = server.maximumChallengeBytes else {
+            throw TransportError(
+                .protocolUnsupported, "the receiver answers no spot checks of version \(AetherWire.spotCheckVersion)")
         }
-        let request = NativeChallengeRequest(indices: indices, nonce: SecureRandom.bytes(32))
+        let chunks = NativeCreateRequest.chunkCount(size: upload.size, chunkSize: upload.partSize)
+        let request = NativeChallengeRequest(challenge)
+        guard chunkHashes.count == chunks, challenge.items.allSatisfy({ $0.index < chunks }),
+            challenge.uploadID == Self.spotCheckUploadID(upload), request.totalBytes <= budget
+        else {
+            throw TransportError(
+                .invalidArgument, "the spot check does not fit the upload, its chunk hashes or challenge-bytes")
+        }
         do { try request.validate() } catch {
             throw TransportError(.invalidArgument, "the challenge is invalid\(Self.memberNote(error))")
         }
+        // The receiver reads at most challenge-bytes, and an answer counts only within 500 ms: a deadline of its
+        // own, not the long idle limit of the requests that make it read whole objects.
         let response = try await exchange(
             "POST", url(upload, "/challenges"), HTTPHeaders([("Content-Type", AetherWire.challengeMediaType)]),
-            body: .bytes(request.jsonBytes), rereadsStoredBytes: true)
+            body: .bytes(request.jsonBytes), total: Self.spotCheckDeadline)
         guard response.status == 200 else { throw error(for: response, "challenge") }
         let answer: NativeChallengeAnswer
         do { answer = try NativeChallengeAnswer(json: response.body) } catch {
+            if error.code == .versionUnsupported {
+                throw TransportError(
+                    .verificationFailed,
+                    "the receiver answered the spot check in another format than version \(AetherWire.spotCheckVersion)"
+                        + " (\(error.message)); the answer proves nothing and is refused")
+            }
             throw TransportError(
                 .protocolViolation, "the challenge answer is malformed (\(error.code)\(Self.memberNote(error)))")
         }
         try Self.verify(answer, for: request, chunkHashes: chunkHashes, requireProofs: requireProofs)
-        return answer
+        return answer.answers.compactMap(\.mac)
     }
 
-    /// Checks a challenge answer against the client's chunk hashes and Merkle root.
+    /// Checks a challenge answer's shape against the request, and its recorded hashes and proofs (claims) against
+    /// the client's chunk hashes and Merkle root.
     static func verify(
         _ answer: NativeChallengeAnswer, for request: NativeChallengeRequest, chunkHashes: [Digest32],
         requireProofs: Bool
@@ -364,8 +397,8 @@ public struct NativeBackend: UploadBackend {
         guard answer.nonce == request.nonce else {
             throw TransportError(.verificationFailed, "the challenge answer repeats another nonce")
         }
-        guard answer.answers.map(\.index) == request.indices else {
-            throw TransportError(.verificationFailed, "the challenge answer is for other chunks than asked")
+        guard answer.answers.map(\.item) == request.items else {
+            throw TransportError(.verificationFailed, "the challenge answer is for other chunks or ranges than asked")
         }
         var tree = StreamingMerkleTree()
         for hash in chunkHashes {
@@ -375,20 +408,21 @@ public struct NativeBackend: UploadBackend {
         }
         let root = tree.root
         for item in answer.answers {
-            let ours = chunkHashes[item.index]
-            guard let theirs = item.sha256 else {
-                throw TransportError(.verificationFailed, "the receiver does not hold chunk \(item.index)")
+            let index = item.item.index
+            let ours = chunkHashes[index]
+            guard item.mac != nil else {
+                throw TransportError(.verificationFailed, "the receiver does not hold chunk \(index)")
             }
-            guard theirs == ours else {
-                throw TransportError(.verificationFailed, "the receiver's hash of chunk \(item.index) differs")
+            if let theirs = item.sha256, theirs != ours {
+                throw TransportError(.verificationFailed, "the receiver's recorded hash of chunk \(index) differs")
             }
             if let proof = item.proof {
                 guard proof.verify(chunkHash: ours, root: root, leafCount: UInt64(chunkHashes.count)) else {
                     throw TransportError(
-                        .verificationFailed, "the Merkle proof of chunk \(item.index) does not lead to the root")
+                        .verificationFailed, "the Merkle proof of chunk \(index) does not lead to the root")
                 }
             } else if requireProofs {
-                throw TransportError(.verificationFailed, "the receiver gave no Merkle proof for chunk \(item.index)")
+                throw TransportError(.verificationFailed, "the receiver gave no Merkle proof for chunk \(index)")
             }
         }
     }
@@ -437,8 +471,7 @@ public struct NativeBackend: UploadBackend {
         return try verify(response.body, upload: upload, summary: summary)
     }
 
-    /// Parses a receipt and compares every value with the client's; what differs is named in a
-    /// `.checksumMismatch`.
+    /// Parses a receipt and compares every value with the client's; what differs is named in a `.receiptMismatch`.
     func verify(_ body: [UInt8], upload: RemoteUpload, summary: CompletionSummary) throws(TransportError)
         -> UploadReceipt
     {
@@ -459,7 +492,9 @@ public struct NativeBackend: UploadBackend {
         if receipt.cid != CIDv1(digest: summary.fileSHA256).string { differs.append("cid") }
         guard differs.isEmpty else {
             throw TransportError(
-                .checksumMismatch, "the receipt's \(differs.joined(separator: ", ")) differ from the client's")
+                .receiptMismatch,
+                "the receipt's \(differs.joined(separator: ", ")) \(differs.count == 1 ? "differs" : "differ") from "
+                    + "the client's")
         }
         return UploadReceipt(
             location: upload.location, size: receipt.size, serverSHA256: receipt.fileSHA256,
@@ -478,13 +513,15 @@ public struct NativeBackend: UploadBackend {
 
     func exchange(
         _ method: String, _ url: String, _ extra: HTTPHeaders = HTTPHeaders(), body: HTTPRequestBody = .empty,
-        rereadsStoredBytes: Bool = false
+        rereadsStoredBytes: Bool = false, total: Duration? = nil
     ) async throws(TransportError) -> HTTPResponse {
         var timeouts = options.timeouts
-        if rereadsStoredBytes, let idle = timeouts.idle {
+        if let total { timeouts.total = min(timeouts.total ?? total, total) }
+        if rereadsStoredBytes {
             // The receiver answers these only after reading stored bytes back (sampled chunks, the rest of the
-            // object), which takes long on a slow store (S3): silence is expected, so the idle limit is longer.
-            timeouts.idle = max(idle, Self.storedBytesIdle)
+            // object), which takes long on a slow store (S3): silence is expected, so the idle limit and the wait
+            // for the answer are longer.
+            timeouts = timeouts.allowingSilence(Self.storedBytesIdle)
         }
         var headers = options.headers
         headers.replace(AetherWire.protocolField, String(AetherWire.version))
@@ -496,7 +533,11 @@ public struct NativeBackend: UploadBackend {
                 timeouts: timeouts, responseBodyLimit: AetherWire.maximumStatusDocumentBytes))
     }
 
-    /// The idle limit of a request whose answer waits for the receiver to read stored bytes back.
+    /// The whole exchange of a spot check (its answer counts only within 500 ms; this tells a late one from none):
+    /// past it the request ends `.timedOut`.
+    public static let spotCheckDeadline = Duration.seconds(10)
+
+    /// The idle limit and first-byte wait of a request whose answer waits for the receiver to read stored bytes back.
     static let storedBytesIdle = Duration.seconds(300)
 
     /// `upload`'s URL with `suffix` appended to its path (before a query).

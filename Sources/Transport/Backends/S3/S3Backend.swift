@@ -231,7 +231,7 @@ public final class S3Backend: UploadBackend {
         }
         if let crc, let echoed = response.headers["x-amz-checksum-crc32c"], echoed != crc {
             throw TransportError(
-                .protocolViolation, "S3 \(operation) recorded CRC32C \(echoed.prefix(16)) but \(crc) was sent")
+                .receiptMismatch, "S3 \(operation) recorded CRC32C \(echoed.prefix(16)) but \(crc) was sent")
         }
         return PartReceipt(
             index: part.index, length: part.length, entityTag: entityTag,
@@ -273,8 +273,40 @@ public final class S3Backend: UploadBackend {
                     .protocolViolation, "S3 CompleteMultipartUpload answered with <\(document.name.prefix(64))>")
             }
         }
-        let entityTag = (try? S3XMLElement.parse(response.body))?.text("ETag")
-        return UploadReceipt(location: upload.location, size: upload.size, entityTag: entityTag)
+        let document = try? S3XMLElement.parse(response.body)
+        if let reported = document?.text("ChecksumCRC32C") {
+            try Self.checkObjectCRC32C(reported, type: document?.text("ChecksumType"), parts: parts)
+        }
+        return UploadReceipt(location: upload.location, size: upload.size, entityTag: document?.text("ETag"))
+    }
+
+    /// Compares the object CRC32C a `CompleteMultipartUploadResult` reports with the one the parts' CRC32Cs give:
+    /// `COMPOSITE` (`base64(CRC32C of the parts' big-endian CRC32Cs)-N`, S3's default for multipart) or
+    /// `FULL_OBJECT` (the CRC32C of the whole object, combined from the parts'). Parts without a CRC32C give
+    /// nothing to compare. Another value is `.receiptMismatch`.
+    static func checkObjectCRC32C(_ reported: String, type: String?, parts: [PartReceipt]) throws(TransportError) {
+        let crcs = parts.compactMap(\.checksumCRC32C)
+        guard crcs.count == parts.count, !parts.isEmpty else { return }
+        let expected: String
+        if type == "FULL_OBJECT" || (type == nil && !reported.contains("-")) {
+            var whole = crcs[0]
+            for (crc, part) in zip(crcs.dropFirst(), parts.dropFirst()) {
+                whole = CRC32C.combine(whole, crc, lengthOfB: Int(part.length))
+            }
+            expected = encodeCRC32C(whole)
+        } else {
+            var joined: [UInt8] = []
+            for crc in crcs {
+                joined += [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+            }
+            expected = encodeCRC32C(CRC32C.checksum(joined)) + "-\(parts.count)"
+        }
+        guard reported == expected else {
+            throw TransportError(
+                .receiptMismatch,
+                "S3 CompleteMultipartUpload reports the object's CRC32C \(reported.prefix(24)), the parts sent give "
+                    + "\(expected)")
+        }
     }
 
     public func abort(_ upload: RemoteUpload) async throws(TransportError) {

@@ -27,6 +27,9 @@ enum S3ErrorMapping {
     static let goneCodes: Set<String> = ["NoSuchUpload", "NoSuchBucket", "NoSuchKey"]
     static let throttleCodes: Set<String> = ["SlowDown", "ServiceUnavailable", "Throttling", "RequestLimitExceeded"]
     static let serverCodes: Set<String> = ["InternalError", "OperationAborted"]
+    /// S3 found that the body it received differs from the checksum or digest sent with it and stored nothing:
+    /// damage in transit, cured by sending the body again.
+    static let transitDamageCodes: Set<String> = ["BadDigest", "XAmzContentSHA256Mismatch"]
 
     /// The error for an S3 response `status` with body `body` (an `<Error>` document or anything else).
     static func error(operation: String, status: Int, body: [UInt8]) -> TransportError {
@@ -55,6 +58,8 @@ enum S3ErrorMapping {
                 kind = .throttled
             } else if let code, serverCodes.contains(code) {
                 kind = .serverFailed
+            } else if let code, transitDamageCodes.contains(code) {
+                kind = .checksumMismatch
             } else if status == 401 || status == 403 {
                 kind = .accessDenied
             } else if status == 404 || status == 410 {

@@ -170,6 +170,10 @@ public struct TusBackend: UploadBackend {
                 throw TransportError(
                     .conflict, "the server holds \(state.offset) of \(upload.size) bytes: the upload is not complete")
             }
+            if let length = state.length, length != upload.size {
+                throw TransportError(
+                    .receiptMismatch, "the server records an upload length of \(length), not the \(upload.size) sent")
+            }
             if upload.sizeDeferred == true, state.length == nil { try await declareLength(upload) }
             return UploadReceipt(location: upload.location, size: upload.size)
         }
@@ -185,7 +189,9 @@ public struct TusBackend: UploadBackend {
         let state = try await head(created.location)
         guard state.offset == upload.size, state.length == nil || state.length == upload.size else {
             throw TransportError(
-                .protocolViolation, "the final upload holds \(state.offset) bytes, not the \(upload.size) sent")
+                .receiptMismatch,
+                "the final upload holds \(state.offset) bytes of a length of \(state.length.map { "\($0)" } ?? "none"), "
+                    + "not the \(upload.size) sent")
         }
         return UploadReceipt(location: created.location, size: upload.size)
     }
@@ -289,14 +295,18 @@ public struct TusBackend: UploadBackend {
 
     /// PATCHes `body` (the bytes `partStart..<partEnd` of the resource at `url`) from the server's offset until it
     /// holds `partEnd`. A 409 asks the server its offset and continues from there; bytes the server already holds
-    /// are not sent again. A body that cannot be re-read (a stream) is sent at most once.
+    /// are not sent again. A body that cannot be re-read (a stream) is sent at most once. A 409 after which the
+    /// offset is the one just sent means the server still holds an earlier PATCH (this client's own, on a
+    /// connection that stalled without closing): it is sent again with back-off for up to
+    /// `options.heldAppendWait`.
     func transfer(
         _ body: HTTPRequestBody, to url: String, partStart: Int64, partEnd: Int64, knownOffset: Int64? = nil
     ) async throws(TransportError) {
         var offset = knownOffset.map { $0 + partStart } ?? partStart
         var streamSent = false
-        var conflicts = 0
+        var moves = 0
         var stalls = 0
+        var held = HeldAppendWait(limit: options.heldAppendWait)
         while offset < partEnd {
             let remaining: HTTPRequestBody
             if let sliced = body.dropping(first: offset - partStart) {
@@ -331,18 +341,31 @@ public struct TusBackend: UploadBackend {
                 }
                 offset = next
             case 409:
-                conflicts += 1
-                guard conflicts <= 3 else {
-                    throw TransportError(.conflict, "the server's offset kept changing (three 409 answers)")
-                }
-                let held = try await head(url).offset
-                guard held >= partStart else {
+                let now = try await head(url).offset
+                guard now >= partStart else {
                     throw TransportError(
                         .conflict,
-                        "the server holds \(held) bytes, fewer than where this part starts (\(partStart)): "
+                        "the server holds \(now) bytes, fewer than where this part starts (\(partStart)): "
                             + "the parts before it must be sent first")
                 }
-                offset = held
+                if now == offset {
+                    guard let delay = held.next() else {
+                        throw TransportError(
+                            .conflict,
+                            "the tus server refused \(held.refusals) PATCHes at its own offset \(offset) with 409 over "
+                                + "\(Int(held.waited)) s: it still holds an earlier PATCH to this upload; run the same "
+                                + "command again once the server has let it go")
+                    }
+                    try await HeldAppendWait.sleep(delay)
+                } else {
+                    // Forward is an earlier PATCH finishing what it carried; backward, the server lost bytes.
+                    if now < offset { moves += 1 }
+                    guard moves <= 3 else {
+                        throw TransportError(
+                            .conflict, "the server's offset kept going back (\(moves) answers 409, now \(now))")
+                    }
+                    offset = now
+                }
             default: throw Self.error(for: response, "PATCH")
             }
         }

@@ -20,6 +20,10 @@ public struct TusBackendOptions: Sendable {
     public var timeouts: HTTPTimeouts
     /// The clock whose wall reading is compared with `Upload-Expires`.
     public var clock: any AetherClock
+    /// How long appends refused with 409 at the server's own offset are sent again, with back-off, while the server
+    /// still holds an earlier append (this client's own, on a connection that stalled without closing) before the
+    /// upload fails with `.conflict` saying so.
+    public var heldAppendWait: Duration = .seconds(120)
 
     /// Options; by default 64 MiB parts, concatenation when offered (at most 100 parts), SHA-1 then CRC-32.
     public init(

@@ -1,0 +1,117 @@
+/// Whose connection it is, for the per-client limit: an IPv4 address, or the /64 prefix of an IPv6 address (one
+/// host is given a whole /64, so counting full addresses would let it open any number). An IPv4-mapped IPv6
+/// address is its IPv4 address.
+enum ClientAddressKey: Hashable, Sendable {
+    case v4(UInt32)
+    case v6Prefix(UInt64)
+    case other
+}
+
+/// Which connections the HTTP server admits and which it cuts (`docs/RECEIVER.md`, Limits): at most
+/// `perClientLimit` connections open at once per client address; a connection's first header block complete within
+/// `headerTimeout` of its accept, and each later one within `keepAliveTimeout` of the end of the request before it
+/// (a kept-alive connection may wait as long as a request may stay idle, as it could before, while a new one must
+/// show a whole request soon). Both deadlines are total: bytes trickling in do not move them, so a client cannot
+/// keep a connection by sending one header byte at a time. Pure: the owner passes the monotonic time and holds it
+/// in a Mutex; connections are named by an opaque id.
+struct ConnectionGuardStateMachine: Sendable {
+    /// What is counted, for `/metrics`.
+    struct Counters: Sendable, Hashable {
+        /// Connections admitted.
+        var accepted = 0
+        /// Connections refused at accept because their client held `perClientLimit` already.
+        var refusedPerClient = 0
+        /// Connections cut because a header block was not complete by its deadline.
+        var closedHeaderTimeout = 0
+        /// Requests cut by the idle timeout (no byte received or sent for that long).
+        var closedIdleTimeout = 0
+    }
+
+    private struct Tracked {
+        let key: ClientAddressKey
+        let socket: Int32
+        /// When the header block being waited for must be complete (monotonic ns); nil while a request runs.
+        var headerDeadline: Int64?
+    }
+
+    /// Connections at once per client address; 0 is no limit.
+    let perClientLimit: Int
+    /// Nanoseconds a connection's first header block may take from the accept; 0 is no deadline at all.
+    let headerTimeout: Int64
+    /// Nanoseconds a later header block may take from the end of the previous request (at least `headerTimeout`).
+    let keepAliveTimeout: Int64
+    private var connections: [UInt: Tracked] = [:]
+    private var perClient: [ClientAddressKey: Int] = [:]
+    private(set) var counters = Counters()
+
+    init(perClientLimit: Int, headerTimeoutNanoseconds: Int64, keepAliveTimeoutNanoseconds: Int64 = 0) {
+        self.perClientLimit = max(0, perClientLimit)
+        self.headerTimeout = max(0, headerTimeoutNanoseconds)
+        self.keepAliveTimeout = max(headerTimeout, keepAliveTimeoutNanoseconds)
+    }
+
+    /// Connections open now.
+    var openCount: Int { connections.count }
+
+    /// Connections of `key` open now.
+    func openCount(of key: ClientAddressKey) -> Int { perClient[key] ?? 0 }
+
+    /// Whether a socket just accepted from `key` may become a connection (a refusal is counted). The server's
+    /// accepting thread calls this and then `opened` for the same socket before it accepts the next one, so the
+    /// count checked here is the one `opened` raises.
+    mutating func admit(_ key: ClientAddressKey) -> Bool {
+        guard perClientLimit == 0 || (perClient[key] ?? 0) < perClientLimit else {
+            counters.refusedPerClient += 1
+            return false
+        }
+        return true
+    }
+
+    /// Connection `id` from `key` on `socket` started at `now`: its first header block is due by the deadline.
+    mutating func opened(_ id: UInt, key: ClientAddressKey, socket: Int32, now: Int64) {
+        if let earlier = connections[id] { release(earlier.key) }
+        let due = deadline(now, headerTimeout)
+        connections[id] = Tracked(key: key, socket: socket, headerDeadline: due)
+        perClient[key, default: 0] += 1
+        counters.accepted += 1
+    }
+
+    /// Connection `id`'s header block is complete: its request runs under the idle timeout only.
+    mutating func headerReceived(_ id: UInt) {
+        connections[id]?.headerDeadline = nil
+    }
+
+    /// Connection `id`'s request ended at `now` (`timedOut`: cut by the idle timeout); the next header block is due
+    /// `keepAliveTimeout` from now.
+    mutating func requestEnded(_ id: UInt, now: Int64, timedOut: Bool) {
+        if timedOut { counters.closedIdleTimeout += 1 }
+        let due = deadline(now, keepAliveTimeout)
+        connections[id]?.headerDeadline = due
+    }
+
+    /// Connection `id` is closed; its socket is no longer ours to touch.
+    mutating func closed(_ id: UInt) {
+        guard let tracked = connections.removeValue(forKey: id) else { return }
+        release(tracked.key)
+    }
+
+    /// The sockets of connections whose header deadline passed by `now`, to be shut down (each once: its deadline
+    /// is cleared and the cut counted). The caller shuts them before it lets go of the lock that also guards
+    /// `closed`, so that a socket number is never shut after its connection closed and the number was reused.
+    mutating func expired(now: Int64) -> [Int32] {
+        let due = connections.filter { entry in entry.value.headerDeadline.map { $0 <= now } ?? false }
+        for id in due.keys { connections[id]?.headerDeadline = nil }
+        let sockets = due.values.map(\.socket).filter { $0 >= 0 }
+        counters.closedHeaderTimeout += sockets.count
+        return sockets
+    }
+
+    private func deadline(_ now: Int64, _ timeout: Int64) -> Int64? {
+        headerTimeout == 0 ? nil : now &+ timeout
+    }
+
+    private mutating func release(_ key: ClientAddressKey) {
+        let remaining = (perClient[key] ?? 1) - 1
+        perClient[key] = remaining > 0 ? remaining : nil
+    }
+}

@@ -1,0 +1,75 @@
+import AetherScheduling
+import AetherTransport
+import Synchronization
+
+/// What the link planner needs of the upload under way: its part size and size, the most parts one request may
+/// carry and the most streams the backend allows.
+struct PlanningInputs: Sendable {
+    let partSize: Int64
+    let size: Int64
+    let runMaximum: Int
+    let parallelLimit: Int
+}
+
+/// The planning state an upload's requests share across isolation: the inputs of the upload under way and the gate
+/// its attempts pass (the stream count the planner decided, applied to every attempt).
+final class LinkPlanning: Sendable {
+    let gate = StreamGate(limit: 1)
+    private let inputs = Mutex<PlanningInputs?>(nil)
+
+    var current: PlanningInputs? { inputs.withLock { $0 } }
+
+    func begin(_ value: PlanningInputs) { inputs.withLock { $0 = value } }
+}
+
+extension ChunkedUploader {
+    /// The scheduler's decision for now, bounded by the link planner (`docs/SCHEDULING.md`, "Progress on
+    /// interrupted paths"): the streams, the parts per request and whether to hold new requests back. nil before
+    /// an upload is under way.
+    nonisolated func plannedRequests(inFlightBytes: Int? = nil) -> (plan: LinkPlan, decision: SchedulingDecision)? {
+        guard let inputs = linkPlanning.current else { return nil }
+        let capabilities = backend.capabilities
+        let inFlight = inFlightBytes ?? Int(clamping: linkPlanning.gate.inFlight.bytes)
+        let decision = scheduler.decide(
+            SchedulingContext(
+                roundTripTime: interruptions.roundTripTime ?? SchedulingContext().roundTripTime,
+                inFlightBytes: inFlight, minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
+                maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
+                maximumParts: capabilities.maximumParts, totalBytes: inputs.size,
+                parallelismCap: configuration.parallel, secondsBetweenInterruptions: interruptions.meanInterval()))
+        let plan = LinkPlanner.plan(
+            decision,
+            keeping: LinkPlanner.Keeping(
+                unitBytes: Int(clamping: inputs.partSize), keepsPrefix: capabilities.keepsCutPrefix),
+            roundTripTime: interruptions.roundTripTime ?? SchedulingContext().roundTripTime,
+            interruptions: interruptions.forecast())
+        return (plan, decision)
+    }
+
+    /// The parts one request carries under `plan`: the planned bytes in whole parts, 1...the run maximum.
+    nonisolated static func parts(of plan: LinkPlan, inputs: PlanningInputs) -> Int {
+        RunPlanner.partsPerRequest(
+            chunkSizeBytes: plan.requestBytes, partSize: inputs.partSize, maximum: inputs.runMaximum)
+    }
+
+    /// The stream count `plan` allows, within the backend's and the configuration's limits.
+    nonisolated func streams(of plan: LinkPlan, inputs: PlanningInputs) -> Int {
+        min(inputs.parallelLimit, max(1, configuration.parallel ?? plan.streams))
+    }
+
+    /// Waits while the planner holds new requests back (a protocol that loses a cut request whole, an interruption
+    /// due before one could finish), then takes a slot of the stream gate for `bytes`. The wait is re-planned every
+    /// quarter second and ends at the latest when the interruption is late.
+    /// With adaptive chunking off the stream count stays the configured one and nothing is held back.
+    nonisolated func admitAttempt(bytes: Int64) async throws {
+        if configuration.flags.adaptiveChunking {
+            while let (plan, _) = plannedRequests(), plan.holdsBack {
+                try await Self.sleep(seconds: 0.25)
+            }
+            if let (plan, _) = plannedRequests(), let inputs = linkPlanning.current {
+                linkPlanning.gate.setLimit(streams(of: plan, inputs: inputs))
+            }
+        }
+        try await linkPlanning.gate.acquire(bytes: bytes)
+    }
+}

@@ -1,0 +1,157 @@
+import AetherIO
+import Foundation
+import Testing
+
+/// `aether serve` under abusive clients, as a process: a slowloris attack from one address (127.0.0.2; loopback
+/// holds all of 127.0.0.0/8) with more connections than the per-client limit, each dripping header bytes, while a
+/// legitimate client on 127.0.0.1 uploads and asks offsets.
+@Suite struct ReceiverSlowlorisLiveTests {
+    static let headerTimeout = 2.0
+    static let perClient = 16
+    static let attackConnections = 40
+    static let attackSeconds = 7.0
+    static let token = "abuse-test-token-0123456789abcdef"
+
+    /// `curl` with `arguments` on a fresh connection; returns the status and the seconds it took.
+    static func curl(_ arguments: [String]) throws -> (status: Int, seconds: Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments =
+            ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--noproxy", "*", "--max-time", "10"]
+            + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let started = ContinuousClock.now
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (Int(String(decoding: data, as: UTF8.self)) ?? 0, seconds)
+    }
+
+    /// The value of the sample `name` in `/metrics`.
+    static func sample(_ text: String, _ name: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            .flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    @Test(arguments: [false, true])
+    func aSlowlorisFromOneAddressIsCutAtTheHeaderDeadlineAndALegitimateClientIsServedThroughout(tokens: Bool)
+        throws
+    {
+        let directory = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var extra = [
+            "--header-timeout", String(Int(Self.headerTimeout)), "--max-connections-per-client", String(Self.perClient),
+        ]
+        var auth: [String] = []
+        if tokens {
+            let file = directory + "/tokens"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("client:\(Self.token)\n".utf8)))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+            extra += ["--tokens", file]
+            auth = ["-H", "Authorization: Bearer \(Self.token)"]
+        }
+        let receiver = try ReceiverChild(store: directory + "/store", extra: extra)
+        let tus = ["-H", "Tus-Resumable: 1.0.0"] + auth
+        // The legitimate client's upload, created before the attack and appended to during it.
+        let content = [UInt8]((0..<16 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let input = directory + "/part"
+        let location = try Self.create(receiver.url, tus: tus, length: content.count)
+        let attack = try PythonPeer.process(
+            "slowloris.py",
+            [
+                "127.0.0.1", String(receiver.port), "127.0.0.2", String(Self.attackConnections), "0.5",
+                String(Self.attackSeconds),
+            ])
+        let attackOutput = Pipe()
+        attack.standardOutput = attackOutput
+        attack.standardError = FileHandle.nullDevice
+        try attack.run()
+        defer { if attack.isRunning { attack.terminate() } }
+        // Samples across the attack's span, several of them after the first header deadline has passed.
+        let start = ContinuousClock.now
+        var offset = 0
+        var samples = 0
+        while ContinuousClock.now - start < .seconds(Self.attackSeconds - 1) {
+            usleep(600_000)
+            let head = try Self.curl(["-I", receiver.url + location] + tus)
+            #expect(head.status == 200, "HEAD during the attack")
+            #expect(head.seconds < 2, "HEAD took \(head.seconds) s during the attack")
+            let piece = Array(content[offset..<min(offset + 1024, content.count)])
+            guard !piece.isEmpty else { continue }
+            #expect(FileManager.default.createFile(atPath: input, contents: Data(piece)))
+            let append = try Self.curl(
+                [
+                    "-X", "PATCH", receiver.url + location, "-H", "Content-Type: application/offset+octet-stream",
+                    "-H", "Upload-Offset: \(offset)", "--data-binary", "@" + input,
+                ] + tus)
+            #expect(append.status == 204, "PATCH during the attack")
+            #expect(append.seconds < 2, "PATCH took \(append.seconds) s during the attack")
+            if append.status == 204 { offset += piece.count }
+            samples += 1
+        }
+        let report = attackOutput.fileHandleForReading.readDataToEndOfFile()
+        attack.waitUntilExit()
+        #expect(samples >= 8)
+        let stats = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any])
+        let cut = try #require(stats["cut"] as? [Double])
+        let openAtEnd = try #require(stats["open_at_end"] as? [Double])
+        let refused = try #require(stats["refused"] as? Int)
+        let mostHeld = try #require(stats["most_held"] as? Int)
+        // The per-client limit: never more than it held at once, the rest refused at accept.
+        #expect(mostHeld <= Self.perClient, "\(stats)")
+        #expect(refused >= Self.attackConnections - Self.perClient, "\(stats)")
+        // The header deadline is total: bytes dripping every 0.5 s did not keep any connection past it.
+        #expect(cut.count >= Self.perClient, "\(stats)")
+        #expect((cut + openAtEnd).allSatisfy { $0 < Self.headerTimeout + 1 }, "\(stats)")
+        let metrics = try Self.metricsText(receiver.url, auth: auth)
+        #expect(Self.sample(metrics, "aether_header_timeout_seconds") == Self.headerTimeout)
+        #expect(Self.sample(metrics, "aether_connection_limit_per_client") == Double(Self.perClient))
+        let refusedMetric = Self.sample(metrics, "aether_connections_refused_total{reason=\"per-client-limit\"}") ?? 0
+        let cutMetric = Self.sample(metrics, "aether_connections_closed_total{reason=\"header-timeout\"}") ?? 0
+        #expect(refusedMetric >= Double(refused), "\(metrics)")
+        #expect(cutMetric >= Double(cut.count), "\(metrics)")
+        // The upload made during the attack completes whole.
+        #expect(offset >= 8 * 1024)
+        #expect(FileManager.default.createFile(atPath: input, contents: Data(content[offset...])))
+        let last = try Self.curl(
+            [
+                "-X", "PATCH", receiver.url + location, "-H", "Content-Type: application/offset+octet-stream", "-H",
+                "Upload-Offset: \(offset)", "--data-binary", "@" + input,
+            ] + tus)
+        #expect(last.status == 204)
+        #expect(try receiver.object(location) == content)
+    }
+
+    /// Creates a tus upload of `length` bytes; returns its path.
+    static func create(_ url: String, tus: [String], length: Int) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments =
+            ["-sS", "-D", "-", "-o", "/dev/null", "--noproxy", "*", "-X", "POST", url + "/uploads"]
+            + ["-H", "Upload-Length: \(length)"] + tus
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let head = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let line = try #require(head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") })
+        return String(line.dropFirst("location:".count)).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// `GET /metrics` (from loopback it needs no token; with `auth` it carries one anyway).
+    static func metricsText(_ url: String, auth: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sS", "--noproxy", "*", url + "/metrics"] + auth
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,112 @@
+import Testing
+
+@testable import AetherReceiver
+
+/// The HTTP server's admission and header-deadline rules, on explicit times (nanoseconds).
+@Suite struct ConnectionGuardStateMachineTests {
+    static let second: Int64 = 1_000_000_000
+
+    @Test func aClientIsRefusedPastItsLimitAndAdmittedAgainWhenOneCloses() {
+        var machine = ConnectionGuardStateMachine(perClientLimit: 2, headerTimeoutNanoseconds: 0)
+        let attacker = ClientAddressKey.v4(0x7F00_0002)
+        let other = ClientAddressKey.v4(0x7F00_0001)
+        for id in [UInt(1), 2] {
+            let admitted = machine.admit(attacker)
+            #expect(admitted)
+            machine.opened(id, key: attacker, socket: Int32(id), now: 0)
+        }
+        let refusedOnce = machine.admit(attacker)
+        let refusedTwice = machine.admit(attacker)
+        let otherAdmitted = machine.admit(other)
+        #expect(!refusedOnce && !refusedTwice && otherAdmitted)
+        machine.opened(3, key: other, socket: 3, now: 0)
+        #expect(machine.counters.refusedPerClient == 2)
+        #expect(machine.openCount(of: attacker) == 2)
+        machine.closed(1)
+        machine.closed(1)
+        #expect(machine.openCount(of: attacker) == 1)
+        let admittedAgain = machine.admit(attacker)
+        #expect(admittedAgain)
+        #expect(machine.openCount == 2)
+        #expect(machine.counters.accepted == 3)
+    }
+
+    @Test func noLimitAdmitsEveryone() {
+        var machine = ConnectionGuardStateMachine(perClientLimit: 0, headerTimeoutNanoseconds: 0)
+        for id in 0..<100 {
+            let admitted = machine.admit(.v6Prefix(42))
+            #expect(admitted)
+            machine.opened(UInt(id), key: .v6Prefix(42), socket: Int32(id), now: 0)
+        }
+        #expect(machine.openCount(of: .v6Prefix(42)) == 100)
+        let cut1 = machine.expired(now: .max)
+        #expect(cut1.isEmpty)
+    }
+
+    @Test func theHeaderDeadlineIsTotalFromTheAcceptAndCutsOnce() {
+        var machine = ConnectionGuardStateMachine(perClientLimit: 0, headerTimeoutNanoseconds: 2 * Self.second)
+        machine.opened(7, key: .v4(1), socket: 70, now: 10 * Self.second)
+        machine.opened(8, key: .v4(1), socket: 80, now: 11 * Self.second)
+        // Nothing the client sends moves the deadline: only a complete header block clears it.
+        let cut2 = machine.expired(now: 12 * Self.second - 1)
+        #expect(cut2.isEmpty)
+        let cut3 = machine.expired(now: 12 * Self.second)
+        #expect(cut3 == [70])
+        let cut4 = machine.expired(now: 12 * Self.second + 1)
+        #expect(cut4.isEmpty)
+        let cut5 = machine.expired(now: 13 * Self.second)
+        #expect(cut5 == [80])
+        #expect(machine.counters.closedHeaderTimeout == 2)
+    }
+
+    @Test func aRequestUnderWayHasNoHeaderDeadlineAndTheNextHeadGetsAFreshOne() {
+        var machine = ConnectionGuardStateMachine(perClientLimit: 0, headerTimeoutNanoseconds: 2 * Self.second)
+        machine.opened(1, key: .v4(1), socket: 10, now: 0)
+        machine.headerReceived(1)
+        // A long request (a slow body, a completion hashing a large object) is the idle timeout's business.
+        let cut6 = machine.expired(now: 100 * Self.second)
+        #expect(cut6.isEmpty)
+        machine.requestEnded(1, now: 100 * Self.second, timedOut: false)
+        let cut7 = machine.expired(now: 101 * Self.second)
+        #expect(cut7.isEmpty)
+        let cut8 = machine.expired(now: 102 * Self.second)
+        #expect(cut8 == [10])
+        machine.requestEnded(2, now: 0, timedOut: true)
+        #expect(machine.counters.closedIdleTimeout == 1)
+        #expect(machine.counters.closedHeaderTimeout == 1)
+    }
+
+    @Test func aKeptAliveConnectionWaitsForItsNextHeadAsLongAsTheKeepAliveTimeoutInAll() {
+        var machine = ConnectionGuardStateMachine(
+            perClientLimit: 0, headerTimeoutNanoseconds: 2 * Self.second, keepAliveTimeoutNanoseconds: 60 * Self.second)
+        #expect(machine.keepAliveTimeout == 60 * Self.second)
+        machine.opened(1, key: .v4(1), socket: 10, now: 0)
+        machine.headerReceived(1)
+        machine.requestEnded(1, now: 10 * Self.second, timedOut: false)
+        let early = machine.expired(now: 69 * Self.second)
+        #expect(early.isEmpty)
+        let due = machine.expired(now: 70 * Self.second)
+        #expect(due == [10])
+        // Never shorter than the first head's deadline; no deadline at all when the header timeout is off.
+        #expect(
+            ConnectionGuardStateMachine(
+                perClientLimit: 0, headerTimeoutNanoseconds: 5, keepAliveTimeoutNanoseconds: 1
+            ).keepAliveTimeout == 5)
+        var off = ConnectionGuardStateMachine(
+            perClientLimit: 0, headerTimeoutNanoseconds: 0, keepAliveTimeoutNanoseconds: 60 * Self.second)
+        off.opened(1, key: .v4(1), socket: 10, now: 0)
+        off.requestEnded(1, now: 0, timedOut: false)
+        let never = off.expired(now: .max)
+        #expect(never.isEmpty)
+    }
+
+    @Test func aClosedConnectionsSocketIsNeverShut() {
+        var machine = ConnectionGuardStateMachine(perClientLimit: 0, headerTimeoutNanoseconds: Self.second)
+        machine.opened(1, key: .v4(1), socket: 10, now: 0)
+        machine.opened(2, key: .v4(1), socket: -1, now: 0)
+        machine.closed(1)
+        let cut9 = machine.expired(now: 5 * Self.second)
+        #expect(cut9.isEmpty)
+        #expect(machine.counters.closedHeaderTimeout == 0)
+    }
+}
