@@ -27,30 +27,40 @@ import Foundation
 /// 5. `lab-steady` (root, the link lab): 20 Mbit/s, 80 ms RTT, 3% loss: `aether upload` against the link limit (the
 ///    bytes at 20 Mbit/s less the loss; target <= 1.1) beside tuspy and boto3, client `--cc`; then `aether upload`,
 ///    tuspy and boto3 again with the client namespace on BBR, for reference.
+/// 6. `lab-transport` (root, the link lab, `E2ETransportLines`): the transport choices of docs/SCHEDULING.md, measured:
+///    the congestion control per connection, the number of connections, the request size, at 1% and 3% loss and
+///    with resets every 10 s.
 /// Every lab line prints the bytes that crossed the uplink against the file and the congestion control each
 /// client's connections used (read from the kernel while it ran). Aether's lab clients run `--runs N` times (the
 /// median is reported), the baselines once. The Python side runs from the project's `.venv`
-/// (`scripts/setup-venv.sh`). Lines 2 to 5 need root and are skipped with a line saying so otherwise.
+/// (`scripts/setup-venv.sh`). Lines 2 to 6 need root and are skipped with a line saying so otherwise.
 enum E2EBench: BenchSuite {
     static let name = "e2e"
     static let runsByDefault = false
     static let summary =
         "aether upload end to end: S3 vs boto3 on moto; old and link-lab bad and LTE links vs tuspy/boto3/awscli (root)"
 
-    static let allLines = ["s3", "badlink", "mobile", "lab-mobile", "lab-steady"]
-    static let trace = "lte_belgium_ghent/report_bus_0003.json"
+    static let allLines = ["s3", "badlink", "mobile", "lab-mobile", "lab-steady", "lab-transport"]
 
     static func run(options: [String]) async throws {
         let lines = try lines(option("--lines", in: options))
         let sizeMiB = try mebibytes(option("--size-mib", in: options), default: 1024)
         let linkMiB = try mebibytes(option("--link-mib", in: options), default: 64)
-        let tracesDirectory = try option("--traces", in: options)
-        let labOptions = try E2ELabOptions.parse(options, traces: tracesDirectory ?? BenchOptions.projectTraces)
-        if lines.contains("lab-mobile") { _ = try labOptions.loadTrace() }
+        let labOptions = try E2ELabOptions.parse(options, outOfSample: BenchOptions.projectOutOfSample)
+        // The lab and the old mobile line replay the same trace from the same offset, read before anything runs.
+        let trace = lines.contains("lab-mobile") || lines.contains("mobile") ? try labOptions.loadTrace() : nil
 
         let directory = "/tmp/aether-bench-e2e-\(getpid())"
         guard unsafe mkdir(directory, 0o700) == 0 else { throw BenchError("cannot create \(directory)") }
-        defer { _ = IOBaseline.run(["/bin/rm", "-rf", directory]) }
+        let keep = options.contains("--keep-logs")
+        defer {
+            if keep {
+                say("e2e: the clients' and servers' logs are kept in \(directory)")
+                _ = IOBaseline.run(["/usr/bin/find", directory, "-name", "*.bin", "-delete"])
+            } else {
+                _ = IOBaseline.run(["/bin/rm", "-rf", directory])
+            }
+        }
         guard let tools = try E2ETools(directory: directory) else { return }
         say("e2e: load average \(IOBench.loadAverage()); times are wall seconds, ratios Aether/baseline")
 
@@ -60,10 +70,11 @@ enum E2EBench: BenchSuite {
             say("e2e: \(old.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
         } else {
             if old.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
-            if old.contains("mobile") {
-                let path = (tracesDirectory ?? tools.projectRoot + "/Traces") + "/" + trace
-                // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 49 s of trace).
-                try await mobileLine(tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(path: path))
+            if old.contains("mobile"), let trace {
+                // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 62 s of the
+                // default trace).
+                try await mobileLine(
+                    tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(trace, startingAt: labOptions.traceStart))
             }
         }
         let lab = lines.filter { $0.hasPrefix("lab-") }
@@ -74,6 +85,7 @@ enum E2EBench: BenchSuite {
         let labLines = E2ELabLines(tools: tools, options: labOptions)
         if lab.contains("lab-mobile") { try await labLines.mobile() }
         if lab.contains("lab-steady") { try await labLines.steady() }
+        if lab.contains("lab-transport") { try await E2ETransportLines(tools: tools, options: labOptions).run() }
     }
 
     /// The lines `--lines` names (comma-separated), every line without it.
@@ -219,9 +231,10 @@ enum E2EBench: BenchSuite {
             let name: String
             let finish: ClientFinish
             let payload: Int64
+            let congestion: String
         }
         var results: [Result] = []
-        let clients: [(String, (Double) async throws -> ClientFinish)] = [
+        var clients: [(String, (Double) async throws -> ClientFinish)] = [
             (
                 "aether",
                 { deadline in
@@ -243,12 +256,32 @@ enum E2EBench: BenchSuite {
                     try await tools.tuspy(file: file, url: servers.tusURL, name: "mobile-tuspy", deadline: deadline)
                 }
             ),
+            (
+                "aether_s3",
+                { deadline in
+                    try await tools.aetherToS3(
+                        file: file, endpoint: servers.motoEndpoint, key: "mobile-aether", name: "mobile-aether-s3",
+                        deadline: deadline)
+                }
+            ),
         ]
+        if FileManager.default.isExecutableFile(atPath: E2ETools.awsCLI) {
+            clients.append(
+                (
+                    "awscli",
+                    { deadline in
+                        try await tools.awsCLI(
+                            file: file, endpoint: servers.motoEndpoint, key: "mobile-awscli", name: "mobile-awscli",
+                            namespace: nil, deadline: deadline)
+                    }
+                ))
+        }
         for (name, client) in clients {
             try lab.setResetting(false)
             try lab.setRate(trace.rate(at: 0))
             try await Task.sleep(nanoseconds: 1_000_000_000)  // the queue drains between clients
             let before = try lab.payloadBytes()
+            let sampler = CongestionSampler(command: ["/usr/bin/ss", "-tin", "dst", lab.peerAddress])
             let start = Measure.now()
             let replay = Task { try await trace.replay(on: lab, from: start) }
             let finish: ClientFinish
@@ -257,12 +290,16 @@ enum E2EBench: BenchSuite {
             } catch {
                 replay.cancel()
                 _ = try? await replay.value
+                _ = await sampler.finish()
                 throw error
             }
             replay.cancel()
             _ = try? await replay.value
             try lab.setResetting(false)
-            results.append(Result(name: name, finish: finish, payload: try lab.payloadBytes() - before))
+            results.append(
+                Result(
+                    name: name, finish: finish, payload: try lab.payloadBytes() - before,
+                    congestion: await sampler.finish()))
         }
         // A client that gave up did not deliver the file: it counts as stopped at 3x the limit.
         func counted(_ result: Result) -> Double {
@@ -282,19 +319,29 @@ enum E2EBench: BenchSuite {
                 : "re-sent \(mebibytesText(result.payload - Int64(size)))"
         }
         let ours = results[0]
-        let ratios = results.dropFirst().map {
+        let ratios = results.dropFirst().filter { !$0.name.hasPrefix("aether") }.map {
             "time_ratio_vs_\($0.name)=\(ratio(counted(ours) / counted($0)))"
         }
         say(
             Measure.pad("e2e_mobile_\(Measure.sizeLabel(mebibytes: sizeMiB))", 28)
                 + Measure.pad(seconds(counted(ours)), 12)
                 + ratios.joined(separator: "  ") + "  (target <= 0.8)")
+        if let s3 = results.first(where: { $0.name == "aether_s3" }) {
+            let baselines = results.filter { $0.name == "boto3" || $0.name == "awscli" }
+            say(
+                Measure.pad("e2e_mobile_\(Measure.sizeLabel(mebibytes: sizeMiB))_s3", 28)
+                    + Measure.pad(seconds(counted(s3)), 12)
+                    + baselines.map { "time_ratio_vs_\($0.name)=\(ratio(counted(s3) / counted($0)))" }
+                    .joined(separator: "  "))
+        }
         say(
             Measure.pad("  link limit", 28) + Measure.pad(seconds(limit), 12)
                 + "(\(trace.name), mean \(Measure.formatted(trace.meanMbit, decimals: 1)) Mbit/s, 1% loss,"
                 + " resets 1.5 s every 20 s; stopped at 3x)")
         for result in results {
-            say(Measure.pad("  \(result.name)", 28) + time(result) + "  " + resent(result))
+            say(
+                Measure.pad("  \(result.name)", 28) + time(result) + "  " + resent(result) + "  cc "
+                    + result.congestion)
         }
     }
 }

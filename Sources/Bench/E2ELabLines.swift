@@ -13,7 +13,8 @@ import Foundation
 /// - `lab-steady`: 20 Mbit/s, 3% loss, queue 100 ms, no path changes: `aether upload` against the link limit
 ///   (`E2EIdeal.steadyLimit`), beside tuspy and boto3, under `--cc`; then the three again with the client
 ///   namespace on BBR, for reference.
-/// Aether's clients run `--runs` times (the median is reported), the baselines once.
+/// Aether's clients run `--runs` times (the median is reported), the baselines once (not at all with
+/// `--no-baselines`).
 struct E2ELabLines {
     let tools: E2ETools
     let options: E2ELabOptions
@@ -61,12 +62,12 @@ struct E2ELabLines {
             try await tools.aetherToReceiver(
                 file: bench.file, servers: bench.servers, name: name, namespace: namespace, deadline: deadline)
         }
-        let tuspy = try await bench.measure("tuspy -> tuspyserver") { name, namespace, deadline in
+        let tuspy = try await baseline("tuspy", "tuspy -> tuspyserver", bench) { name, namespace, deadline in
             try await tools.tuspy(
                 file: bench.file, url: bench.servers.tusURL, name: name, namespace: namespace, deadline: deadline)
         }
         printGroup(
-            "e2e_lab_mobile_\(size)_native", ours: native, baselines: [("tuspy", tuspy)], uplink: uplink,
+            "e2e_lab_mobile_\(size)_native", ours: native, baselines: tuspy, uplink: uplink,
             targets: "(targets <= 1.15 ideal, <= 0.7 tuspy)")
 
         let endpoint = bench.servers.motoEndpoint
@@ -74,24 +75,31 @@ struct E2ELabLines {
             try await tools.aetherToS3(
                 file: bench.file, endpoint: endpoint, key: name, name: name, namespace: namespace, deadline: deadline)
         }
-        let boto3 = try await bench.measure("boto3 upload_file") { name, namespace, deadline in
+        var baselines = try await baseline("boto3", "boto3 upload_file", bench) { name, namespace, deadline in
             try await tools.boto3(
                 file: bench.file, endpoint: endpoint, key: name, name: name, namespace: namespace, deadline: deadline)
         }
-        var baselines = [("boto3", boto3)]
         if FileManager.default.isExecutableFile(atPath: E2ETools.awsCLI) {
-            let cli = try await bench.measure("aws s3 cp (Debian awscli)") { name, namespace, deadline in
+            baselines += try await baseline("awscli", "aws s3 cp (Debian awscli)", bench) {
+                name, namespace, deadline in
                 try await tools.awsCLI(
                     file: bench.file, endpoint: endpoint, key: name, name: name, namespace: namespace,
                     deadline: deadline)
             }
-            baselines.append(("awscli", cli))
         } else {
             E2EBench.say("  aws s3 cp skipped: \(E2ETools.awsCLI) is missing (scripts/install-deps.sh installs awscli)")
         }
         printGroup(
             "e2e_lab_mobile_\(size)_s3", ours: s3, baselines: baselines, uplink: uplink,
             targets: "(targets <= 1.3 ideal, re-sent <= 15%, <= 0.6 boto3, <= 0.6 awscli)")
+    }
+
+    /// One run of a baseline client, labelled `key` in the ratios; none with `--no-baselines`.
+    func baseline(_ key: String, _ label: String, _ bench: E2ELabSession, _ client: E2ELabSession.Client)
+        async throws -> [(String, E2ELabRun)]
+    {
+        guard options.baselines else { return [] }
+        return [(key, try await bench.measure(label, client))]
     }
 
     /// The line's summary and a row per client; ratios to the ideal over each client's own span.
@@ -160,18 +168,18 @@ struct E2ELabLines {
                 try await tools.aetherToReceiver(
                     file: bench.file, servers: bench.servers, name: name, namespace: namespace, deadline: deadline)
             }
-            let tuspy = try await bench.measure("tuspy -> tuspyserver" + suffix) { name, namespace, deadline in
+            let tuspy = try await baseline("tuspy", "tuspy -> tuspyserver" + suffix, bench) {
+                name, namespace, deadline in
                 try await tools.tuspy(
                     file: bench.file, url: bench.servers.tusURL, name: name, namespace: namespace, deadline: deadline)
             }
-            let boto3 = try await bench.measure("boto3 upload_file" + suffix) { name, namespace, deadline in
+            let boto3 = try await baseline("boto3", "boto3 upload_file" + suffix, bench) { name, namespace, deadline in
                 try await tools.boto3(
                     file: bench.file, endpoint: bench.servers.motoEndpoint, key: name, name: name,
                     namespace: namespace, deadline: deadline)
             }
             printSteady(
-                "e2e_lab_steady_\(size)_\(control.rawValue)", ours: ours,
-                baselines: [("tuspy", tuspy), ("boto3", boto3)], limit: limit,
+                "e2e_lab_steady_\(size)_\(control.rawValue)", ours: ours, baselines: tuspy + boto3, limit: limit,
                 targets: control == options.congestionControl
                     ? "(target <= 1.1 limit)" : "(reference: the client namespace on BBR, ~1.03 expected)")
         }
@@ -210,6 +218,8 @@ final class E2ELabSession {
     let bytes: Int64
     let cap: Double
     let prefix: String
+    /// The bench's directory, where each client's logs are.
+    let logs: String
     /// The lab's clock zero of the last client (monotonic seconds).
     private var lastZero: Double
     private var count = 0
@@ -218,6 +228,7 @@ final class E2ELabSession {
         lab = try DelayLineLab(configuration)
         lastZero = Measure.now()
         self.prefix = prefix
+        logs = tools.directory
         self.bytes = bytes
         self.cap = cap
         file = tools.directory + "/\(prefix).bin"
@@ -277,7 +288,7 @@ final class E2ELabSession {
         let congestion = await sampler.finish()
         return E2ELabRun(
             client: label, finish: finish, offset: max(0, (finish.started ?? zero) - zero), counters: counters,
-            congestion: congestion, bytes: bytes, cap: cap)
+            congestion: congestion, bytes: bytes, cap: cap, logs: logs + "/" + name)
     }
 
     /// Seconds left of the path change's window open `elapsed` seconds after the clock zero (0 outside one).

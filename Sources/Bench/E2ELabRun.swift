@@ -16,6 +16,8 @@ struct E2ELabRun {
     let bytes: Int64
     /// The seconds at which a client still running was stopped, from its start.
     let cap: Double
+    /// Its logs' path in the bench's directory, without the `.out`/`.err` suffix.
+    var logs = ""
 
     /// Its time for comparisons: its own when it finished, else the cap.
     var countedSeconds: Double { finish.finished ? finish.seconds : cap }

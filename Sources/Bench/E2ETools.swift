@@ -169,7 +169,7 @@ struct E2ETools {
         try await client(
             [
                 aether, "upload", file, "s3://aether-bench/\(key)", "--endpoint", endpoint, "--state-dir",
-                directory + "/\(name)-state", "--quiet",
+                directory + "/\(name)-state", "--quiet", "--trace", directory + "/\(name).trace",
             ], namespace: namespace,
             environment: [
                 "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
@@ -178,14 +178,16 @@ struct E2ETools {
 
     /// `aether upload FILE URL --token-file F` to the link's `aether serve`, dedup off: every run sends the same
     /// file, and a receiver that already holds it would make the later runs instant uploads, not transfers.
+    /// `options` are added (`--parallel N`, `--congestion C`, ...).
     func aetherToReceiver(
-        file: String, servers: LinkServers, name: String, namespace: String? = nil, deadline: Double
+        file: String, servers: LinkServers, name: String, namespace: String? = nil, options: [String] = [],
+        deadline: Double
     ) async throws -> ClientFinish {
         try await client(
             [
                 aether, "upload", file, servers.receiverURL, "--token-file", servers.tokenFile, "--state-dir",
-                directory + "/\(name)-state", "--json", "--flags", "-dedup",
-            ], namespace: namespace, name: name, deadline: deadline)
+                directory + "/\(name)-state", "--json", "--flags", "-dedup", "--trace", directory + "/\(name).trace",
+            ] + options, namespace: namespace, name: name, deadline: deadline)
     }
 
     /// boto3 `upload_file` with the default TransferConfig and standard retries.

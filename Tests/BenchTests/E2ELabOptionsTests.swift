@@ -1,3 +1,4 @@
+import AetherIO
 import AetherLinkLab
 import AetherScheduling
 import Foundation
@@ -24,21 +25,25 @@ import Testing
         }
         #expect(suites == ["e2e"])
         #expect(try E2EBench.lines(E2EBench.option("--lines", in: options)) == ["lab-mobile", "lab-steady"])
-        let parsed = try E2ELabOptions.parse(options, traces: "/unused")
+        let parsed = try E2ELabOptions.parse(options, outOfSample: "/unused")
         #expect(
             parsed
                 == E2ELabOptions(
-                    tracePath: "/t/report_tram_0002.json", traceStart: 180, congestionControl: .bbr, sizeMiB: 64,
-                    runs: 3))
+                    tracePath: "/t/report_tram_0002.json", traceSHA256: nil, traceStart: 180, congestionControl: .bbr,
+                    sizeMiB: 64, runs: 3))
     }
 
-    @Test func withoutOptionsTheLabLinesRunTheHeldOutBusTraceFromItsStartUnderCubicOnce() throws {
-        let parsed = try E2ELabOptions.parse([], traces: "/x/Traces")
+    @Test func withoutOptionsTheLabLinesRunTheOutOfSampleTramTraceFrom180SecondsUnderCubicOnce() throws {
+        let parsed = try E2ELabOptions.parse([], outOfSample: "/x/Bench/OutOfSample")
         #expect(
             parsed
                 == E2ELabOptions(
-                    tracePath: "/x/Traces/lte_belgium_ghent/report_bus_0003.json", traceStart: 0,
-                    congestionControl: .cubic, sizeMiB: 128, runs: 1))
+                    tracePath: "/x/Bench/OutOfSample/lte_belgium_ghent_tram/report_tram_0002.json",
+                    traceSHA256: E2ELabOptions.defaultTraceSHA256, traceStart: 180, congestionControl: .cubic,
+                    sizeMiB: 128, runs: 1))
+        // A trace the command line names starts at its beginning, and its file is not checked against a digest.
+        let named = try E2ELabOptions.parse(["--trace", "/t/x.json"], outOfSample: "/x")
+        #expect(named.traceStart == 0 && named.traceSHA256 == nil)
     }
 
     @Test(arguments: [
@@ -54,7 +59,7 @@ import Testing
         ["--size-mib", "0"],
     ])
     func aLabOptionOutOfRangeIsAnErrorNamingIt(options: [String]) throws {
-        let error = try #require(throws: BenchError.self) { try E2ELabOptions.parse(options, traces: "/x") }
+        let error = try #require(throws: BenchError.self) { try E2ELabOptions.parse(options, outOfSample: "/x") }
         #expect(error.description.contains(options[0]) || options[0] == "--size-mib")
     }
 
@@ -75,32 +80,57 @@ import Testing
         #expect(throws: BenchError.self) { try E2EBench.lines("lab") }
     }
 
-    /// The split is within a family, so the family's own files decide it.
-    @Test func theDefaultTraceIsAnLTETraceTheSplitHoldsOut() throws {
-        let family = String(E2ELabOptions.defaultTrace.split(separator: "/")[0])
-        let folder = Self.traces + "/" + family
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder)
-        let traces = try files.flatMap { try TraceLoader.load(path: folder + "/" + $0, family: family) }
-        #expect(traces.count == 5)
+    /// Out of sample: no file of Traces/ (which the scheduler's tuning, its trained model and the tests read) has
+    /// the default trace's name or its bytes.
+    @Test func theDefaultTraceIsNoFileOfTraces() throws {
         let name = String(E2ELabOptions.defaultTrace.split(separator: "/")[1])
-        let assigned = try #require(TraceSplit.assign(traces).first { $0.trace.name == name })
-        #expect(assigned.heldOut)
-        #expect(TraceSplit.generation(ofFamily: family) == .lte)
+        let paths = try #require(FileManager.default.subpaths(atPath: Self.traces))
+        var files = 0
+        for path in paths {
+            // A folder has no contents to read.
+            guard let data = FileManager.default.contents(atPath: Self.traces + "/" + path) else { continue }
+            files += 1
+            #expect(!path.hasSuffix(name), "\(path)")
+            #expect(SHA256.hash(Array(data)).hex != E2ELabOptions.defaultTraceSHA256, "\(path)")
+        }
+        #expect(files > 20)
     }
 
-    @Test func theDefaultTraceLoadsWithItsFamilyAndAStartPastItsEndIsAnError() throws {
-        var options = try E2ELabOptions.parse([], traces: Self.traces)
+    @Test(
+        .enabled(
+            if: FileManager.default.fileExists(
+                atPath: BenchOptions.projectOutOfSample + "/" + E2ELabOptions.defaultTrace),
+            "the out-of-sample trace is placed as Bench/OutOfSample/SOURCES.md says"))
+    func theDefaultTraceLoadsWithItsFamilyAndAStartPastItsEndIsAnError() throws {
+        var options = try E2ELabOptions.parse([], outOfSample: BenchOptions.projectOutOfSample)
         let trace = try options.loadTrace()
-        #expect(trace.family == "lte_belgium_ghent")
-        #expect(trace.name == "report_bus_0003.json")
-        #expect(trace.samples.count == 758)
+        #expect(trace.family == "lte_belgium_ghent_tram")
+        #expect(trace.name == "report_tram_0002.json")
+        #expect(trace.samples.count == 659)
         options.traceStart = trace.duration
         let error = try #require(throws: BenchError.self) { try options.loadTrace() }
         #expect(error.description.contains("past the end"))
     }
 
+    @Test func aMissingDefaultTraceNamesItsSourcesAndAnotherFileUnderItsNameIsRefused() throws {
+        let directory = NSTemporaryDirectory() + "aether-oos-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let options = try E2ELabOptions.parse([], outOfSample: directory)
+        let missing = try #require(throws: BenchError.self) { try options.loadTrace() }
+        #expect(missing.description.contains("Bench/OutOfSample/SOURCES.md"))
+        try FileManager.default.createDirectory(
+            atPath: directory + "/lte_belgium_ghent_tram", withIntermediateDirectories: true)
+        let slots = String(repeating: #"{"duration_ms": 1000, "bandwidth_kbps": 9000, "latency_ms": 20},"#, count: 300)
+        try Data(("[" + slots.dropLast() + "]").utf8).write(to: URL(fileURLWithPath: options.tracePath))
+        let other = try #require(throws: BenchError.self) { try options.loadTrace() }
+        #expect(other.description.contains("SHA-256"))
+        // The same file named with --trace is read: only the default is held to its digest.
+        let named = try E2ELabOptions.parse(["--trace", options.tracePath], outOfSample: directory)
+        #expect(try named.loadTrace().samples.count == 300)
+    }
+
     @Test func anUnreadableTraceIsAnErrorNamingItsPath() throws {
-        let options = try E2ELabOptions.parse(["--trace", "/nonexistent/family/trace.json"], traces: "/x")
+        let options = try E2ELabOptions.parse(["--trace", "/nonexistent/family/trace.json"], outOfSample: "/x")
         let error = try #require(throws: BenchError.self) { try options.loadTrace() }
         #expect(error.description.contains("/nonexistent/family/trace.json"))
     }
