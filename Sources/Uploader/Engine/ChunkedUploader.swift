@@ -383,7 +383,7 @@ public actor ChunkedUploader {
                 while inFlight >= self.parallelNow, let (sent, bytes) = try await group.next() {
                     inFlight -= 1
                     inFlightBytes -= bytes
-                    try await self.settle(sent, inFlightBytes: inFlightBytes)
+                    try await self.settle(sent, inFlightBytes: inFlightBytes, sharing: inFlight + 1)
                 }
                 try Task.checkCancellation()
                 guard let work = try self.nextWorkOrRun() else { break }
@@ -417,7 +417,7 @@ public actor ChunkedUploader {
                 inFlight -= 1
                 inFlightBytes -= bytes
                 try Task.checkCancellation()
-                try await self.settle(sent, inFlightBytes: inFlightBytes)
+                try await self.settle(sent, inFlightBytes: inFlightBytes, sharing: inFlight + 1)
             }
         }
         try Task.checkCancellation()
@@ -524,23 +524,26 @@ public actor ChunkedUploader {
     }
 
     /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
-    private func settle(_ work: SentWork, inFlightBytes: Int) async throws {
+    /// `sharing`: the requests in flight while it was sent, itself included (they shared the link).
+    private func settle(_ work: SentWork, inFlightBytes: Int, sharing: Int) async throws {
         switch work {
         case .parity(let bytes):
             guard var run = state else { return }
             run.counters.runBytes += bytes
             run.parityShardsSent += 1
             state = run
-        case .part(let part): try await settle(part: part, inFlightBytes: inFlightBytes)
+        case .part(let part): try await settle(part: part, inFlightBytes: inFlightBytes, sharing: sharing)
         case .run(let parts):
             // One snapshot for the run: saved per part, its encoding (every acknowledged part so far) made the
             // client's CPU grow with the square of the part count (47 % of it for 1,024 parts of 1 MiB).
-            for part in parts { try await settle(part: part, inFlightBytes: inFlightBytes, save: false) }
+            for part in parts {
+                try await settle(part: part, inFlightBytes: inFlightBytes, sharing: sharing, save: false)
+            }
             if let run = state { try await resume.save(run.snapshot) }
         }
     }
 
-    private func settle(part sent: SentPart, inFlightBytes: Int, save: Bool = true) async throws {
+    private func settle(part sent: SentPart, inFlightBytes: Int, sharing: Int, save: Bool = true) async throws {
         guard var run = state else { return }
         run.attempts += sent.attempts
         run.failures += sent.attempts - 1
@@ -561,7 +564,7 @@ public actor ChunkedUploader {
         let measured = sent.measuredBytes ?? sent.receipt.length
         if measured > 0 {
             let share = Self.linkShare(
-                partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
+                partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt, streams: sharing)
             run.lastAcknowledgedAt = now
             if share > 0 {
                 scheduler.record(BandwidthMeasurement(bytes: Int(measured), duration: share, timestamp: now))
@@ -601,10 +604,13 @@ public actor ChunkedUploader {
     }
 
     /// The seconds of the link that one acknowledged part stands for: the time since the previous
-    /// acknowledgement (parts in flight share the link), never more than the part's own send time.
-    static func linkShare(partSeconds: Double, now: Double, previousAcknowledgement: Double?) -> Double {
+    /// acknowledgement (parts in flight share the link), never more than the part's own send time, and never less
+    /// than its share of it among the `streams` requests that were in flight (it included): requests started
+    /// together end together, and their acknowledgements milliseconds apart are not a link that fast.
+    static func linkShare(partSeconds: Double, now: Double, previousAcknowledgement: Double?, streams: Int) -> Double {
         guard let previousAcknowledgement else { return partSeconds }
-        return max(0, min(partSeconds, now - previousAcknowledgement))
+        let fairShare = partSeconds / Double(max(1, streams))
+        return max(fairShare, min(partSeconds, now - previousAcknowledgement))
     }
 
     /// One attempt at sending `part`, with a fresh `Idempotency-Key` (never one of an earlier run: the journal
