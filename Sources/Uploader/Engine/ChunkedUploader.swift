@@ -383,7 +383,7 @@ public actor ChunkedUploader {
                 while inFlight >= self.parallelNow, let (sent, bytes) = try await group.next() {
                     inFlight -= 1
                     inFlightBytes -= bytes
-                    try await self.settle(sent, inFlightBytes: inFlightBytes, sharing: inFlight + 1)
+                    try await self.settle(sent, inFlightBytes: inFlightBytes)
                 }
                 try Task.checkCancellation()
                 guard let work = try self.nextWorkOrRun() else { break }
@@ -417,7 +417,7 @@ public actor ChunkedUploader {
                 inFlight -= 1
                 inFlightBytes -= bytes
                 try Task.checkCancellation()
-                try await self.settle(sent, inFlightBytes: inFlightBytes, sharing: inFlight + 1)
+                try await self.settle(sent, inFlightBytes: inFlightBytes)
             }
         }
         try Task.checkCancellation()
@@ -524,26 +524,23 @@ public actor ChunkedUploader {
     }
 
     /// Records an acknowledged part: snapshot, counters, scheduler measurement and decision, events.
-    /// `sharing`: the requests in flight while it was sent, itself included (they shared the link).
-    private func settle(_ work: SentWork, inFlightBytes: Int, sharing: Int) async throws {
+    private func settle(_ work: SentWork, inFlightBytes: Int) async throws {
         switch work {
         case .parity(let bytes):
             guard var run = state else { return }
             run.counters.runBytes += bytes
             run.parityShardsSent += 1
             state = run
-        case .part(let part): try await settle(part: part, inFlightBytes: inFlightBytes, sharing: sharing)
+        case .part(let part): try await settle(part: part, inFlightBytes: inFlightBytes)
         case .run(let parts):
             // One snapshot for the run: saved per part, its encoding (every acknowledged part so far) made the
             // client's CPU grow with the square of the part count (47 % of it for 1,024 parts of 1 MiB).
-            for part in parts {
-                try await settle(part: part, inFlightBytes: inFlightBytes, sharing: sharing, save: false)
-            }
+            for part in parts { try await settle(part: part, inFlightBytes: inFlightBytes, save: false) }
             if let run = state { try await resume.save(run.snapshot) }
         }
     }
 
-    private func settle(part sent: SentPart, inFlightBytes: Int, sharing: Int, save: Bool = true) async throws {
+    private func settle(part sent: SentPart, inFlightBytes: Int, save: Bool = true) async throws {
         guard var run = state else { return }
         run.attempts += sent.attempts
         run.failures += sent.attempts - 1
@@ -557,17 +554,16 @@ public actor ChunkedUploader {
         if verified { run.counters.verified += sent.receipt.length }
         emitValves(run.tracker.acknowledged(UInt64(sent.receipt.length), merkleVerified: verified), run.emit)
         let now = clock.monotonicSeconds()
-        // The link's rate, not one stream's: with several parts in flight, acknowledgements arrive about
-        // (part time / parts in flight) apart, so the time since the previous one is this part's share of the
-        // link. An idle gap before it (reading, a pause) is capped by the part's own send time.
-        // A run's parts are measured once, as one request of the run's bytes (its first part carries them).
+        // The link's rate, not one stream's: every byte acknowledged over this part's send time, whichever stream
+        // carried it (`AcknowledgementWindow`). A run's parts are measured once, as one request of the run's bytes
+        // (its first part carries them).
         let measured = sent.measuredBytes ?? sent.receipt.length
         if measured > 0 {
-            let share = Self.linkShare(
-                partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt, streams: sharing)
-            run.lastAcknowledgedAt = now
-            if share > 0 {
-                scheduler.record(BandwidthMeasurement(bytes: Int(measured), duration: share, timestamp: now))
+            run.acknowledgements.record(bytes: measured, at: now)
+            let sample = run.acknowledgements.sample(now: now, window: sent.seconds)
+            if sample.seconds > 0 {
+                scheduler.record(
+                    BandwidthMeasurement(bytes: Int(sample.bytes), duration: sample.seconds, timestamp: now))
             }
         }
         var nextParallel = run.parallel
@@ -601,16 +597,6 @@ public actor ChunkedUploader {
         telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
         run.emit(.chunkAcknowledged(sent.receipt))
         run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
-    }
-
-    /// The seconds of the link that one acknowledged part stands for: the time since the previous
-    /// acknowledgement (parts in flight share the link), never more than the part's own send time, and never less
-    /// than its share of it among the `streams` requests that were in flight (it included): requests started
-    /// together end together, and their acknowledgements milliseconds apart are not a link that fast.
-    static func linkShare(partSeconds: Double, now: Double, previousAcknowledgement: Double?, streams: Int) -> Double {
-        guard let previousAcknowledgement else { return partSeconds }
-        let fairShare = partSeconds / Double(max(1, streams))
-        return max(fairShare, min(partSeconds, now - previousAcknowledgement))
     }
 
     /// One attempt at sending `part`, with a fresh `Idempotency-Key` (never one of an earlier run: the journal
@@ -914,7 +900,8 @@ struct RunState {
     /// Attempts and failed attempts of this run's parts: the loss rate the parity decision reads.
     var attempts = 0
     var failures = 0
-    var lastAcknowledgedAt: Double?
+    /// The recent acknowledgements, for the link's rate.
+    var acknowledgements = AcknowledgementWindow()
     /// Parity of the group being read: its data chunks (zero-padded), the shards it will get, and whether any of
     /// its chunks is sent in this run.
     var group: [[UInt8]] = []
