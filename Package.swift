@@ -187,7 +187,8 @@ let package = Package(
             ],
             path: "Tests/ReadmeExamplesTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "AetherLabTests", dependencies: ["AetherIO", "AetherLinkLab"], path: "Tests/LabTests",
+            name: "AetherLabTests", dependencies: ["AetherIO", "AetherLinkLab", "AetherScheduling"],
+            path: "Tests/LabTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AetherBenchTests", dependencies: ["aether-bench"], path: "Tests/BenchTests",

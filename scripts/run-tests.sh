@@ -19,7 +19,10 @@ process_suites+='|SessionStateDirectoryLiveTests|FountainMemoryLiveTests|FollowL
 process_suites+='|ReceiverFleetLiveTests|ReceiverAbuseLiveTests|ConcatenationLimitsTests|ReceiverSlowlorisLiveTests'
 process_suites+='|UploadLyingServerLiveTests|LyingReceiverLiveTests|ChunkContinuationLiveTests|FullDiskRemovalTests'
 process_suites+='|S3BackendInteropTests|S3RGWInteropTests'
+process_suites+='|E2EPeerScriptTests'
 timing_suites='HTTPClientInteropTests|HTTPClientDeadlineInteropTests|BenchChildTests|LinkLabTests|LinkLabLiveTests'
+# The link lab's upload test (LabUploadLiveTests) measures progress between timed resets: alone, like the lab's suite.
+timing_suites+='|LabUploadLiveTests'
 timing_log=$(mktemp -t aether-test.XXXXXX)
 first_log=$(mktemp -t aether-test.XXXXXX)
 second_log=$(mktemp -t aether-test.XXXXXX)

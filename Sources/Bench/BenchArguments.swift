@@ -18,10 +18,11 @@ enum BenchArguments {
 
     /// Options that take a value (`--traces DIR`, `--size-mib N`).
     static let valueOptions: Set<String> = [
-        "--traces", "--size-mib", "--runs", "--chunk-size", "--parallel", "--link-mib", "--lines",
+        "--traces", "--size-mib", "--runs", "--chunk-size", "--parallel", "--link-mib", "--lines", "--trace",
+        "--trace-start", "--cc",
     ]
     /// Options that stand alone.
-    static let flagOptions: Set<String> = ["--print-sink", "--train"]
+    static let flagOptions: Set<String> = ["--print-sink", "--train", "--keep-logs", "--no-baselines"]
 
     /// Parses `arguments` (without the program name) against the suites named `known`.
     static func parse(_ arguments: [String], known: [String]) throws(UsageError) -> Request {
@@ -56,7 +57,8 @@ enum BenchArguments {
         let width = suites.map(\.name.count).max() ?? 0
         var lines = [
             "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N] [--runs N] [--train]",
-            "       [--chunk-size N] [--parallel N] [--link-mib N] [--lines LIST]",
+            "       [--chunk-size N] [--parallel N] [--link-mib N] [--lines LIST] [--trace PATH] [--trace-start S]",
+            "       [--cc cubic|bbr|reno] [--keep-logs] [--no-baselines]",
             "       swift run -c release aether-bench [SUITE ...]   (release builds only)",
             "",
             "Prints the median of several runs of each benchmark and a ratio against a baseline measured in the same run.",
@@ -72,18 +74,33 @@ enum BenchArguments {
             "options:",
             "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
             "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
-            "  --size-mib N   transport, receiver, fleet: the upload's size in MiB (default 1024); e2e: the S3 upload's size",
-            "  --runs N       receiver: timed runs of each side, alternating (default 3); fleet: of the 1 GiB line (1)",
+            "  --size-mib N   transport, receiver, fleet: the upload's size in MiB (default 1024); e2e: the s3 line's size",
+            "                 (default 1024) and the lab lines' (default 128)",
+            "  --runs N       receiver: timed runs of each side, alternating (default 3); fleet: of the 1 GiB line (1);",
+            "                 e2e: runs of each Aether client of the lab lines, median reported (default 1; baselines once)",
             "  --chunk-size N, --parallel N  receiver: passed to `aether upload` (default: its scheduler decides)",
             "  --link-mib N   e2e: the bad link's upload size in MiB (default 64); the mobile link's is twice it",
-            "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile (default all); lab: ping,tcp,udp,lte,cost",
+            "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile,lab-mobile,lab-steady,lab-transport",
+            "                 (default all);",
+            "                 lab: ping,tcp,udp,lte,cost",
+            "  --trace PATH   e2e lab-mobile and mobile: the uplink's trace, any file of a Traces/ format (SABRE .json,",
+            "                 time series, .npy); default Bench/OutOfSample/lte_belgium_ghent_tram/report_tram_0002.json",
+            "                 (out of sample: not in Traces/; Bench/OutOfSample/SOURCES.md)",
+            "  --trace-start S  e2e lab-mobile and mobile: seconds into the trace where each client starts (default 180",
+            "                 for the default trace, else 0)",
+            "  --keep-logs    e2e: keep every client's and server's log (--json events, --trace lines, the receiver's",
+            "                 request log)",
+            "  --no-baselines e2e lab lines: run Aether's clients only (no tuspy, boto3, awscli; no ratios to them)",
+            "  --cc NAME      e2e lab lines: the client namespace's congestion control, cubic, bbr or reno (default cubic)",
             "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",
             "",
-            "e2e needs root for its badlink and mobile lines (network namespace, veth, tc htb, nftables loss and",
-            "resets, all created and removed by the bench); without root it runs the s3 line and says it skipped",
-            "the others. It runs the release `aether` built beside aether-bench and the Python peers of .venv",
-            "(scripts/setup-venv.sh).",
+            "e2e needs root for its badlink and mobile lines (the old emulation: a network namespace, veth, tc htb,",
+            "nftables loss and resets, all created and removed by the bench) and its lab-mobile, lab-steady and",
+            "lab-transport lines",
+            "(the link lab, 80 ms RTT, docs/LINK-LAB.md); without root it runs the s3 line and says it skipped the",
+            "others. It runs the release `aether` built beside aether-bench, the Python peers of .venv",
+            "(scripts/setup-venv.sh) and Debian's awscli.",
             "",
             "lab needs root too: it builds the link lab (AetherLinkLab: a TUN delay line between two network",
             "namespaces, docs/LINK-LAB.md) and prints its calibration (ping, iperf3 TCP by loss and congestion control,",

@@ -1,4 +1,5 @@
 import AetherIO
+import AetherLinkLab
 import AetherTestSupport
 import Foundation
 
@@ -12,34 +13,56 @@ import Foundation
 ///    s3://... --s3-flavor ceph` (S3Backend via ChunkedUploader, every part's signed SHA-256 checked by RGW)
 ///    against boto3's `upload_file` (default TransferConfig), Debian's `aws s3 cp` and `rclone copyto`, same
 ///    server, the order rotated each run, median of 3 (`--s3-runs N`). Target: <= 0.9 of the fastest of them.
-/// 2. `badlink` (root): 20 Mbit/s with 3% random loss (`LinkLab`): `aether upload` to `aether serve` against a raw
-///    TCP stream of the same bytes on the same link (the limit), median of 3 each; boto3 (moto) and tuspy
-///    (tuspyserver) once. 64 MiB (`--link-mib N`). Target <= 1.05.
-/// 3. `mobile` (root): the rate follows an LTE trace second by second, 1% loss, every connection reset for 1.5 s
-///    every 20 s: Aether against boto3 (moto, standard retries) and tuspy (tuspyserver, 8 MiB chunks, retries,
-///    resume); completion time and re-sent bytes of each; a client still running at 3x the link's limit is
-///    stopped and counted at that time. 128 MiB (twice `--link-mib`), so several reset windows fall in it.
-///    Target <= 0.8.
-/// The Python side runs from the project's `.venv` (`scripts/setup-venv.sh`). Lines 2 and 3 need root (network
-/// namespace, tc, nftables) and are skipped with a line saying so otherwise.
+/// 2. `badlink` (root, the old emulation): 20 Mbit/s with 3% random loss (`LinkLab`: veth, htb, nftables, no
+///    delay): `aether upload` to `aether serve` against a raw TCP stream of the same bytes on the same link (the
+///    limit), median of 3 each; boto3 (moto) and tuspy (tuspyserver) once. 64 MiB (`--link-mib N`). Target <= 1.05.
+/// 3. `mobile` (root, the old emulation): the rate follows an LTE trace second by second, 1% loss, every
+///    connection reset for 1.5 s every 20 s: Aether against boto3 (moto, standard retries) and tuspy (tuspyserver,
+///    8 MiB chunks, retries, resume); completion time and re-sent bytes of each; a client still running at 3x the
+///    link's limit is stopped and counted at that time. 128 MiB (twice `--link-mib`). Target <= 0.8.
+/// 4. `lab-mobile` (root, the link lab: 80 ms RTT, `E2ELabLines`): the uplink follows `--trace` from
+///    `--trace-start` (default a held-out LTE trace of Traces/), 1% loss, queue 100 ms, downlink 100 Mbit/s, every
+///    connection reset for 1.5 s every 20 s, client `--cc` (CUBIC); 128 MiB (`--size-mib`). Native `aether upload`
+///    into `aether serve` against tuspy (targets <= 1.15x ideal, <= 0.7x tuspy); `aether upload s3://` into moto
+///    against boto3 and Debian's `aws s3 cp` (<= 1.3x ideal, re-sent <= 15%, <= 0.6x each). The ideal is the file
+///    at the trace's mean rate over the client's own span (`E2EIdeal`); a client still running at 4x is capped.
+/// 5. `lab-steady` (root, the link lab): 20 Mbit/s, 80 ms RTT, 3% loss: `aether upload` against the link limit (the
+///    bytes at 20 Mbit/s less the loss; target <= 1.1) beside tuspy and boto3, client `--cc`; then `aether upload`,
+///    tuspy and boto3 again with the client namespace on BBR, for reference.
+/// 6. `lab-transport` (root, the link lab, `E2ETransportLines`): the transport choices of docs/SCHEDULING.md, measured:
+///    the congestion control per connection, the number of connections, the request size, at 1% and 3% loss and
+///    with resets every 10 s.
+/// Every lab line prints the bytes that crossed the uplink against the file and the congestion control each
+/// client's connections used (read from the kernel while it ran). Aether's lab clients run `--runs N` times (the
+/// median is reported), the baselines once. The Python side runs from the project's `.venv`
+/// (`scripts/setup-venv.sh`). Lines 2 to 6 need root and are skipped with a line saying so otherwise.
 enum E2EBench: BenchSuite {
     static let name = "e2e"
     static let runsByDefault = false
     static let summary =
-        "aether upload end to end: S3 on RGW vs boto3/aws/rclone; bad and LTE links vs TCP/boto3/tuspy (root)"
+        "aether upload end to end: S3 on RGW vs boto3/aws/rclone; old and link-lab bad and LTE links vs tuspy/boto3/awscli (root)"
 
-    static let allLines = ["s3", "badlink", "mobile"]
-    static let trace = "lte_belgium_ghent/report_bus_0003.json"
+    static let allLines = ["s3", "badlink", "mobile", "lab-mobile", "lab-steady", "lab-transport"]
 
     static func run(options: [String]) async throws {
         let lines = try lines(option("--lines", in: options))
         let sizeMiB = try mebibytes(option("--size-mib", in: options), default: 1024)
         let linkMiB = try mebibytes(option("--link-mib", in: options), default: 64)
-        let tracesDirectory = try option("--traces", in: options)
+        let labOptions = try E2ELabOptions.parse(options, outOfSample: BenchOptions.projectOutOfSample)
+        // The lab and the old mobile line replay the same trace from the same offset, read before anything runs.
+        let trace = lines.contains("lab-mobile") || lines.contains("mobile") ? try labOptions.loadTrace() : nil
 
         let directory = "/tmp/aether-bench-e2e-\(getpid())"
         guard unsafe mkdir(directory, 0o700) == 0 else { throw BenchError("cannot create \(directory)") }
-        defer { _ = IOBaseline.run(["/bin/rm", "-rf", directory]) }
+        let keep = options.contains("--keep-logs")
+        defer {
+            if keep {
+                say("e2e: the clients' and servers' logs are kept in \(directory)")
+                _ = IOBaseline.run(["/usr/bin/find", directory, "-name", "*.bin", "-delete"])
+            } else {
+                _ = IOBaseline.run(["/bin/rm", "-rf", directory])
+            }
+        }
         guard let tools = try E2ETools(directory: directory) else { return }
         say("e2e: load average \(IOBench.loadAverage()); times are wall seconds, ratios Aether/baseline")
 
@@ -52,18 +75,27 @@ enum E2EBench: BenchSuite {
             }
             try await s3Line(tools: tools, sizeMiB: sizeMiB, runs: runs ?? 3)
         }
-        let linked = lines.filter { $0 != "s3" }
-        guard !linked.isEmpty else { return }
-        if let reason = LinkLab.unavailableReason() {
-            say("e2e: \(linked.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
+        let old = lines.filter { $0 == "badlink" || $0 == "mobile" }
+        if !old.isEmpty, let reason = LinkLab.unavailableReason() {
+            say("e2e: \(old.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
+        } else {
+            if old.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
+            if old.contains("mobile"), let trace {
+                // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 62 s of the
+                // default trace).
+                try await mobileLine(
+                    tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(trace, startingAt: labOptions.traceStart))
+            }
+        }
+        let lab = lines.filter { $0.hasPrefix("lab-") }
+        if !lab.isEmpty, let reason = DelayLineLab.unavailableReason() {
+            say("e2e: \(lab.joined(separator: " and ")) skipped: \(reason); run aether-bench e2e as root")
             return
         }
-        if linked.contains("badlink") { try await badLinkLine(tools: tools, sizeMiB: linkMiB) }
-        if linked.contains("mobile") {
-            let path = (tracesDirectory ?? tools.projectRoot + "/Traces") + "/" + trace
-            // Twice the bad link's size, so the upload spans several reset windows (128 MiB: about 49 s of trace).
-            try await mobileLine(tools: tools, sizeMiB: 2 * linkMiB, trace: LinkTrace(path: path))
-        }
+        let labLines = E2ELabLines(tools: tools, options: labOptions)
+        if lab.contains("lab-mobile") { try await labLines.mobile() }
+        if lab.contains("lab-steady") { try await labLines.steady() }
+        if lab.contains("lab-transport") { try await E2ETransportLines(tools: tools, options: labOptions).run() }
     }
 
     /// The lines `--lines` names (comma-separated), every line without it.
@@ -256,9 +288,10 @@ enum E2EBench: BenchSuite {
             let name: String
             let finish: ClientFinish
             let payload: Int64
+            let congestion: String
         }
         var results: [Result] = []
-        let clients: [(String, (Double) async throws -> ClientFinish)] = [
+        var clients: [(String, (Double) async throws -> ClientFinish)] = [
             (
                 "aether",
                 { deadline in
@@ -280,12 +313,32 @@ enum E2EBench: BenchSuite {
                     try await tools.tuspy(file: file, url: servers.tusURL, name: "mobile-tuspy", deadline: deadline)
                 }
             ),
+            (
+                "aether_s3",
+                { deadline in
+                    try await tools.aetherToS3(
+                        file: file, endpoint: servers.motoEndpoint, key: "mobile-aether", name: "mobile-aether-s3",
+                        deadline: deadline)
+                }
+            ),
         ]
+        if FileManager.default.isExecutableFile(atPath: E2ETools.awsCLI) {
+            clients.append(
+                (
+                    "awscli",
+                    { deadline in
+                        try await tools.awsCLI(
+                            file: file, endpoint: servers.motoEndpoint, key: "mobile-awscli", name: "mobile-awscli",
+                            namespace: nil, deadline: deadline)
+                    }
+                ))
+        }
         for (name, client) in clients {
             try lab.setResetting(false)
             try lab.setRate(trace.rate(at: 0))
             try await Task.sleep(nanoseconds: 1_000_000_000)  // the queue drains between clients
             let before = try lab.payloadBytes()
+            let sampler = CongestionSampler(command: ["/usr/bin/ss", "-tin", "dst", lab.peerAddress])
             let start = Measure.now()
             let replay = Task { try await trace.replay(on: lab, from: start) }
             let finish: ClientFinish
@@ -294,12 +347,16 @@ enum E2EBench: BenchSuite {
             } catch {
                 replay.cancel()
                 _ = try? await replay.value
+                _ = await sampler.finish()
                 throw error
             }
             replay.cancel()
             _ = try? await replay.value
             try lab.setResetting(false)
-            results.append(Result(name: name, finish: finish, payload: try lab.payloadBytes() - before))
+            results.append(
+                Result(
+                    name: name, finish: finish, payload: try lab.payloadBytes() - before,
+                    congestion: await sampler.finish()))
         }
         // A client that gave up did not deliver the file: it counts as stopped at 3x the limit.
         func counted(_ result: Result) -> Double {
@@ -319,19 +376,29 @@ enum E2EBench: BenchSuite {
                 : "re-sent \(mebibytesText(result.payload - Int64(size)))"
         }
         let ours = results[0]
-        let ratios = results.dropFirst().map {
+        let ratios = results.dropFirst().filter { !$0.name.hasPrefix("aether") }.map {
             "time_ratio_vs_\($0.name)=\(ratio(counted(ours) / counted($0)))"
         }
         say(
             Measure.pad("e2e_mobile_\(Measure.sizeLabel(mebibytes: sizeMiB))", 28)
                 + Measure.pad(seconds(counted(ours)), 12)
                 + ratios.joined(separator: "  ") + "  (target <= 0.8)")
+        if let s3 = results.first(where: { $0.name == "aether_s3" }) {
+            let baselines = results.filter { $0.name == "boto3" || $0.name == "awscli" }
+            say(
+                Measure.pad("e2e_mobile_\(Measure.sizeLabel(mebibytes: sizeMiB))_s3", 28)
+                    + Measure.pad(seconds(counted(s3)), 12)
+                    + baselines.map { "time_ratio_vs_\($0.name)=\(ratio(counted(s3) / counted($0)))" }
+                    .joined(separator: "  "))
+        }
         say(
             Measure.pad("  link limit", 28) + Measure.pad(seconds(limit), 12)
                 + "(\(trace.name), mean \(Measure.formatted(trace.meanMbit, decimals: 1)) Mbit/s, 1% loss,"
                 + " resets 1.5 s every 20 s; stopped at 3x)")
         for result in results {
-            say(Measure.pad("  \(result.name)", 28) + time(result) + "  " + resent(result))
+            say(
+                Measure.pad("  \(result.name)", 28) + time(result) + "  " + resent(result) + "  cc "
+                    + result.congestion)
         }
     }
 }

@@ -4,7 +4,8 @@ enum E2EPeerScript {
     static let text = #"""
         """aether-bench e2e: the Python side of the baselines (written to the bench's temporary directory and run with the
         project's .venv). One subcommand per role; servers print `ready` on stdout once listening and serve until their
-        stdin closes; clients print one JSON line and exit 0 on success.
+        stdin closes; clients print one JSON line and exit 0 on success (`seconds` of the upload, and for boto3 and tuspy
+        `started`: time.monotonic() at its start, CLOCK_MONOTONIC, the bench's clock).
           moto HOST PORT                    moto S3 server with the bucket `aether-bench`
           tus HOST PORT DIR                 tuspyserver (FastAPI router `files`) on uvicorn
           sink HOST PORT                    raw TCP sink: reads one connection to EOF, answers one byte
@@ -103,7 +104,14 @@ enum E2EPeerScript {
             size = client.head_object(Bucket=bucket, Key=key)["ContentLength"]
             if size != os.path.getsize(path):
                 raise SystemExit(f"moto holds {size} bytes")
-            print(json.dumps({"seconds": seconds}), flush=True)
+            print(json.dumps({"seconds": seconds, "started": start}), flush=True)
+
+
+        def tus_uploader(tus_client, path, location):
+            """8 MiB chunks, each retried; with `location` the upload resumes from the server's offset (a HEAD), which
+            tuspyserver answers with 400 unless the upload was created with a filename and a filetype."""
+            return tus_client.uploader(path, chunk_size=8 << 20, retries=1000, retry_delay=1, url=location,
+                                       metadata={"filename": os.path.basename(path), "filetype": "application/octet-stream"})
 
 
         def upload_tuspy(url, path):
@@ -115,7 +123,7 @@ enum E2EPeerScript {
             uploader = None
             while True:
                 try:
-                    uploader = tus_client.uploader(path, chunk_size=8 << 20, retries=1000, retry_delay=1, url=location)
+                    uploader = tus_uploader(tus_client, path, location)
                     uploader.upload()
                     break
                 except Exception:  # the connection dropped outside a chunk's retry loop: resume from the server's offset
@@ -123,7 +131,7 @@ enum E2EPeerScript {
                         location = uploader.url
                     resumes += 1
                     time.sleep(1)
-            print(json.dumps({"seconds": time.monotonic() - start, "resumes": resumes}), flush=True)
+            print(json.dumps({"seconds": time.monotonic() - start, "started": start, "resumes": resumes}), flush=True)
 
 
         if __name__ == "__main__":

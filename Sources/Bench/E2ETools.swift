@@ -14,6 +14,12 @@ struct ClientFinish {
     let stopped: Bool
     /// Its exit status when it gave up before the deadline (nil: it finished, or was stopped).
     var failedStatus: Int32? = nil
+    /// Monotonic seconds at which `seconds` began: the process's start, or a Python client's own start of its
+    /// upload (after its imports); nil where not recorded.
+    var started: Double? = nil
+
+    /// Whether it delivered the file (neither stopped nor given up).
+    var finished: Bool { !stopped && failedStatus == nil }
 }
 
 /// The servers of one emulated link, inside its namespace: `aether serve` (bearer token), moto and tuspyserver.
@@ -71,30 +77,35 @@ struct E2ETools {
         let child = try BenchChild(arguments, namespace: namespace, environment: environment, logs: logs(name))
         let finish = await child.finish(deadline: deadline)
         if !finish.stopped, finish.status != 0, deadline.isFinite {
-            return ClientFinish(seconds: finish.seconds, stopped: false, failedStatus: finish.status)
+            return ClientFinish(
+                seconds: finish.seconds, stopped: false, failedStatus: finish.status, started: child.started)
         }
         guard finish.stopped || finish.status == 0 else {
             throw BenchError("\(name) exited \(finish.status): \(child.errorTail)")
         }
-        return ClientFinish(seconds: finish.seconds, stopped: finish.stopped)
+        return ClientFinish(seconds: finish.seconds, stopped: finish.stopped, started: child.started)
     }
 
-    /// The Python client's own timing (from the JSON line it prints), or the wall time when it was stopped.
+    /// The Python client's own timing (from the JSON line it prints: its seconds, and the monotonic time its upload
+    /// started, after its imports), or the wall time from its process's start when it was stopped or gave up.
     private func pythonClient(
-        _ arguments: [String], environment: [String: String] = [:], name: String, deadline: Double
+        _ arguments: [String], namespace: String? = nil, environment: [String: String] = [:], name: String,
+        deadline: Double
     ) async throws -> ClientFinish {
-        let child = try BenchChild([python, script] + arguments, environment: environment, logs: logs(name))
+        let child = try BenchChild(
+            [python, script] + arguments, namespace: namespace, environment: environment, logs: logs(name))
         let finish = await child.finish(deadline: deadline)
-        if finish.stopped { return ClientFinish(seconds: finish.seconds, stopped: true) }
+        if finish.stopped { return ClientFinish(seconds: finish.seconds, stopped: true, started: child.started) }
         if finish.status != 0, deadline.isFinite {
-            return ClientFinish(seconds: finish.seconds, stopped: false, failedStatus: finish.status)
+            return ClientFinish(
+                seconds: finish.seconds, stopped: false, failedStatus: finish.status, started: child.started)
         }
         guard finish.status == 0,
             let line = finish.output.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let seconds = object["seconds"] as? Double
         else { throw BenchError("\(name) exited \(finish.status): \(child.errorTail)") }
-        return ClientFinish(seconds: seconds, stopped: false)
+        return ClientFinish(seconds: seconds, stopped: false, started: object["started"] as? Double ?? child.started)
     }
 
     // MARK: Servers
@@ -112,8 +123,14 @@ struct E2ETools {
         return (child, "http://\(host):\(chosen)")
     }
 
-    /// `aether serve`, moto and tuspyserver in the lab's namespace, on its address.
+    /// `aether serve`, moto and tuspyserver in the old link's namespace, on its address.
     func startLinkServers(lab: LinkLab, prefix: String) async throws -> LinkServers {
+        try await startLinkServers(namespace: lab.namespace, address: lab.peerAddress, prefix: prefix)
+    }
+
+    /// `aether serve` (a bearer token: a non-loopback bind needs `--tokens`), moto and tuspyserver in `namespace`,
+    /// listening on `address` (ports 8080, 8081 and 8082: the namespace is the bench's own).
+    func startLinkServers(namespace: String, address: String, prefix: String) async throws -> LinkServers {
         var children: [BenchChild] = []
         do {
             let tokenFile = directory + "/\(prefix)-token"
@@ -123,25 +140,24 @@ struct E2ETools {
             let receiver = try BenchChild(
                 [
                     aether, "serve", "--dir", directory + "/\(prefix)-store", "--port", "8080", "--bind",
-                    lab.peerAddress, "--tokens", tokenFile, "--log-format", "json",
-                ], namespace: lab.namespace, logs: logs("\(prefix)-serve"))
+                    address, "--tokens", tokenFile, "--log-format", "json",
+                ], namespace: namespace, logs: logs("\(prefix)-serve"))
             children.append(receiver)
             _ = try await receiver.waitForLine(startingWith: "listening on", timeout: 60, what: "aether serve")
             let clientToken = directory + "/\(prefix)-client-token"
             try Data(token.utf8).write(to: URL(fileURLWithPath: clientToken))
             _ = unsafe chmod(clientToken, 0o600)
-            let moto = try await startMoto(
-                host: lab.peerAddress, port: 8081, namespace: lab.namespace, name: "\(prefix)-moto")
+            let moto = try await startMoto(host: address, port: 8081, namespace: namespace, name: "\(prefix)-moto")
             children.append(moto.server)
             let tusDirectory = directory + "/\(prefix)-tus"
             let tus = try BenchChild(
-                [python, script, "tus", lab.peerAddress, "8082", tusDirectory], namespace: lab.namespace,
+                [python, script, "tus", address, "8082", tusDirectory], namespace: namespace,
                 logs: logs("\(prefix)-tus"))
             children.append(tus)
             _ = try await tus.waitForLine(startingWith: "ready", timeout: 60, what: "tuspyserver")
             return LinkServers(
-                receiverURL: "http://\(lab.peerAddress):8080/uploads", tokenFile: clientToken,
-                motoEndpoint: moto.endpoint, tusURL: "http://\(lab.peerAddress):8082/files/", children: children)
+                receiverURL: "http://\(address):8080/uploads", tokenFile: clientToken,
+                motoEndpoint: moto.endpoint, tusURL: "http://\(address):8082/files/", children: children)
         } catch {
             children.forEach { $0.stop() }
             throw error
@@ -153,7 +169,7 @@ struct E2ETools {
     /// `aether upload FILE s3://aether-bench/KEY --endpoint E [--s3-flavor F]` (credentials: any by default, moto
     /// does not check them).
     func aetherToS3(
-        file: String, endpoint: String, key: String, name: String, deadline: Double,
+        file: String, endpoint: String, key: String, name: String, namespace: String? = nil, deadline: Double,
         credentials: [String: String] = [
             "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
         ], flavor: String? = nil
@@ -161,8 +177,8 @@ struct E2ETools {
         try await client(
             [
                 aether, "upload", file, "s3://aether-bench/\(key)", "--endpoint", endpoint, "--state-dir",
-                directory + "/\(name)-state", "--quiet",
-            ] + (flavor.map { ["--s3-flavor", $0] } ?? []),
+                directory + "/\(name)-state", "--quiet", "--trace", directory + "/\(name).trace",
+            ] + (flavor.map { ["--s3-flavor", $0] } ?? []), namespace: namespace,
             environment: credentials, name: name, deadline: deadline)
     }
 
@@ -201,29 +217,57 @@ struct E2ETools {
 
     /// `aether upload FILE URL --token-file F` to the link's `aether serve`, dedup off: every run sends the same
     /// file, and a receiver that already holds it would make the later runs instant uploads, not transfers.
-    func aetherToReceiver(file: String, servers: LinkServers, name: String, deadline: Double) async throws
-        -> ClientFinish
-    {
+    /// `options` are added (`--parallel N`, `--congestion C`, ...).
+    func aetherToReceiver(
+        file: String, servers: LinkServers, name: String, namespace: String? = nil, options: [String] = [],
+        deadline: Double
+    ) async throws -> ClientFinish {
         try await client(
             [
                 aether, "upload", file, servers.receiverURL, "--token-file", servers.tokenFile, "--state-dir",
-                directory + "/\(name)-state", "--json", "--flags", "-dedup",
-            ], name: name, deadline: deadline)
+                directory + "/\(name)-state", "--json", "--flags", "-dedup", "--trace", directory + "/\(name).trace",
+            ] + options, namespace: namespace, name: name, deadline: deadline)
     }
 
     /// boto3 `upload_file` with the default TransferConfig and standard retries.
     func boto3(
-        file: String, endpoint: String, key: String, name: String, deadline: Double,
+        file: String, endpoint: String, key: String, name: String, namespace: String? = nil, deadline: Double,
         credentials: [String: String] = [:]
     ) async throws -> ClientFinish {
         try await pythonClient(
-            ["boto3", endpoint, "aether-bench", key, file], environment: credentials, name: name, deadline: deadline)
+            ["boto3", endpoint, "aether-bench", key, file], namespace: namespace, environment: credentials, name: name,
+            deadline: deadline)
     }
 
     /// tuspy with 8 MiB chunks, retries and resume.
-    func tuspy(file: String, url: String, name: String, deadline: Double) async throws -> ClientFinish {
-        try await pythonClient(["tuspy", url, file], name: name, deadline: deadline)
+    func tuspy(file: String, url: String, name: String, namespace: String? = nil, deadline: Double) async throws
+        -> ClientFinish
+    {
+        try await pythonClient(["tuspy", url, file], namespace: namespace, name: name, deadline: deadline)
     }
+
+    /// Debian's awscli (`/usr/bin/aws`, scripts/install-deps.sh): `aws s3 cp FILE s3://aether-bench/KEY` with its
+    /// default transfer settings, the endpoint moto's, the credentials from the environment only (no config or
+    /// credentials file is read).
+    func awsCLI(file: String, endpoint: String, key: String, name: String, namespace: String?, deadline: Double)
+        async throws -> ClientFinish
+    {
+        try await client(
+            [
+                Self.awsCLI, "s3", "cp", file, "s3://aether-bench/\(key)", "--endpoint-url", endpoint,
+                "--no-progress", "--only-show-errors",
+            ],
+            namespace: namespace,
+            environment: [
+                "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
+                "AWS_CONFIG_FILE": directory + "/aws-config-none",
+                "AWS_SHARED_CREDENTIALS_FILE":
+                    directory + "/aws-credentials-none", "AWS_PAGER": "",
+            ], name: name, deadline: deadline)
+    }
+
+    /// Debian's awscli.
+    static let awsCLI = "/usr/bin/aws"
 
     /// A raw TCP stream of `file` to a sink in the lab's namespace; the sender's own seconds.
     func rawStream(file: String, lab: LinkLab, port: Int, name: String) async throws -> Double {

@@ -1,8 +1,10 @@
+import AetherLinkLab
+import AetherScheduling
 import Foundation
 
-/// A real LTE throughput trace replayed on a `LinkLab` second by second (SABRE's network format: a JSON array of
-/// `{"duration_ms", "bandwidth_kbps", "latency_ms"}` slots of about one second; slot i is second i, repeated from
-/// the start when the upload outlasts it), with every connection reset for 1.5 s every 20 s.
+/// A real LTE throughput trace replayed on a `LinkLab` second by second (second i is the trace's mean over that
+/// second from the start offset, repeated from there when the upload outlasts it), with every connection reset for
+/// 1.5 s every 20 s.
 struct LinkTrace: Sendable {
     /// The trace's file name.
     let name: String
@@ -12,22 +14,15 @@ struct LinkTrace: Sendable {
     let resetPeriod = 20.0
     let resetLength = 1.5
 
-    private struct Slot: Decodable {
-        let bandwidth_kbps: Double
-    }
-
-    init(path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw BenchError("cannot read the trace \(path) (--traces DIR names the Traces directory)")
-        }
-        let slots: [Slot]
-        do {
-            slots = try JSONDecoder().decode([Slot].self, from: data)
-        } catch {
-            throw BenchError("\(path) is not a SABRE network trace: \(error)")
-        }
-        guard !slots.isEmpty else { throw BenchError("\(path) holds no slots") }
-        self.init(name: String(path.split(separator: "/").last ?? ""), rates: slots.map { $0.bandwidth_kbps / 1000 })
+    /// `trace` from `start` seconds in, one rate a second: the mean of the trace over that second (the lab's
+    /// reading of the same trace, `LinkLabRate.trace`, so this line and the link lab's replay the same capacity),
+    /// for one whole cycle of the trace.
+    init(_ trace: ThroughputTrace, startingAt start: Double) {
+        let rate = LinkLabDirection(delay: 0, rate: .trace(trace, startingAt: start))
+        let seconds = max(1, Int(trace.duration.rounded(.down)))
+        self.init(
+            name: trace.name + (start > 0 ? " from " + Measure.formatted(start, decimals: 1) + " s" : ""),
+            rates: (0..<seconds).map { rate.capacityMegabits(from: Double($0), to: Double($0 + 1)) })
     }
 
     init(name: String, rates: [Double]) {

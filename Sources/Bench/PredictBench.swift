@@ -239,7 +239,12 @@ enum PredictBench: BenchSuite {
 /// Option parsing shared by the trace suites.
 enum BenchOptions {
     /// The project's copy of the traces, `Traces/` at the root of the checkout this binary was built from.
-    static let projectTraces = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/Traces"
+    static let projectTraces = projectRoot + "/Traces"
+    /// The bench's out-of-sample traces, `Bench/OutOfSample/` of the same checkout (its SOURCES.md): never in
+    /// `Traces/`, so nothing the project tunes or tests reads them.
+    static let projectOutOfSample = projectRoot + "/Bench/OutOfSample"
+    /// The root of the checkout this binary was built from.
+    static let projectRoot = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
 
     /// `--traces DIR`, or the project's copy when the option is absent.
     static func traces(in options: [String]) -> String {

@@ -49,6 +49,6 @@ import Testing
     }
 
     @Test func noLinesOptionRunsEveryLine() throws {
-        #expect(try E2EBench.lines(nil) == ["s3", "badlink", "mobile"])
+        #expect(try E2EBench.lines(nil) == ["s3", "badlink", "mobile", "lab-mobile", "lab-steady", "lab-transport"])
     }
 }

@@ -1,3 +1,4 @@
+import AetherScheduling
 import Foundation
 import Testing
 
@@ -39,30 +40,34 @@ import Testing
         #expect(abs(trace.limit(bytes: 8_000 + 1_250_000) - 2.0) < 1e-9)
     }
 
-    @Test func theBusTraceTheBenchReplaysIsReadWhole() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let trace = try LinkTrace(path: root.path + "/Traces/" + E2EBench.trace)
-        let slots = try #require(
-            try JSONSerialization.jsonObject(
-                with: Data(contentsOf: root.appendingPathComponent("Traces/" + E2EBench.trace))) as? [[String: Any]])
-        #expect(trace.rates.count == slots.count)
-        #expect(trace.rates.count == 758)
-        #expect(trace.meanMbit > 19.5 && trace.meanMbit < 19.9)
-        #expect(trace.name == "report_bus_0003.json")
+    @Test func aTraceIsReplayedFromItsStartOffsetAsTheMeanOfEachSecondOverOneCycle() {
+        // 2 s at 10 Mbit/s, 0.5 s at 0, 1.5 s at 30: from 1.5 s in, the seconds start at 1.5, 2.5, 3.5 and 4.5.
+        let trace = ThroughputTrace(
+            family: "f", name: "t",
+            samples: [
+                .init(start: 0, duration: 2, megabitsPerSecond: 10),
+                .init(start: 2, duration: 0.5, megabitsPerSecond: 0),
+                .init(start: 2.5, duration: 1.5, megabitsPerSecond: 30),
+            ])
+        let replay = LinkTrace(trace, startingAt: 1.5)
+        #expect(replay.name == "t from 1.5 s")
+        let expected = [5.0, 30, 20, 10]
+        #expect(replay.rates.count == 4)
+        for (rate, want) in zip(replay.rates, expected) { #expect(abs(rate - want) < 1e-6, "\(replay.rates)") }
+        #expect(LinkTrace(trace, startingAt: 0).name == "t")
     }
 
-    @Test(arguments: ["{}", "[]", "not json", #"[{"duration_ms": 1000}]"#])
-    func aFileThatIsNotATraceIsAnErrorNamingIt(text: String) throws {
-        let path = NSTemporaryDirectory() + "aether-trace-\(UUID().uuidString).json"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let error = try #require(throws: BenchError.self) { try LinkTrace(path: path) }
-        #expect(error.description.contains(path))
-    }
-
-    @Test func aMissingTraceIsAnErrorThatSaysHowToNameTheDirectory() throws {
-        let error = try #require(throws: BenchError.self) { try LinkTrace(path: "/nonexistent/trace.json") }
-        #expect(error.description.contains("--traces"))
+    @Test(
+        .enabled(
+            if: FileManager.default.fileExists(
+                atPath: BenchOptions.projectOutOfSample + "/" + E2ELabOptions.defaultTrace),
+            "the out-of-sample trace is placed as Bench/OutOfSample/SOURCES.md says"))
+    func theDefaultOutOfSampleTraceFromItsStartIsTheTramOfIssue25() throws {
+        let options = try E2ELabOptions.parse([], outOfSample: BenchOptions.projectOutOfSample)
+        let replay = LinkTrace(try options.loadTrace(), startingAt: options.traceStart)
+        // 128 MiB at 17.2 Mbit/s over 62.4 s, through the 3 s outage 24.2 s in (Bench/OutOfSample/SOURCES.md).
+        let limit = replay.limit(bytes: 128 << 20)
+        #expect(limit > 62.4 && limit < 72, "\(limit) s: the three reset windows add what they cut")
+        #expect(replay.rates[25] < 0.1 && replay.rates[26] < 0.1)
     }
 }

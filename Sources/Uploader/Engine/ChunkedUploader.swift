@@ -554,17 +554,16 @@ public actor ChunkedUploader {
         if verified { run.counters.verified += sent.receipt.length }
         emitValves(run.tracker.acknowledged(UInt64(sent.receipt.length), merkleVerified: verified), run.emit)
         let now = clock.monotonicSeconds()
-        // The link's rate, not one stream's: with several parts in flight, acknowledgements arrive about
-        // (part time / parts in flight) apart, so the time since the previous one is this part's share of the
-        // link. An idle gap before it (reading, a pause) is capped by the part's own send time.
-        // A run's parts are measured once, as one request of the run's bytes (its first part carries them).
+        // The link's rate, not one stream's: every byte acknowledged over this part's send time, whichever stream
+        // carried it (`AcknowledgementWindow`). A run's parts are measured once, as one request of the run's bytes
+        // (its first part carries them).
         let measured = sent.measuredBytes ?? sent.receipt.length
         if measured > 0 {
-            let share = Self.linkShare(
-                partSeconds: sent.seconds, now: now, previousAcknowledgement: run.lastAcknowledgedAt)
-            run.lastAcknowledgedAt = now
-            if share > 0 {
-                scheduler.record(BandwidthMeasurement(bytes: Int(measured), duration: share, timestamp: now))
+            run.acknowledgements.record(bytes: measured, at: now)
+            let sample = run.acknowledgements.sample(now: now, window: sent.seconds)
+            if sample.seconds > 0 {
+                scheduler.record(
+                    BandwidthMeasurement(bytes: Int(sample.bytes), duration: sample.seconds, timestamp: now))
             }
         }
         var nextParallel = run.parallel
@@ -598,13 +597,6 @@ public actor ChunkedUploader {
         telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
         run.emit(.chunkAcknowledged(sent.receipt))
         run.emit(.progress(run.counters.progress(run.tracker.sample(), tier: run.tier)))
-    }
-
-    /// The seconds of the link that one acknowledged part stands for: the time since the previous
-    /// acknowledgement (parts in flight share the link), never more than the part's own send time.
-    static func linkShare(partSeconds: Double, now: Double, previousAcknowledgement: Double?) -> Double {
-        guard let previousAcknowledgement else { return partSeconds }
-        return max(0, min(partSeconds, now - previousAcknowledgement))
     }
 
     /// One attempt at sending `part`, with a fresh `Idempotency-Key` (never one of an earlier run: the journal
@@ -908,7 +900,8 @@ struct RunState {
     /// Attempts and failed attempts of this run's parts: the loss rate the parity decision reads.
     var attempts = 0
     var failures = 0
-    var lastAcknowledgedAt: Double?
+    /// The recent acknowledgements, for the link's rate.
+    var acknowledgements = AcknowledgementWindow()
     /// Parity of the group being read: its data chunks (zero-padded), the shards it will get, and whether any of
     /// its chunks is sent in this run.
     var group: [[UInt8]] = []
