@@ -73,7 +73,7 @@ enum BenchArguments {
             "  --traces DIR   trace directory of predict and schedule (default: the project's Traces/)",
             "  --print-sink   integrity: print the value that keeps the optimiser from removing the work",
             "  --size-mib N   transport, receiver, fleet: the upload's size in MiB (default 1024); e2e: the S3 upload's size",
-            "  --runs N       receiver: timed runs of each side, alternating (default 3); fleet: of the 1 GiB line (1)",
+            "  --runs N       receiver: timed runs of each side, alternating (default 3); fleet: of the 1 GiB line (3); e2e: of the s3 line (3)",
             "  --chunk-size N, --parallel N  receiver: passed to `aether upload` (default: its scheduler decides)",
             "  --link-mib N   e2e: the bad link's upload size in MiB (default 64); the mobile link's is twice it",
             "  --lines LIST   e2e: which lines, comma-separated: s3,badlink,mobile (default all); lab: ping,tcp,udp,lte,cost",
