@@ -12,7 +12,7 @@ import Foundation
 /// 1. `s3`: 1 GiB (`--size-mib N`) to Ceph RGW on 127.0.0.1 (`RGWProcess`, started by the bench): `aether upload
 ///    s3://... --s3-flavor ceph` (S3Backend via ChunkedUploader, every part's signed SHA-256 checked by RGW)
 ///    against boto3's `upload_file` (default TransferConfig), Debian's `aws s3 cp` and `rclone copyto`, same
-///    server, the order rotated each run, median of 3 (`--s3-runs N`). Target: <= 0.9 of the fastest of them.
+///    server, the order rotated each run, median of 3 (`--runs N`). Target: <= 0.9 of the fastest of them.
 /// 2. `badlink` (root, the old emulation): 20 Mbit/s with 3% random loss (`LinkLab`: veth, htb, nftables, no
 ///    delay): `aether upload` to `aether serve` against a raw TCP stream of the same bytes on the same link (the
 ///    limit), median of 3 each; boto3 (moto) and tuspy (tuspyserver) once. 64 MiB (`--link-mib N`). Target <= 1.05.
@@ -67,9 +67,9 @@ enum E2EBench: BenchSuite {
         say("e2e: load average \(IOBench.loadAverage()); times are wall seconds, ratios Aether/baseline")
 
         if lines.contains("s3") {
-            let runs = try option("--s3-runs", in: options).map { text throws in
+            let runs = try option("--runs", in: options).map { text throws in
                 guard let runs = Int(text), (1...21).contains(runs) else {
-                    throw BenchError("--s3-runs takes 1...21, not \(text)")
+                    throw BenchError("--runs takes 1...21, not \(text)")
                 }
                 return runs
             }

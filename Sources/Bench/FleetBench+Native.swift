@@ -182,7 +182,12 @@ extension FleetBench {
         for _ in 0..<runs {
             fleet.append(try await fleetUpload())
             embedded.append(try await embeddedUpload())
-            try? FileManager.default.removeItem(atPath: base + "/store/objects")
+            // The objects go, their directory stays: the store renames each completed object into it (with the
+            // directory gone, the next completion failed with 507).
+            let objects = base + "/store/objects"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: objects)) ?? [] {
+                try? FileManager.default.removeItem(atPath: objects + "/" + name)
+            }
         }
         let fleetSeconds = IOBench.median(fleet.map(\.seconds))
         let embeddedSeconds = IOBench.median(embedded.map(\.seconds))
@@ -232,11 +237,10 @@ extension FleetBench {
         IOBench.median(samples.map { $0.chunk.count > 0 ? $0.chunk.seconds / Double($0.chunk.count) : 0 })
     }
 
-    /// The seconds of each native `complete` request a receiver logged (`POST /uploads/{id}/complete 200 ... Nms`).
+    /// The seconds of each native `complete` request a receiver logged (`POST /uploads/ID/complete 200 ... Nms`).
     static func completions(_ log: String) -> [Double] {
         log.split(separator: "\n").compactMap { line -> Double? in
-            guard line.contains("POST /uploads/{id}/complete 200") || line.contains("POST /uploads/{id}/complete 201")
-            else { return nil }
+            guard line.contains("POST /uploads/"), line.contains("/complete 200 ") else { return nil }
             guard let word = line.split(separator: " ").first(where: { $0.hasSuffix("ms") }),
                 let milliseconds = Double(word.dropLast(2))
             else { return nil }

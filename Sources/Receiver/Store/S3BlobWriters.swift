@@ -155,7 +155,7 @@ final class S3PieceWriter: BlobWriter {
         put = []
         guard !names.isEmpty else { return }
         _ = try? S3BlobStore.s3 { () async throws(TransportError) in
-            for name in names { try await client.deleteObject(name) }
+            try await S3BlobStore.deleteAll(names, client: client)
         }
     }
 
