@@ -149,6 +149,21 @@ import Testing
         #expect(patches == 1, "\(patches) PATCHes with bytes")
     }
 
+    /// An append damaged on the way is refused with 422 digest-mismatch against its Content-Digest and nothing of
+    /// it kept (as `aether serve` does): it is sent again and the upload completes byte-identical. It was
+    /// `.remoteRejected`, exit 1 at once, where a native chunk refused the same way is sent again.
+    @Test func anIETFAppendDamagedOnTheWayIsSentAgainAndTheUploadCompletes() throws {
+        let peer = try IETFPeerProcess.get()
+        let (path, state, content) = try UploadCommandLiveTests.file(300_013, seed: 2413)
+        let (status, child) = try UploadChild.run(
+            Self.arguments(path, peer.creationURL("damaged-\(Self.tag())"), state))
+        #expect(status == 0, "\(child.stdout) \(child.stderr)")
+        let retry = try #require(child.events.first { $0["event"] as? String == "retry" }, "\(child.stdout)")
+        #expect((retry["cause"] as? String)?.contains("checksumMismatch") == true, "\(retry)")
+        let location = try #require(try UploadCommandLiveTests.completed(child)["location"] as? String)
+        #expect(peer.stored(location) == content)
+    }
+
     // MARK: Answers that drip or never end
 
     /// The first creation answer's body comes at 1 byte/s: the request is given up at its answer deadline (60 s

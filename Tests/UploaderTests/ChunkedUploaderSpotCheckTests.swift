@@ -107,6 +107,42 @@ import Testing
         #expect(!off.serverVerified.contains("byzantine-sample"))
     }
 
+    /// A receiver advertising spot checks of version 2 with a `challenge-bytes` under 4 KiB would be checked over a
+    /// range of that many bytes: with 1, one byte of one chunk, whose MAC a receiver without the bytes guesses one
+    /// time in 256, and `byzantine-sample` was then listed. It is not checked, and nothing is claimed.
+    @Test func aReceiverWhoseChallengeBudgetIsTooSmallToProveAnythingIsNotChecked() async throws {
+        let content = UploadFixture.seeded(Self.size, seed: 46)
+        let fixture = try NativeUploadFixture(bytes: content)
+        let watched = try await fixture.backend()
+        var tiny = watched.inner.server
+        tiny.maximumChallengeBytes = 1
+        let client = fixture.client
+        let inner = try NativeBackend(
+            creationURL: watched.inner.creationURL, server: tiny, options: watched.inner.options,
+            transport: { (request) async throws(TransportError) -> HTTPResponse in try await client.send(request) })
+        let backend = WatchedNativeBackend(inner: inner, wire: fixture.wire, withhold: [])
+        let outcome = try await fixture.uploader(backend).run { _ in }
+        let report = try #require(outcome.spotChecks)
+        #expect(!report.passed)
+        #expect(report.notMade?.contains("challenge-bytes (1)") == true, "\(report)")
+        #expect(fixture.wire.snapshot.spotChecks.isEmpty)
+        #expect(outcome.serverVerified == ["sha256", "merkle-root", "chain-head"])
+        // A budget of one chunk (16 KiB) is checked as before, whole chunks.
+        let chunk = try NativeUploadFixture(bytes: content)
+        let chunkWatched = try await chunk.backend()
+        var oneChunk = chunkWatched.inner.server
+        oneChunk.maximumChallengeBytes = 16384
+        let chunkClient = chunk.client
+        let chunkInner = try NativeBackend(
+            creationURL: chunkWatched.inner.creationURL, server: oneChunk, options: chunkWatched.inner.options,
+            transport: { (request) async throws(TransportError) -> HTTPResponse in try await chunkClient.send(request) }
+        )
+        let checked = try await chunk.uploader(WatchedNativeBackend(inner: chunkInner, wire: chunk.wire, withhold: []))
+            .run { _ in }
+        #expect(checked.spotChecks?.passed == true)
+        #expect(checked.serverVerified.first == "byzantine-sample")
+    }
+
     @Test func roundsTakeWholeChunksWithinTheBudgetElseARandomRangeOfTheirShare() throws {
         // 64 KiB for 16 KiB chunks: four whole chunks a round.
         let whole = try ChunkedUploader.spotCheckItems([1, 4, 6, 9], partSize: 16384, size: 150_000, budget: 65536)

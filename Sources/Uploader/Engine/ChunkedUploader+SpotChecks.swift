@@ -23,6 +23,10 @@ extension ChunkedUploader {
     /// The most bytes one round reads from the file and holds, whatever `challenge-bytes` the receiver advertises.
     static let spotCheckRoundBytes: Int64 = 16 << 20
 
+    /// The shortest range checked, unless it is a whole chunk: a MAC over a few bytes can be guessed without them
+    /// (one byte: one chance in 256), so a receiver advertising a smaller `challenge-bytes` is not checked at all.
+    static let spotCheckMinimumRangeBytes: Int64 = 4096
+
     /// Rounds whose challenge we issue too late, in a row, before the checks stop with an error.
     static let spotCheckMissedWindowLimit = 8
 
@@ -58,6 +62,14 @@ extension ChunkedUploader {
         guard native.server.answersSpotChecks, let budget = native.server.maximumChallengeBytes else {
             return SpotCheckReport(
                 notMade: "the receiver does not advertise spot checks of version \(AetherWire.spotCheckVersion)")
+        }
+        // Whole chunks when the budget holds one, else ranges of the whole budget: at least the floor either way.
+        let floor = min(Self.spotCheckMinimumRangeBytes, remote.partSize, remote.size)
+        guard budget >= floor else {
+            return SpotCheckReport(
+                notMade:
+                    "the receiver's challenge-bytes (\(budget)) is under the \(floor) a range needs (answers over fewer "
+                    + "bytes can be guessed without them)")
         }
         let file: GuardedFile
         do {

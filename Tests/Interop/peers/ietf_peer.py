@@ -28,6 +28,9 @@ Modes that lie or stall (issue 24; a suffix after a dash, /create/dripcreate-<ta
   refusedigest          stores every append; the completing PATCH is answered 422 with the problem document
                         digest-mismatch (as `aether serve` answers a Repr-Digest its stored bytes do not have), and the
                         upload stays incomplete
+  damaged               the first append that carries bytes arrives damaged (its first byte flipped, as a middlebox
+                        might): its Content-Digest does not match, so it is answered 422 with the problem document
+                        digest-mismatch and nothing is stored (as `aether serve` answers); later appends are stored
   full                  every PATCH that carries bytes is answered 507 Insufficient Storage (its body read, nothing
                         stored), as a server whose disk is full
   hold                  appends are stored as their bytes arrive; while one is in progress another is refused
@@ -242,6 +245,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             interim.append(("Upload-Limit", self.limit_field(upload)))
         self.send_interim(interim)
         body = self.read_body()
+        if upload["mode"].startswith("damaged") and body and not upload.get("damaged"):
+            upload["damaged"] = True
+            body = bytes([body[0] ^ 0xFF]) + body[1:]
+            if sha256_field(self.headers.get("Content-Digest")) not in (None, hashlib.sha256(body).digest()):
+                problem = json.dumps(
+                    {"detail": "the append's bytes do not match its sha256 digest", "status": 422,
+                     "title": "Digest mismatch", "type": "urn:aether:problem:digest-mismatch"},
+                    separators=(",", ":"), sort_keys=True).encode()
+                self.answer(422, [("Content-Type", "application/problem+json")], problem)
+                return
         expected = sha256_field(self.headers.get("Content-Digest"))
         if expected is not None and expected != hashlib.sha256(body).digest():
             self.answer(400)
@@ -344,6 +357,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         body = self.read_body()
+        if upload["mode"].startswith("damaged") and body and not upload.get("damaged"):
+            upload["damaged"] = True
+            body = bytes([body[0] ^ 0xFF]) + body[1:]
+            if sha256_field(self.headers.get("Content-Digest")) not in (None, hashlib.sha256(body).digest()):
+                problem = json.dumps(
+                    {"detail": "the append's bytes do not match its sha256 digest", "status": 422,
+                     "title": "Digest mismatch", "type": "urn:aether:problem:digest-mismatch"},
+                    separators=(",", ":"), sort_keys=True).encode()
+                self.answer(422, [("Content-Type", "application/problem+json")], problem)
+                return
         expected = sha256_field(self.headers.get("Content-Digest"))
         if expected is not None and expected != hashlib.sha256(body).digest():
             self.answer(400, [("Upload-Complete", "?0")])

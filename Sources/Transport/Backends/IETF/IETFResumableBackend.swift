@@ -474,6 +474,13 @@ public struct IETFResumableBackend: UploadBackend {
                 }
             case 507:
                 throw Self.after(lastFailure, error(for: response, "PATCH"))
+            case 422 where headers["Content-Digest"] != nil:
+                // The server found the bytes do not match the Content-Digest sent with them (`aether serve` answers
+                // 422 digest-mismatch and keeps none of them): damaged on the way, so sent again, as a native chunk
+                // refused with 422 is.
+                throw TransportError(
+                    .checksumMismatch,
+                    "the server found the append's bytes differ from its Content-Digest (422): damaged on the way")
             case 500..<600:
                 guard recoveries < options.recoveryAttempts else {
                     throw Self.after(lastFailure, error(for: response, "PATCH"))
