@@ -176,11 +176,13 @@ import Testing
             held += try #require(stats["most_held"] as? Int)
         }
         #expect(samples >= 6)
-        // The attack did fill the receiver: it held more than the room kept free below the limit.
-        #expect(held >= limit - 2, "the attack held \(held) connections at most")
+        // The attack did fill the receiver: connections were evicted, which happens only near the limit. The
+        // attackers' own counts are each one's peak at its own moment (evictions take from all three), so their
+        // sum is only a rough figure: 26-48 of 32 seen, the low ones on a loaded machine.
+        #expect(held >= limit / 2, "the attack held \(held) connections at most")
         let metrics = try Self.metricsText(receiver.url, auth: [])
         let evicted = Self.sample(metrics, "aether_connections_closed_total{reason=\"evicted\"}") ?? 0
-        #expect(evicted >= 1, "\(metrics)")
+        #expect(evicted >= 1, "the attack never reached the limit (held \(held)): \(metrics)")
         #expect(Self.sample(metrics, "aether_connection_limit") == Double(limit))
     }
 

@@ -41,6 +41,22 @@ final class UploadChild: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// Waits for the exit as `wait` does, but asleep between looks instead of holding one of Swift's cooperative
+    /// threads (two on a 2-core machine): for tests that wait minutes, whose blocking wait starved the process
+    /// suites' async tests (a peer's 60 s start-up wait ran out unscheduled).
+    func exited(timeout: Double) async throws -> Int32 {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                throw SessionLive.Failure(
+                    description: "timed out waiting for aether \(process.arguments?.first ?? "") to exit")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     deinit {

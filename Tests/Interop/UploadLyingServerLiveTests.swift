@@ -217,7 +217,7 @@ import Testing
     /// same offset are waited out, not counted as the offset changing. It used to fail after ~36 s with "the
     /// server's offset kept changing (4 answers 409)".
     @Test(arguments: ["hold", "normal"])
-    func anIETFAppendFrozenMidwayResumesFromTheServersOffset(mode: String) throws {
+    func anIETFAppendFrozenMidwayResumesFromTheServersOffset(mode: String) async throws {
         let peer = try IETFPeerProcess.get()
         let relay = try FaultRelay(targetPort: Int(peer.port))
         try relay.send("freeze-after 5000000")
@@ -225,7 +225,7 @@ import Testing
         let url = relay.url + "/create/\(mode)-\(UploadLyingServerLiveTests.tag())"
         let started = Date()
         let child = try UploadChild(UploadLyingServerLiveTests.arguments(path, url, state, chunk: "4M"))
-        let status = try child.wait(timeout: 300)
+        let status = try await child.exited(timeout: 300)
         #expect(status == 0, "\(child.stdout) \(child.stderr)")
         #expect(try relay.counters.frozen == 1)
         let location = try #require(try UploadCommandLiveTests.completed(child)["location"] as? String)
@@ -242,7 +242,7 @@ import Testing
     /// waiting for the lock. The client gives up on the stalled request at its idle limit, sends the part again with
     /// back-off, and ends within the bound of its attempts, saying that the first attempt stalled and the server
     /// may still hold it; it never hangs and never reports the part stored.
-    @Test func aTusPatchFrozenMidwayAtTuspyserverEndsWithinABoundSayingWhatHappened() throws {
+    @Test func aTusPatchFrozenMidwayAtTuspyserverEndsWithinABoundSayingWhatHappened() async throws {
         let peer = try TusPeerProcess.get()
         let relay = try FaultRelay(targetPort: Int(peer.tus))
         try relay.send("freeze-after 3000000")
@@ -251,7 +251,7 @@ import Testing
         let child = try UploadChild(
             UploadLyingServerLiveTests.arguments(path, relay.url + "/files/", state, chunk: "4M"))
         // 8 attempts, each answered 503 after tuspyserver's 30 s lock wait, with back-off and breaker pauses.
-        let status = try child.wait(timeout: 600)
+        let status = try await child.exited(timeout: 600)
         let seconds = Int(Date().timeIntervalSince(started))
         #expect(status == 1, "\(child.stdout) \(child.stderr)")
         #expect(try relay.counters.frozen == 1)
