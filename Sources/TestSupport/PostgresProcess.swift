@@ -92,36 +92,14 @@ public final class PostgresProcess: Sendable {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws(PostgresProcessError) {
-        let process = Process()
-        // Through bash, which closes every descriptor past 2 first: the server `pg_ctl start` leaves running must
-        // not inherit the one Foundation watches to learn that the child exited (waitUntilExit would never return).
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments =
-            [
-                "-c",
-                "for fd in /proc/$$/fd/*; do n=${fd##*/}; [ \"$n\" -gt 2 ] && eval \"exec $n>&-\" 2>/dev/null; done; "
-                    + "exec \"$@\"",
-                "run", executable,
-            ] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        // A file, not a pipe: nothing to drain while waiting.
-        let outputPath = NSTemporaryDirectory() + "aether-pg-run-" + UUID().uuidString
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-            let output = FileHandle(forWritingAtPath: outputPath)
-        else { throw PostgresProcessError("cannot make \(outputPath)") }
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw PostgresProcessError("cannot run \(executable): \(error) (make deps installs postgresql)")
+        let outcome: DaemonCommand.Outcome
+        do { outcome = try DaemonCommand.run(executable, arguments, tag: "pg") } catch {
+            throw PostgresProcessError("\(error.description) (make deps installs postgresql)")
         }
-        process.waitUntilExit()
-        try? output.close()
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
+        let text = outcome.output
+        guard outcome.status == 0 else {
             throw PostgresProcessError(
-                "\(executable) \(arguments.first ?? "") exited \(process.terminationStatus): \(text)")
+                "\(executable) \(arguments.first ?? "") exited \(outcome.status): \(text)")
         }
     }
 }

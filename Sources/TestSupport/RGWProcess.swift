@@ -97,34 +97,14 @@ public final class RGWProcess: Sendable {
 
     /// Runs `scripts/rgw.sh` with `arguments`; its standard output and error.
     private static func run(_ arguments: [String]) throws(RGWProcessError) -> String {
-        let process = Process()
-        // Through bash, which closes every descriptor past 2 first: the daemons the script leaves running must not
-        // inherit the one Foundation watches to learn that the child exited (waitUntilExit would never return).
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments =
-            [
-                "-c",
-                "for fd in /proc/$$/fd/*; do n=${fd##*/}; [ \"$n\" -gt 2 ] && eval \"exec $n>&-\" 2>/dev/null; done; "
-                    + "exec \"$@\"",
-                "run", script,
-            ] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        // A file, not a pipe: nothing to drain while waiting.
-        let outputPath = NSTemporaryDirectory() + "aether-rgw-run-" + UUID().uuidString
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-            let output = FileHandle(forWritingAtPath: outputPath)
-        else { throw RGWProcessError("cannot make \(outputPath)") }
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { throw RGWProcessError("cannot run \(script): \(error)") }
-        process.waitUntilExit()
-        try? output.close()
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
+        let outcome: DaemonCommand.Outcome
+        do { outcome = try DaemonCommand.run(script, arguments, tag: "rgw") } catch {
+            throw RGWProcessError(error.description)
+        }
+        let text = outcome.output
+        guard outcome.status == 0 else {
             throw RGWProcessError(
-                "scripts/rgw.sh \(arguments.first ?? "") exited \(process.terminationStatus): \(text.suffix(2000))")
+                "scripts/rgw.sh \(arguments.first ?? "") exited \(outcome.status): \(text.suffix(2000))")
         }
         return text
     }
