@@ -439,6 +439,17 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         #expect(LoopbackDestination.contains(destination) == loopback)
     }
 
+    @Test(
+        arguments: [
+            ("s3://bucket/key", "http://127.0.0.1:7480", true), ("s3://bucket/key", nil, false),
+            ("s3://bucket/key", "https://s3.example.org", false), ("http://127.0.0.1:8080/uploads", nil, true),
+        ] as [(String, String?, Bool)])
+    func anS3UploadIsOnLoopbackWhenItsEndpointIs(destination: String, endpoint: String?, loopback: Bool) {
+        let target = ChunkedUploader.Target(
+            file: FilePath("/dev/null"), destination: destination, protocolName: "s3", endpoint: endpoint)
+        #expect(target.isLoopback == loopback)
+    }
+
     @Test(arguments: [
         ("http://127.0.0.1:8080/uploads", 16 << 20, 8), ("http://uploads.example.org/uploads", 2 << 20, 1),
     ])

@@ -28,6 +28,11 @@ public actor ChunkedUploader {
         /// The S3 endpoint recorded for `aether resume`, if any.
         public var endpoint: String?
 
+        /// Whether the server is on this host: the S3 endpoint's host when one is given (an `s3://` destination
+        /// names a bucket, not a host), else the destination's. Before any measurement such an upload starts as
+        /// ULTRAFAST (its part size and streams).
+        var isLoopback: Bool { LoopbackDestination.contains(endpoint ?? destination) }
+
         /// A target.
         public init(file: FilePath, destination: String, protocolName: String, endpoint: String? = nil) {
             self.file = file
@@ -233,7 +238,7 @@ public actor ChunkedUploader {
         let capabilities = backend.capabilities
         let availableMemory = DeviceResourceReader().readAvailableMemory()
         let decision = initialDecision(size: size, availableMemoryBytes: availableMemory)
-        let loopback = LoopbackDestination.contains(target.destination)
+        let loopback = target.isLoopback
         let canParallel = capabilities.parallelParts && capabilities.outOfOrderParts
         let parallelLimit =
             canParallel ? (configuration.parallel ?? UploadConstants.maxParallelChunkUploadsUltrafast) : 1

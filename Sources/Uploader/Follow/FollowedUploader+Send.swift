@@ -76,7 +76,7 @@ extension FollowedUploader {
             totalBytes: total, sentBytes: current.sentBytes, acknowledgedBytes: current.acknowledgedBytes,
             verifiedBytes: current.acknowledgedBytes,
             bytesPerSecond: Double(current.runAcknowledgedBytes) / elapsed,
-            tier: NetworkSpeedTier(loopback: LoopbackDestination.contains(target.destination)),
+            tier: NetworkSpeedTier(loopback: target.isLoopback),
             displayedFraction: following ? 0 : 1, secondsRemaining: following ? nil : 0, following: following)
     }
 
