@@ -157,6 +157,17 @@ import Testing
         #expect(recovered > dip, "after the recovery: \(recovered), in the dip: \(dip)")
     }
 
+    @Test func aNearbyServerKeepsTheTiersStreams() {
+        // A variable transport at 1 Gbit/s: 50 ms away the model's fewest streams stand; 0.1 ms away (loopback) every
+        // stream count scores alike in the model, and the tier's streams are kept.
+        let machine = Self.scheduler(steadyAt: 1000, jitter: 0.3)
+        #expect(!machine.transportStable)
+        let far = machine.decide(SchedulingContext(roundTripTime: 0.05))
+        let near = machine.decide(SchedulingContext(roundTripTime: 0.0001))
+        #expect(near.parallelism == near.strategy.parallelChunks)
+        #expect(far.parallelism <= near.parallelism)
+    }
+
     @Test func aRarelyInterruptedPathIsScheduledAsACalmOne() {
         for mbps in [5.0, 40, 300] {
             let machine = Self.scheduler(steadyAt: mbps)

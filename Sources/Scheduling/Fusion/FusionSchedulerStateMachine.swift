@@ -41,6 +41,9 @@ public struct FusionSchedulerStateMachine: Sendable {
         public var lyapunovV: Double = 2
         /// The parallelism is the fewest streams whose plan scores at least this fraction of the full plan's.
         public var parallelismEfficiency: Double = 0.999
+        /// A round trip under this many seconds (loopback, a LAN) keeps the tier's streams: the model's cost of a
+        /// request is its round trip, and the server's own time per request, which it does not see, dominates.
+        public var nearRoundTripSeconds: Double = 0.002
         /// Creates the defaults.
         public init() {}
     }
@@ -112,7 +115,12 @@ public struct FusionSchedulerStateMachine: Sendable {
                 break
             }
         }
-        let parallel = transportStable ? maxParallel : best.parallel
+        // Below `nearRoundTripSeconds` the model sees no cost per request, so every stream count scores the same and
+        // the fewest wins; but what limits one stream there is the server's own time per request, which the model
+        // does not see (RGW on loopback answers a 5 MiB part in ~40 ms, ~20 times its transfer: one stream in flight
+        // took 2.4x as long as eight). There, as on a stable transport, the tier's streams are kept.
+        let nearby = context.roundTripTime < configuration.nearRoundTripSeconds
+        let parallel = transportStable || nearby ? maxParallel : best.parallel
         let target = min(
             configuration.targetChunkSeconds,
             context.secondsBetweenInterruptions.map { max(0.5, $0 * configuration.interruptionShare) } ?? .infinity)
