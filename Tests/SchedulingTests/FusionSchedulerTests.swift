@@ -158,13 +158,15 @@ import Testing
     }
 
     @Test func aNearbyServerKeepsTheTiersStreams() {
-        // A variable transport at 1 Gbit/s: 50 ms away the model's fewest streams stand; 0.1 ms away (loopback) every
-        // stream count scores alike in the model, and the tier's streams are kept.
+        // A variable transport at 1 Gbit/s: 50 ms away the model's fewest streams stand; 0.1 ms away (loopback) or 8
+        // ms (a busy server's handshake on loopback) every stream count scores about alike, and the tier's are kept.
         let machine = Self.scheduler(steadyAt: 1000, jitter: 0.3)
         #expect(!machine.transportStable)
         let far = machine.decide(SchedulingContext(roundTripTime: 0.05))
         let near = machine.decide(SchedulingContext(roundTripTime: 0.0001))
         #expect(near.parallelism == near.strategy.parallelChunks)
+        let busy = machine.decide(SchedulingContext(roundTripTime: 0.008))
+        #expect(busy.parallelism == busy.strategy.parallelChunks)
         #expect(far.parallelism <= near.parallelism)
     }
 

@@ -41,9 +41,10 @@ public struct FusionSchedulerStateMachine: Sendable {
         public var lyapunovV: Double = 2
         /// The parallelism is the fewest streams whose plan scores at least this fraction of the full plan's.
         public var parallelismEfficiency: Double = 0.999
-        /// A round trip under this many seconds (loopback, a LAN) keeps the tier's streams: the model's cost of a
-        /// request is its round trip, and the server's own time per request, which it does not see, dominates.
-        public var nearRoundTripSeconds: Double = 0.002
+        /// A round trip under this many seconds (loopback, a LAN, a nearby region) keeps the tier's streams: the
+        /// model's cost of a request is its round trip, and the server's own time per request, which it does not see,
+        /// dominates there.
+        public var nearRoundTripSeconds: Double = 0.02
         /// Creates the defaults.
         public init() {}
     }
@@ -115,10 +116,11 @@ public struct FusionSchedulerStateMachine: Sendable {
                 break
             }
         }
-        // Below `nearRoundTripSeconds` the model sees no cost per request, so every stream count scores the same and
-        // the fewest wins; but what limits one stream there is the server's own time per request, which the model
-        // does not see (RGW on loopback answers a 5 MiB part in ~40 ms, ~20 times its transfer: one stream in flight
-        // took 2.4x as long as eight). There, as on a stable transport, the tier's streams are kept.
+        // Below `nearRoundTripSeconds` the model sees almost no cost per request, so every stream count scores about
+        // the same and the fewest wins; but what limits one stream there is the server's own time per request, which
+        // the model does not see (RGW on loopback answers a 16 MiB part in ~0.3 s; one part in flight took 2.4x as
+        // long as eight). There, as on a stable transport, the tier's streams are kept. The round trip is the TCP
+        // handshake's, which a busy server on loopback stretches to 3-11 ms: hence 20 ms, not a loopback figure.
         let nearby = context.roundTripTime < configuration.nearRoundTripSeconds
         let parallel = transportStable || nearby ? maxParallel : best.parallel
         let target = min(
