@@ -139,7 +139,8 @@ final class UploadChild: @unchecked Sendable {
     @Test(arguments: ["ceph", nil] as [String?])
     func anUploadToRGWListsOnlyTheChecksItMade(flavor: String?) throws {
         let rgw = try RGWPeer.get()
-        let (path, state, content) = try Self.file(2 * (5 << 20) + 4_321, seed: 75)
+        // Three parts: an endpoint on this host starts as ULTRAFAST, whose parts are 16 MiB.
+        let (path, state, content) = try Self.file(2 * (16 << 20) + 4_321, seed: 75)
         let key = "cli/\(UUID().uuidString).bin"
         let (status, child) = try UploadChild.run(
             [
