@@ -96,10 +96,9 @@ public final class PostgresProcess: Sendable {
         do { outcome = try DaemonCommand.run(executable, arguments, tag: "pg") } catch {
             throw PostgresProcessError("\(error.description) (make deps installs postgresql)")
         }
-        let text = outcome.output
         guard outcome.status == 0 else {
             throw PostgresProcessError(
-                "\(executable) \(arguments.first ?? "") exited \(outcome.status): \(text)")
+                "\(executable) \(arguments.first ?? "") exited \(outcome.status): \(outcome.output)")
         }
     }
 }

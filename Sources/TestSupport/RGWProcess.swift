@@ -101,12 +101,11 @@ public final class RGWProcess: Sendable {
         do { outcome = try DaemonCommand.run(script, arguments, tag: "rgw") } catch {
             throw RGWProcessError(error.description)
         }
-        let text = outcome.output
         guard outcome.status == 0 else {
             throw RGWProcessError(
-                "scripts/rgw.sh \(arguments.first ?? "") exited \(outcome.status): \(text.suffix(2000))")
+                "scripts/rgw.sh \(arguments.first ?? "") exited \(outcome.status): \(outcome.output.suffix(2000))")
         }
-        return text
+        return outcome.output
     }
 }
 
