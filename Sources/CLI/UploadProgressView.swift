@@ -105,7 +105,7 @@ final class UploadProgressView: Sendable {
                         chainHead: outcome.chainHead.hex, serverVerified: outcome.serverVerified,
                         serverUnchecked: outcome.receipt.unchecked.isEmpty ? nil : outcome.receipt.unchecked,
                         uncheckedReason: outcome.receipt.uncheckedReason, partsSent: outcome.partsSent,
-                        bytesSent: outcome.bytesSent,
+                        bytesSent: outcome.bytesSent, parityShardsSent: outcome.parityShardsSent,
                         spotChecks: outcome.spotChecks.map(SpotChecksJSON.init),
                         congestionControl: outcome.congestionControl,
                         checks: outcome.receipt.checks.isEmpty ? nil : outcome.receipt.checks.map(CheckJSON.init)))
@@ -281,6 +281,7 @@ struct EventJSON: Encodable {
     var uncheckedReason: String? = nil
     var partsSent: Int? = nil
     var bytesSent: Int64? = nil
+    var parityShardsSent: Int? = nil
     var exit: Int32? = nil
     var parts: Int? = nil
     var requestSize: Int64? = nil
@@ -296,6 +297,7 @@ struct EventJSON: Encodable {
         case cause, delay, location, size, sha256, merkleRoot = "merkle_root", chainHead = "chain_head"
         case serverVerified = "server_verified", serverUnchecked = "server_unchecked"
         case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
+        case parityShardsSent = "parity_shards_sent"
         case requestSize = "request_size", following, spotChecks = "spot_checks"
         case congestionControl = "congestion_control", checks
     }

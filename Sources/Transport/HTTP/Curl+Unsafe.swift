@@ -372,6 +372,16 @@ struct CurlCode {
         return length == received
     }
 
+    /// Whether a failed connect came after a reset of the connection the request was already going out on: libcurl
+    /// keeps the first error of a transfer in its error buffer, so a connect failure whose detail is a receive or
+    /// send failure is libcurl's retry on a fresh connection after a reused one was reset under the request (seen on
+    /// the link lab: 0.9 MB of a 1 MiB body had reached the receiver). The body may have left in part, so this is a
+    /// closed connection, not a refused one: a refusal means nothing was sent and the next attempt would not ask the
+    /// destination what it holds.
+    static func connectFollowedAReset(detail: String) -> Bool {
+        detail.hasPrefix("Recv failure") || detail.hasPrefix("Send failure")
+    }
+
     /// Maps a libcurl error to a TransportError code; the message carries libcurl's own detail.
     private func error(_ code: CURLcode, headComplete: Bool) -> TransportError {
         let detail = unsafe errorBuffer.pointee != 0 ? unsafe String(cString: errorBuffer) : ""
@@ -390,6 +400,9 @@ struct CurlCode {
             if local == EMFILE || local == ENFILE {
                 let reason = unsafe String(cString: strerror(local))
                 return TransportError(.systemCall, "no socket could be made: \(reason)", errno: local)
+            }
+            if Self.connectFollowedAReset(detail: detail) {
+                return TransportError(.connectionClosed, "the connection was reset and could not be made again: \(message)")
             }
             return TransportError(.connectionRefused, message)
         case CURLE_OPERATION_TIMEDOUT:

@@ -4,6 +4,7 @@ import AetherIntegrity
 import AetherScheduling
 import AetherSecurity
 import AetherTransport
+import Synchronization
 
 /// The native extras of one run: the backend variants that send chunks (with and without compression) and
 /// parity shards, and the parity scheme the upload was created with.
@@ -152,12 +153,13 @@ extension ChunkedUploader {
 
     /// How many parity shards the group starting now gets: all of the scheme's when `--parity` forces them,
     /// else what AdaptiveRedundancy asks for at the loss rate measured so far in this run (none before any loss,
-    /// none on ULTRAFAST), capped by the scheme.
+    /// none on ULTRAFAST), capped by the scheme. Interruptions of the path are not loss (`answeredFailures`).
     func parityShardsForNextGroup(_ run: RunState) -> Int {
         guard let scheme = run.extras.scheme else { return 0 }
         if configuration.parity { return scheme.parity }
-        guard run.tier != .ultrafast, run.attempts > 0, run.failures > 0 else { return 0 }
-        let loss = min(1, Double(run.failures) / Double(run.attempts))
+        let failures = answeredFailures.load(ordering: .relaxed)
+        guard run.tier != .ultrafast, run.attempts > 0, failures > 0 else { return 0 }
+        let loss = min(1, Double(failures) / Double(run.attempts))
         do {
             switch try AdaptiveRedundancy.decide(dataShards: scheme.data, lossRate: loss, ultrafastLink: false) {
             case .none: return 0

@@ -4,6 +4,7 @@ import AetherIntegrity
 public import AetherScheduling
 import AetherSecurity
 public import AetherTransport
+import Synchronization
 
 /// The one owner of one upload (upload-engine v2.2 ChunkedUploader): reads the file in parts with one-pass
 /// SHA-256 + CRC32C (AetherIO), adds each part's Merkle leaf and chain link in one step (AetherIntegrity), lets
@@ -51,6 +52,10 @@ public actor ChunkedUploader {
     private let breaker: UploadCircuitBreaker
     /// Resets, refusals and timeouts seen by this uploader's requests: the scheduler keeps requests short of them.
     nonisolated let interruptions = InterruptionLog()
+    /// Failed attempts that were the destination's answer or a damaged transfer, not an interruption of the path:
+    /// the loss the parity decision reads. A reset, refusal or timeout fails every request in flight at once and
+    /// its retry resends them; a parity shard repairs none of that and only adds bytes (`docs/UPLOADER.md`).
+    nonisolated let answeredFailures = Atomic<Int>(0)
     /// The link planner's inputs for the upload under way and the gate every attempt passes.
     nonisolated let linkPlanning = LinkPlanning()
     let pacer: RatePacer?
@@ -367,6 +372,7 @@ public actor ChunkedUploader {
             journal: snapshots.idempotencyJournal(session: snapshot.chainSessionID))
         emit(.progress(counters.progress(tracker.sample(), tier: tier)))
         let remote = snapshot.remote
+        answeredFailures.store(0, ordering: .relaxed)  // the loss rate is this run's, as `RunState.attempts` is
         state = RunState(
             snapshot: snapshot, acknowledged: acknowledged, knownHashes: plan.knownHashes, counters: counters,
             tier: tier, parallel: parallel, parallelLimit: parallelLimit, reader: reader, ledger: ledger,
@@ -548,7 +554,6 @@ public actor ChunkedUploader {
     private func settle(part sent: SentPart, inFlightBytes: Int, save: Bool = true) async throws {
         guard var run = state else { return }
         run.attempts += sent.attempts
-        run.failures += sent.attempts - 1
         let capabilities = backend.capabilities
         run.acknowledged[sent.receipt.index] = sent.receipt
         run.snapshot.acknowledged[sent.receipt.index] = ResumeSnapshot.AcknowledgedPart(
@@ -786,6 +791,7 @@ public actor ChunkedUploader {
             } catch {
                 if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
                 interruptions.note(error.code)
+                if !InterruptionLog.interrupts(error.code) { answeredFailures.add(1, ordering: .relaxed) }
                 let what = index >= 0 ? "part \(index)" : "the request"
                 let base: Double
                 if Self.isPathFailure(error.code) {
@@ -902,9 +908,8 @@ struct RunState {
     var nextIndex = 0
     var partsSent = 0
     var chunkHashes: [Digest32] = []
-    /// Attempts and failed attempts of this run's parts: the loss rate the parity decision reads.
+    /// Attempts of this run's parts: with `ChunkedUploader.answeredFailures`, the loss rate the parity decision reads.
     var attempts = 0
-    var failures = 0
     /// The recent acknowledgements, for the link's rate.
     var acknowledgements = AcknowledgementWindow()
     /// Parity of the group being read: its data chunks (zero-padded), the shards it will get, and whether any of
