@@ -63,6 +63,23 @@ import Testing
         #expect(!LinkPlanner.plan(decision, keeping: Self.native, roundTripTime: 0.08, interruptions: due).holdsBack)
     }
 
+    @Test func aPartLostWholeGetsASecondStreamWhereRegularInterruptionsLeaveRoomForTwo() {
+        // The scheduler chose one stream (a part's answer costs it nothing in its model); at 20 Mbit/s, 1.5 s into a
+        // 20 s period, two 5 MiB parts finish long before the next cut: a second stream, no more.
+        let one = Self.decision(mbps: 20, streams: 1)
+        #expect(one.parallelism == 1)
+        let early = InterruptionForecast(meanInterval: 20, sinceLast: 1.5, regular: true)
+        #expect(LinkPlanner.plan(one, keeping: Self.s3, roundTripTime: 0.08, interruptions: early).streams == 2)
+        // Irregular interruptions: the scheduler's own pricing of a cut stands.
+        let poisson = InterruptionForecast(meanInterval: 20, sinceLast: 1.5, regular: false)
+        #expect(LinkPlanner.plan(one, keeping: Self.s3, roundTripTime: 0.08, interruptions: poisson).streams == 1)
+        // A protocol that keeps a cut request's prefix is not concerned.
+        #expect(LinkPlanner.plan(one, keeping: Self.native, roundTripTime: 0.08, interruptions: early).streams == 1)
+        // At 3 Mbit/s the budget carries one part: rule 2 keeps one stream.
+        let slow = Self.decision(mbps: 3, streams: 1)
+        #expect(LinkPlanner.plan(slow, keeping: Self.s3, roundTripTime: 0.08, interruptions: early).streams == 1)
+    }
+
     @Test func whenNoIntervalCarriesAPartWaitingGainsNothing() {
         // 1 Mbit/s: a 5 MiB part takes 42 s, more than the 10 s between cuts.
         let decision = Self.decision(mbps: 1)

@@ -2,24 +2,28 @@ import AetherTransport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A reused connection reset under a request's body while the server stops listening (a phone changing network:
 /// every connection cut, new ones refused). libcurl then tries a fresh connection, which is refused, and reports a
 /// connect failure; but part of the body had already reached the server, so the client must call it a closed
 /// connection: a refusal means nothing was sent, and the uploader would not ask the destination what it holds before
 /// sending the whole part again (issue 25: 12 MiB re-sent in a 128 MiB upload on the link lab).
 @Suite struct HTTPResetReconnectTests {
-    /// Serves one request on a kept-alive connection, then reads the head and `argv[2]` bytes of the next one's body,
-    /// closes the listening socket and resets the connection (SO_LINGER 0). Prints `port N`, then `received BYTES`.
+    /// Serves one request on a kept-alive connection; then, on whichever connection the next request comes (the
+    /// same one when the client reuses it, as libcurl does), reads its head and `argv[1]` bytes of its body, closes
+    /// the listening socket and resets that connection (SO_LINGER 0). Prints `port N`, then `received BYTES`.
     static let peer = """
-        import socket, struct, sys
-        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+        import select, socket, struct, sys
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
         print("port", s.getsockname()[1], flush=True)
-        c, _ = s.accept()
-        def head():
+        def head(c):
             data = b""
             while b"\\r\\n\\r\\n" not in data:
                 more = c.recv(65536)
-                if not more: sys.exit(1)
+                if not more: return None, b""
                 data += more
             top, rest = data.split(b"\\r\\n\\r\\n", 1)
             length = 0
@@ -27,10 +31,22 @@ import Testing
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"content-length": length = int(value)
             return length, rest
-        length, body = head()
-        while len(body) < length: body += c.recv(65536)
-        c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
-        length, body = head()
+        first, _ = s.accept()
+        length, body = head(first)
+        while len(body) < length: body += first.recv(65536)
+        first.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
+        open_connections = [first]
+        while True:
+            ready, _, _ = select.select(open_connections + [s], [], [])
+            if s in ready:
+                open_connections.append(s.accept()[0])
+                continue
+            c = ready[0]
+            length, body = head(c)
+            if length is None:
+                open_connections.remove(c); c.close()
+                continue
+            break
         while len(body) < int(sys.argv[1]): body += c.recv(65536)
         s.close()
         c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -47,7 +63,7 @@ import Testing
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         let handle = output.fileHandleForReading
-        let first = Self.line(handle)
+        let first = try await Self.line(handle)
         let port = try #require(Int(first.split(separator: " ").last ?? ""))
         let client = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
         defer { client.shutDown() }
@@ -62,16 +78,33 @@ import Testing
         } catch {
             #expect(error.code == .connectionClosed, "\(error)")
         }
-        let received = Self.line(handle)
+        let received = try await Self.line(handle)
         // The server had part of the body before the reset: not a request that never left.
         #expect(received.hasPrefix("received "), "\(received)")
         #expect((Int(received.split(separator: " ").last ?? "") ?? 0) >= 262_144)
     }
 
-    /// The peer's next line (it prints one at a time and flushes): empty at its end.
-    static func line(_ handle: FileHandle) -> String {
+    /// The peer's next line (it prints one at a time and flushes; empty at its end), read without blocking a thread of
+    /// the cooperative pool: the descriptor is non-blocking and an empty pipe is waited on with a short sleep.
+    static func line(_ handle: FileHandle) async throws -> String {
+        let descriptor = handle.fileDescriptor
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var bytes: [UInt8] = []
-        while let byte = try? handle.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") { bytes.append(byte) }
+        var byte: UInt8 = 0
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            let got = unsafe read(descriptor, &byte, 1)
+            if got == 1 {
+                if byte == UInt8(ascii: "\n") { break }
+                bytes.append(byte)
+            } else if got == 0 {
+                break
+            } else if errno == EAGAIN || errno == EINTR {
+                try await Task.sleep(for: .milliseconds(10))
+            } else {
+                break
+            }
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

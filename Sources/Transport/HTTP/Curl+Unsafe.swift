@@ -402,7 +402,8 @@ struct CurlCode {
                 return TransportError(.systemCall, "no socket could be made: \(reason)", errno: local)
             }
             if Self.connectFollowedAReset(detail: detail) {
-                return TransportError(.connectionClosed, "the connection was reset and could not be made again: \(message)")
+                return TransportError(
+                    .connectionClosed, "the connection was reset and could not be made again: \(message)")
             }
             return TransportError(.connectionRefused, message)
         case CURLE_OPERATION_TIMEDOUT:

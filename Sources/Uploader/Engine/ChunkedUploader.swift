@@ -56,6 +56,8 @@ public actor ChunkedUploader {
     /// the loss the parity decision reads. A reset, refusal or timeout fails every request in flight at once and
     /// its retry resends them; a parity shard repairs none of that and only adds bytes (`docs/UPLOADER.md`).
     nonisolated let answeredFailures = Atomic<Int>(0)
+    /// Wakes requests waiting out a reset or refused connection once another request gets through.
+    nonisolated let pathRecovery = PathRecovery()
     /// The link planner's inputs for the upload under way and the gate every attempt passes.
     nonisolated let linkPlanning = LinkPlanning()
     let pacer: RatePacer?
@@ -787,9 +789,11 @@ public actor ChunkedUploader {
                 }
                 if let slot { linkPlanning.gate.release(bytes: slot) }
                 breaker.recordSuccess()
+                pathRecovery.noteSuccess()
                 return (result, sends)
             } catch {
                 if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
+                let recoveries = pathRecovery.mark
                 interruptions.note(error.code)
                 if !InterruptionLog.interrupts(error.code) { answeredFailures.add(1, ordering: .relaxed) }
                 let what = index >= 0 ? "part \(index)" : "the request"
@@ -836,7 +840,11 @@ public actor ChunkedUploader {
                 }
                 let delay = base / 2 + Double(SecureRandom.uniform(1000)) / 1000 * base / 2
                 emit(.retry(RetryReport(index: index, attempt: sends + 1, cause: error, delay: delay)))
-                try await Self.sleep(seconds: delay)
+                if Self.isPathFailure(error.code) {
+                    try await pathRecovery.sleep(seconds: delay, since: recoveries)
+                } else {
+                    try await Self.sleep(seconds: delay)
+                }
             }
         }
     }
