@@ -24,8 +24,10 @@ public struct UploadConfiguration: Sendable {
     /// destination's answer: it counts toward neither `maximumAttempts` nor the circuit breaker, and its
     /// delay grows only to `connectionBackoffLimit`, so the part goes out soon after the path is back.
     public var connectionWaitLimit: Double = 120
-    /// The longest delay between two attempts after a reset or refused connection, in seconds.
-    public var connectionBackoffLimit: Double = 2
+    /// The longest delay between two attempts after a reset or refused connection, in seconds: 1, so the first
+    /// stream finds the path back within about half a second of its return (a refused connect costs one packet each
+    /// way), and `PathRecovery` wakes the others then.
+    public var connectionBackoffLimit: Double = 1
     /// The object's `Content-Type`, where the protocol carries one.
     public var contentType: String?
     /// Metadata as the protocol carries it (tus `Upload-Metadata`, S3 `x-amz-meta-*`).
