@@ -170,6 +170,15 @@ import Testing
         #expect(far.parallelism <= near.parallelism)
     }
 
+    @Test func aNearbyButSlowServerGetsTheModelsStreams() {
+        // 15 Mbit/s with no round trip to speak of: a 5 MiB part takes seconds, the server's time per request is
+        // noise, and the tier's six streams would put 30 MiB at risk of the next reset.
+        let machine = Self.scheduler(steadyAt: 15, jitter: 0.3)
+        let near = machine.decide(SchedulingContext(roundTripTime: 0.0002, minimumChunkBytes: 5 << 20))
+        #expect(near.strategy.parallelChunks == 6)
+        #expect(near.parallelism < near.strategy.parallelChunks)
+    }
+
     @Test func aRarelyInterruptedPathIsScheduledAsACalmOne() {
         for mbps in [5.0, 40, 300] {
             let machine = Self.scheduler(steadyAt: mbps)
