@@ -122,8 +122,7 @@ public struct FusionSchedulerStateMachine: Sendable {
         // long as eight). There, as on a stable transport, the tier's streams are kept. The round trip is the TCP
         // handshake's, which a busy server on loopback stretches to 3-11 ms: hence 20 ms, not a loopback figure.
         // Only on a fast link: where a request's transfer takes seconds the server's time per request is noise, and
-        // a nearby but slow path (a relay that adds no TCP round trip, at 15 Mbit/s) got six 5 MiB parts in flight
-        // for 17 s, five of them lost to the first reset.
+        // the tier's streams would only put more bytes at risk of the next reset.
         let nearby = context.roundTripTime < configuration.nearRoundTripSeconds && tier >= .fast
         let parallel = transportStable || nearby ? maxParallel : best.parallel
         let target = min(

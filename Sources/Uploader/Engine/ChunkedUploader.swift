@@ -797,8 +797,9 @@ public actor ChunkedUploader {
                 interruptions.note(error.code)
                 if !InterruptionLog.interrupts(error.code) { answeredFailures.add(1, ordering: .relaxed) }
                 let what = index >= 0 ? "part \(index)" : "the request"
+                let pathFailure = Self.isPathFailure(error.code)
                 let base: Double
-                if Self.isPathFailure(error.code) {
+                if pathFailure {
                     // Real time, as the sleeps between attempts are (an injected clock may stand still).
                     let since = pathFailingSince ?? .now
                     pathFailingSince = since
@@ -840,7 +841,7 @@ public actor ChunkedUploader {
                 }
                 let delay = base / 2 + Double(SecureRandom.uniform(1000)) / 1000 * base / 2
                 emit(.retry(RetryReport(index: index, attempt: sends + 1, cause: error, delay: delay)))
-                if Self.isPathFailure(error.code) {
+                if pathFailure {
                     try await pathRecovery.sleep(seconds: delay, since: recoveries)
                 } else {
                     try await Self.sleep(seconds: delay)
