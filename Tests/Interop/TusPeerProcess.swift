@@ -33,6 +33,12 @@ final class TusPeerProcess: @unchecked Sendable {
 
     static func get() throws -> TusPeerProcess { try shared.get() }
 
+    /// A peer of the caller's own, for a test that wedges tuspyserver: a PATCH held open keeps its upload lock,
+    /// and every later request to that upload waits 30 s for it in one of the few threads `asyncio.to_thread`
+    /// has (six on two cores) that every file operation of every upload shares, so the shared peer would stall
+    /// the other tests' uploads for minutes. It exits when the value goes.
+    static func dedicated() throws -> TusPeerProcess { try TusPeerProcess() }
+
     private init() throws {
         directory = try LongRunningPeer.makeDirectory("tus")
         try Data(Self.app.utf8).write(to: directory.appendingPathComponent("app.py"))

@@ -243,7 +243,10 @@ import Testing
     /// back-off, and ends within the bound of its attempts, saying that the first attempt stalled and the server
     /// may still hold it; it never hangs and never reports the part stored.
     @Test func aTusPatchFrozenMidwayAtTuspyserverEndsWithinABoundSayingWhatHappened() async throws {
-        let peer = try TusPeerProcess.get()
+        // Its own tuspyserver: the lock waits below take the server's worker threads, which the shared peer's other
+        // uploads need (a kill -9 resume test stalled 60 s on them in CI).
+        let peer = try TusPeerProcess.dedicated()
+        defer { withExtendedLifetime(peer) {} }
         let relay = try FaultRelay(targetPort: Int(peer.tus))
         try relay.send("freeze-after 3000000")
         let (path, state, _) = try UploadCommandLiveTests.file(12 << 20, seed: 2408)
