@@ -4,13 +4,19 @@
 Reads `swift package describe --type json` (the package as SwiftPM sees it, not a hand-kept list)
 and fails when a module depends on one of its own layer or above, or on an executable; the receiver
 (beside the Uploader, on layers 1-6) may not reach the Uploader, directly or through another module.
+It also fails when the Uploader's sources cast to a backend type (`as?`, `as!`, `is` a `...Backend`): a backend
+declares what it offers once, in `features` (AetherTransport's `BackendFeatures`), and the Uploader asks that.
 
     check-layering.py                      check the package in the current directory
     check-layering.py --describe-json F    check the package described in F (tests feed it fake packages)
+    check-layering.py --uploader-sources D check the Swift files under D for backend casts (default:
+                                           Sources/Uploader when it exists)
     check-layering.py --phases             print the phase build order: every layered library module the
                                            package has, one per line (the one list CI and `make phases` use)
 """
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -97,6 +103,27 @@ def failures_of(package):
     return failures
 
 
+# A cast or type test to a backend type: `x as? any NativeExtrasBackend`, `x as! S3Backend`, `x is NativeBackend`.
+BACKEND_CAST = re.compile(r"(?<![\w.])(as[?!]|is)\s+(any\s+)?([A-Z]\w*Backend)\b")
+
+
+def backend_casts(directory):
+    """`file:line: text` of every backend cast in the Swift files under `directory` (comments are skipped)."""
+    found = []
+    for root, _, files in sorted(os.walk(directory)):
+        for name in sorted(files):
+            if not name.endswith(".swift"):
+                continue
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8") as handle:
+                for number, line in enumerate(handle, 1):
+                    code = line.split("//", 1)[0]
+                    match = BACKEND_CAST.search(code)
+                    if match:
+                        found.append(f"{path}:{number}: casts to {match.group(3)} ({match.group(0)})")
+    return found
+
+
 def main(arguments):
     package = load(arguments)
     if "--phases" in arguments:
@@ -104,11 +131,24 @@ def main(arguments):
         print("\n".join(name for name in LAYERS if name in present))
         return 0
     failures = failures_of(package)
+    if "--uploader-sources" in arguments:
+        index = arguments.index("--uploader-sources")
+        if index + 1 >= len(arguments):
+            raise SystemExit("layering: --uploader-sources needs a directory")
+        uploader = arguments[index + 1]
+    else:
+        uploader = "Sources/Uploader" if os.path.isdir("Sources/Uploader") else None
+    if uploader is not None:
+        failures += [
+            cast + "; ask the backend's `features` instead (a backend declares what it offers once)"
+            for cast in backend_casts(uploader)
+        ]
     for line in failures:
         print("layering: " + line, file=sys.stderr)
     if not failures:
         checked = sum(1 for t in package["targets"] if t["name"] in LAYERS)
-        print(f"layering: {checked} modules checked, every dependency points to a lower layer")
+        casts = "" if uploader is None else "; the Uploader casts to no backend type"
+        print(f"layering: {checked} modules checked, every dependency points to a lower layer{casts}")
     return 1 if failures else 0
 
 

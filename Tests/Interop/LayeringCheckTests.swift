@@ -144,6 +144,31 @@ import Testing
         #expect(clean.1.contains("8 modules checked"))
     }
 
+    /// A backend declares what it offers once (`features`); a cast to a backend type in the Uploader's sources fails
+    /// the check with its file and line, a comment that names one does not, and the project's own sources pass.
+    @Test func aCastToABackendTypeInTheUploaderFailsWithItsLine() throws {
+        let directory = try SessionLive.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/Engine", withIntermediateDirectories: true)
+        let source = """
+            let native = backend.features.native
+            // not `backend as? NativeBackend`: the features say it
+            let runs = backend as? any RunSendingBackend
+            if sender is S3Backend { return }
+            """
+        try Data(source.utf8).write(to: URL(fileURLWithPath: directory + "/Engine/Sending.swift"))
+        let (status, _, err) = try Self.check(Self.layered, ["--uploader-sources", directory])
+        #expect(status == 1)
+        #expect(
+            err.contains("Engine/Sending.swift:3: casts to RunSendingBackend (as? any RunSendingBackend)"), "\(err)")
+        #expect(err.contains("Engine/Sending.swift:4: casts to S3Backend (is S3Backend)"), "\(err)")
+        #expect(!err.contains("Sending.swift:2"))
+        let project = PythonPeer.packageRoot.appendingPathComponent("Sources/Uploader").path
+        let clean = try Self.check(Self.layered, ["--uploader-sources", project])
+        #expect(clean.0 == 0, "\(clean.2)")
+        #expect(clean.1.contains("the Uploader casts to no backend type"))
+    }
+
     @Test func phasesFollowTheLayersAndTakeTheReceiverBeforeTheUploaderWhenItExists() throws {
         let base = [
             "AetherIO", "AetherIntegrity", "AetherCoding", "AetherScheduling", "AetherSecurity", "AetherTransport",

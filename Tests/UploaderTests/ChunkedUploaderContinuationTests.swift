@@ -54,6 +54,7 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
     }
 
     var capabilities: BackendCapabilities { inner.capabilities }
+    var features: BackendFeatures { BackendFeatures(runs: self) }
     func maximumRunParts(of upload: RemoteUpload) -> Int { inner.maximumRunParts(of: upload) }
     func continuesCutParts(of upload: RemoteUpload) -> Bool { inner.continuesCutParts(of: upload) }
     func holdings(of upload: RemoteUpload) async throws(TransportError) -> RunHoldings {

@@ -42,6 +42,7 @@ struct WatchedNativeBackend: NativeExtrasBackend {
     var onStatus: (@Sendable (RemoteUpload) -> Void)? = nil
 
     var capabilities: BackendCapabilities { inner.capabilities }
+    var features: BackendFeatures { BackendFeatures(native: self) }
     var server: AetherCapabilities { inner.server }
     var options: NativeBackendOptions { inner.options }
 

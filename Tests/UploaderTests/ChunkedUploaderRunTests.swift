@@ -33,6 +33,7 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
     }
 
     var capabilities: BackendCapabilities { inner.capabilities }
+    var features: BackendFeatures { BackendFeatures(runs: self) }
     func maximumRunParts(of upload: RemoteUpload) -> Int { min(maximum, inner.maximumRunParts(of: upload)) }
     func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload {
         try await inner.create(description)

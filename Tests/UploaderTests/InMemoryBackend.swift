@@ -41,6 +41,7 @@ final class InMemoryBackend: ChainReportingBackend {
 
     let state = Mutex(State())
     let capabilities: BackendCapabilities
+    var features: BackendFeatures { BackendFeatures(chain: self) }
     /// Called after each stored part with the number stored so far in that upload.
     let onStored: @Sendable (Int) -> Void
     let reorder: Bool

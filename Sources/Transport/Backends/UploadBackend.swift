@@ -7,6 +7,9 @@ public protocol UploadBackend: Sendable {
     /// What this backend accepts; parts are re-blocked to satisfy it.
     var capabilities: BackendCapabilities { get }
 
+    /// What this backend offers beyond this protocol; see the default in the extension.
+    var features: BackendFeatures { get }
+
     /// Creates the upload at the destination.
     func create(_ description: UploadDescription) async throws(TransportError) -> RemoteUpload
 
@@ -28,6 +31,9 @@ public protocol UploadBackend: Sendable {
 }
 
 extension UploadBackend {
+    /// No features beyond this protocol.
+    public var features: BackendFeatures { BackendFeatures() }
+
     /// Creates the upload and sends its first part, in one request where the protocol allows it (tus
     /// creation-with-upload, IETF creation with a body). This default creates, then sends.
     public func create(_ description: UploadDescription, sending firstPart: UploadPart) async throws(TransportError)

@@ -54,7 +54,7 @@ extension ChunkedUploader {
     /// The backend with `parity` announced and chunks allowed to travel in `compression`; the backend itself when it
     /// speaks no native extras.
     func sender(parity: ParityScheme?, compression: ContentCoding?) throws(UploaderError) -> any UploadBackend {
-        guard let native = backend as? any NativeExtrasBackend else { return backend }
+        guard let native = backend.features.native else { return backend }
         var options = native.options
         options.parity = parity
         options.compression = compression
@@ -77,7 +77,7 @@ extension ChunkedUploader {
 
     /// The coding chunks may travel in: zstd, else deflate, when the flag is on and the receiver takes it.
     func compressionCoding() -> ContentCoding? {
-        guard configuration.flags.compression, let native = backend as? any NativeExtrasBackend else { return nil }
+        guard configuration.flags.compression, let native = backend.features.native else { return nil }
         return [ContentCoding.zstd, .deflate].first { native.server.encodings.contains($0) }
     }
 
@@ -86,7 +86,7 @@ extension ChunkedUploader {
     /// for the scheduler's prior loss rate (`SchedulingContext.failureProbability`), at least 1. Shards are only
     /// sent for a group when `--parity` forces them or the measured loss asks for them (`paritySharesForNextGroup`).
     func paritySchemeAtCreation(decision: SchedulingDecision, size: Int64, partCount: Int) -> ParityScheme? {
-        guard configuration.flags.parity, size > 0, let native = backend as? any NativeExtrasBackend,
+        guard configuration.flags.parity, size > 0, let native = backend.features.native,
             native.server.parityCodes.contains("rs8"),
             configuration.parity || decision.strategy.erasureCodingEnabled
         else { return nil }
@@ -110,7 +110,7 @@ extension ChunkedUploader {
     /// The variants of this run. A resumed upload takes its parity scheme from the receiver's status document (the
     /// snapshot does not record it); without the status, this run sends no parity.
     func extrasOfRun(snapshot: ResumeSnapshot, fresh: Bool, scheme created: ParityScheme?) async -> RunExtras {
-        guard let native = backend as? any NativeExtrasBackend else {
+        guard let native = backend.features.native else {
             return RunExtras(plain: backend, compressing: nil, parity: nil, scheme: nil)
         }
         var scheme = created
@@ -128,7 +128,7 @@ extension ChunkedUploader {
                 try sender(parity: scheme, compression: coding)
             }
             return RunExtras(
-                plain: plain, compressing: compressing, parity: scheme == nil ? nil : plain as? any NativeExtrasBackend,
+                plain: plain, compressing: compressing, parity: scheme == nil ? nil : plain.features.native,
                 scheme: scheme)
         } catch {
             return RunExtras(plain: backend, compressing: nil, parity: nil, scheme: nil)
@@ -229,7 +229,7 @@ extension ChunkedUploader {
     /// Merkle root, chain head, SHA-256), for the content id and the possession proof. Nil otherwise.
     func digestFirstForDedup(layout: PartLayout, sessionID: String) throws(UploaderError) -> DedupDigest? {
         guard configuration.flags.dedup, layout.objectSize > 0, layout.partSize <= Int64(UInt32.max),
-            let native = backend as? any NativeExtrasBackend, native.server.possession
+            let native = backend.features.native, native.server.possession
         else { return nil }
         let reader: FileChunkReader
         do {

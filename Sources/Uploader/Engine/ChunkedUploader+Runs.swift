@@ -173,7 +173,7 @@ extension ChunkedUploader {
     /// (S3, tus concatenation, a backend without runs, adaptive chunking off, `chunkSize` fixing every request).
     func runSender(for remote: RemoteUpload, extras: RunExtras) -> (any RunSendingBackend, Int)? {
         guard configuration.flags.adaptiveChunking, configuration.chunkSize == nil,
-            let sender = extras.plain as? any RunSendingBackend
+            let sender = extras.plain.features.runs
         else { return nil }
         let maximum = sender.maximumRunParts(of: remote)
         return maximum > 1 ? (sender, maximum) : nil
@@ -188,7 +188,7 @@ extension ChunkedUploader {
         // what was in flight (the run retry continues from the prefix), on its own variant (compression kept).
         let lone: Work =
             sender.continuesCutParts(of: run.snapshot.remote)
-            ? (first.via as? any RunSendingBackend).map { .run([first], $0) } ?? work : work
+            ? first.via.features.runs.map { .run([first], $0) } ?? work : work
         guard run.runParts > 1 else { return lone }
         let planned = RunPlanner.run(
             from: first.index, length: run.runParts, partCount: run.snapshot.partCount,
@@ -377,9 +377,8 @@ extension ChunkedUploader {
     /// runs. Loopback too: a relay on this machine may front any link, and a large part cut by a reset is lost whole
     /// where a run keeps every part finished before the cut.
     func takesRuns() -> Bool {
-        guard configuration.flags.adaptiveChunking, backend is any RunSendingBackend else { return false }
-        if let native = backend as? NativeBackend { return native.server.maximumRun > 1 }
-        return true
+        guard configuration.flags.adaptiveChunking, backend.features.runs != nil else { return false }
+        return backend.features.native.map { $0.server.maximumRun > 1 } ?? true
     }
 }
 

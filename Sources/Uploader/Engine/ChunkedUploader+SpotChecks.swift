@@ -56,7 +56,7 @@ extension ChunkedUploader {
         guard configuration.flags.byzantineSampling else {
             return SpotCheckReport(notMade: "byzantine-sampling is switched off")
         }
-        guard let native = backend as? any NativeExtrasBackend else {
+        guard let native = backend.features.native else {
             return SpotCheckReport(notMade: "the protocol has no spot checks")
         }
         guard native.server.answersSpotChecks, let budget = native.server.maximumChallengeBytes else {

@@ -280,7 +280,7 @@ public actor ChunkedUploader {
                 chainSessionID: sessionID, contentID: digest.map { ACI(digest: $0.sha256).description })
             let (created, _) = try await withRetries(index: -1, emit: emit) {
                 () async throws(TransportError) -> (RemoteUpload, [UInt8]?) in
-                if let native = creator as? any NativeExtrasBackend {
+                if let native = creator.features.native {
                     let (upload, status) = try await native.createUpload(description)
                     return (upload, status.possessionChallenge)
                 }
@@ -294,7 +294,7 @@ public actor ChunkedUploader {
                 createdAt: clock.wallWholeSeconds())
             snapshot.acknowledged = [:]
             try await resume.save(snapshot)
-            if let challenge = created.1, let digest, let native = creator as? any NativeExtrasBackend,
+            if let challenge = created.1, let digest, let native = creator.features.native,
                 let outcome = try await deduplicated(
                     native, remote: remote, challenge: challenge, digest: digest, snapshot: snapshot, plan: plan,
                     tier: decision.strategy.tier, emit: emit)

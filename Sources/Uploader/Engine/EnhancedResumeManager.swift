@@ -62,7 +62,7 @@ public actor EnhancedResumeManager {
         }
         var level = ResumeLevel.server
         var reason: String?
-        if let chained = backend as? any ChainReportingBackend {
+        if let chained = backend.features.chain {
             switch await verifyChain(chained, snapshot: snapshot, known: known, pathWait: pathWait) {
             case .verified: level = .chain
             case .unverifiable(let why):

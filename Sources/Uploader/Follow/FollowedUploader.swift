@@ -239,8 +239,9 @@ public actor FollowedUploader {
     /// The parts in flight: several where parts may go in parallel and out of order (native, S3), else one.
     static func parallelism(_ backend: any UploadBackend, configured: Int?) -> Int {
         let capabilities = backend.capabilities
-        guard capabilities.parallelParts, capabilities.outOfOrderParts, backend is NativeBackend || backend is S3Backend
-        else { return 1 }
+        guard capabilities.parallelParts, capabilities.outOfOrderParts, backend.features.parallelFollow else {
+            return 1
+        }
         return max(1, configured ?? 4)
     }
 

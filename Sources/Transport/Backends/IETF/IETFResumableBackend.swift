@@ -14,6 +14,8 @@ import AetherIO
 public struct IETFResumableBackend: UploadBackend {
     /// What this server allows (the limits announced to `discover`, else this client's own bounds).
     public let capabilities: BackendCapabilities
+    /// Runs (appends from the server's offset).
+    public var features: BackendFeatures { BackendFeatures(runs: self) }
     /// The draft version spoken.
     public let version: IETFInteropVersion
     /// Where uploads are created.

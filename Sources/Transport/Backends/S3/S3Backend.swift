@@ -60,6 +60,8 @@ public final class S3Backend: UploadBackend {
     /// Tunables.
     public let options: Options
     public var capabilities: BackendCapabilities { flavor.capabilities }
+    /// Parts of a growing file in parallel (each part stands alone until the completion lists them).
+    public var features: BackendFeatures { BackendFeatures(parallelFollow: true) }
 
     private let sender: S3SignedSender
 

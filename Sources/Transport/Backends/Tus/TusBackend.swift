@@ -12,6 +12,8 @@ import FoundationEssentials
 public struct TusBackend: UploadBackend {
     /// What this server allows.
     public let capabilities: BackendCapabilities
+    /// Runs (PATCHes from the server's offset).
+    public var features: BackendFeatures { BackendFeatures(runs: self) }
     /// The server's `OPTIONS` answer.
     public let server: TusServerInfo
     /// Where uploads are created (`POST`).

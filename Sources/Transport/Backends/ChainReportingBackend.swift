@@ -1,8 +1,8 @@
 public import AetherIO
-public import AetherTransport
 
 /// A backend whose destination keeps the upload's commitment chain and can say how far it reaches (native
-/// `aether/1`): resume level 3 compares that head with the local chain before trusting the stored prefix.
+/// `aether/1`): resume level 3 compares that head with the local chain before trusting the stored prefix. A backend
+/// offers it through `features.chain`.
 public protocol ChainReportingBackend: UploadBackend {
     /// The contiguous prefix of parts the destination committed and its chain head; nil when it has none yet.
     func chainState(of upload: RemoteUpload) async throws(TransportError) -> ChainState?

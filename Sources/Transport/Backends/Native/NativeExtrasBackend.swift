@@ -1,12 +1,12 @@
 public import AetherIO
 public import AetherIntegrity
 public import AetherSecurity
-public import AetherTransport
 
 /// A backend that speaks the native protocol's extras (`docs/PROTOCOL.md` 3.1, 3.3, 3.6, 3.7): a parity scheme
 /// announced at creation and parity shards, content codings on chunks, Byzantine spot checks and
 /// proof-of-possession dedup.
-/// `NativeBackend` is one; tests wrap it to withhold or count requests.
+/// `NativeBackend` is one; tests wrap it to withhold or count requests. A backend offers it through
+/// `features.native`.
 public protocol NativeExtrasBackend: UploadBackend {
     /// What the receiver announced in `Aether-Capabilities`.
     var server: AetherCapabilities { get }
@@ -33,5 +33,3 @@ public protocol NativeExtrasBackend: UploadBackend {
         _ upload: RemoteUpload, challenge: [UInt8], prover: ProofOfPossessionProver, summary: CompletionSummary
     ) async throws(TransportError) -> UploadReceipt?
 }
-
-extension NativeBackend: NativeExtrasBackend {}
