@@ -6,7 +6,7 @@ enum E2EPeerScript {
         project's .venv). One subcommand per role; servers print `ready` on stdout once listening and serve until their
         stdin closes; clients print one JSON line and exit 0 on success (`seconds` of the upload, and for boto3 and tuspy
         `started`: time.monotonic() at its start, CLOCK_MONOTONIC, the bench's clock).
-          moto HOST PORT                    moto S3 server with the bucket `aether-bench`
+          moto HOST PORT                    moto S3 (its app on hypercorn: keep-alive) with the bucket `aether-bench`
           tus HOST PORT DIR                 tuspyserver (FastAPI router `files`) on uvicorn
           sink HOST PORT                    raw TCP sink: reads one connection to EOF, answers one byte
           send HOST PORT FILE               raw TCP stream of FILE (sendfile), waits for the sink's byte
@@ -41,14 +41,39 @@ enum E2EPeerScript {
 
 
         def moto(host, port):
+            # moto's app on hypercorn, not on moto's ThreadedMotoServer: werkzeug's server answers every request with
+            # `Connection: close`, so each 5 MiB part paid a new TCP handshake and congestion-control start-up (at 80 ms
+            # that is 10-19 Mbit/s a part where the link carried 22-34), which S3 itself does not make clients pay.
+            import asyncio
             import boto3
-            from moto.server import ThreadedMotoServer
-            server = ThreadedMotoServer(ip_address=host, port=int(port), verbose=False)
-            server.start()
-            boto3.client("s3", endpoint_url="http://%s:%d" % server.get_host_and_port()).create_bucket(Bucket="aether-bench")
-            print(f"ready {server.get_host_and_port()[1]}", flush=True)
+            from hypercorn.asyncio import serve
+            from hypercorn.config import Config
+            from moto.server import DomainDispatcherApplication, create_backend_app
+            port = int(port)
+            if port == 0:
+                with socket.socket() as probe:
+                    probe.bind((host, 0))
+                    port = probe.getsockname()[1]
+            config = Config()
+            config.bind = [f"{host}:{port}"]
+            config.wsgi_max_body_size = 1 << 31
+            config.keep_alive_timeout = 75
+            config.loglevel = "WARNING"
+            app = DomainDispatcherApplication(create_backend_app)
+            loop = asyncio.new_event_loop()
+            stopping = asyncio.Event()
+
+            async def run():
+                await serve(app, config, mode="wsgi", shutdown_trigger=stopping.wait)
+
+            thread = threading.Thread(target=loop.run_until_complete, args=(run(),), daemon=True)
+            thread.start()
+            wait_listening(host, port)
+            boto3.client("s3", endpoint_url=f"http://{host}:{port}").create_bucket(Bucket="aether-bench")
+            print(f"ready {port}", flush=True)
             wait_for_stdin_close()
-            server.stop()
+            loop.call_soon_threadsafe(stopping.set)
+            thread.join(timeout=10)
 
 
         def tus(host, port, directory):
