@@ -1,5 +1,5 @@
-import Foundation
 import AetherScheduling
+import Foundation
 import Testing
 
 /// The progress guarantee of `docs/SCHEDULING.md` ("Progress on interrupted paths"), as a property over every trace of
@@ -118,6 +118,8 @@ import Testing
         // quietly grow to cover runs that fail for another reason.
         #expect(unreachable <= runs / 5)
         #expect(failures.isEmpty, "\(failures.prefix(12).map(\.text).joined(separator: "\n"))")
-        print("s3: \(runs) runs (\(unreachable) where intervals carry no two parts), time / ideal: worst \(worst), geometric mean \(mean)")
+        print(
+            "s3: \(runs) runs (\(unreachable) where intervals carry no two parts), time / ideal: worst \(worst), geometric mean \(mean)"
+        )
     }
 }

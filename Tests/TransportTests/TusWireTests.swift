@@ -14,18 +14,19 @@ import Testing
         ("g.", "http://a/b/c/g."), ("g;x=1/../y", "http://a/b/c/y"), ("https://x:8443/u", "https://x:8443/u"),
     ])
     func relativeLocationsResolveAsRFC3986Says(reference: String, resolved: String) throws {
-        let base = try TusURL(absolute: "http://a/b/c/d;p?q")
+        let base = try ResourceURL(absolute: "http://a/b/c/d;p?q")
         #expect(try base.resolving(reference).text == resolved)
     }
 
     @Test func originsCompareSchemeHostAndEffectivePort() throws {
-        let base = try TusURL(absolute: "http://Example.org/files/")
-        #expect(try base.origin == TusURL(absolute: "http://example.org:80/files/x").origin)
-        #expect(try base.origin != TusURL(absolute: "https://example.org/files/x").origin)
-        #expect(try base.origin != TusURL(absolute: "http://example.org:8080/files/x").origin)
-        #expect(try base.origin != TusURL(absolute: "http://evil.example/files/x").origin)
-        #expect(try TusURL(absolute: "http://[::1]:9/x").origin == TusURL(absolute: "http://[::1]:9/y").origin)
-        #expect(try TusURL(absolute: "http://user@h/x").authority == "h")
+        let base = try ResourceURL(absolute: "http://Example.org/files/")
+        #expect(try base.origin == ResourceURL(absolute: "http://example.org:80/files/x").origin)
+        #expect(try base.origin != ResourceURL(absolute: "https://example.org/files/x").origin)
+        #expect(try base.origin != ResourceURL(absolute: "http://example.org:8080/files/x").origin)
+        #expect(try base.origin != ResourceURL(absolute: "http://evil.example/files/x").origin)
+        #expect(
+            try ResourceURL(absolute: "http://[::1]:9/x").origin == ResourceURL(absolute: "http://[::1]:9/y").origin)
+        #expect(try ResourceURL(absolute: "http://user@h/x").authority == "h")
     }
 
     @Test(arguments: [
@@ -33,10 +34,10 @@ import Testing
         "http://[::1/x",
     ])
     func malformedURLsAreProtocolViolations(text: String) {
-        #expect(throws: TransportError.self) { try TusURL(absolute: text) }
-        let caught = try? TusURL(absolute: "http://h/").resolving(text)
+        #expect(throws: TransportError.self) { try ResourceURL(absolute: text) }
+        let caught = try? ResourceURL(absolute: "http://h/").resolving(text)
         if text.contains(" ") || text.contains("\r") { #expect(caught == nil) }
-        #expect((try? TusURL(absolute: "http://h/").resolving("")) == nil)
+        #expect((try? ResourceURL(absolute: "http://h/").resolving("")) == nil)
     }
 
     // MARK: HTTP dates (RFC 9110 section 5.6.7: 784111777 is Sun, 06 Nov 1994 08:49:37 GMT)

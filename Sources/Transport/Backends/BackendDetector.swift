@@ -160,7 +160,7 @@ public struct BackendDetector: Sendable {
                     "a destination URL must not carry user information (user:password@); send credentials as a header")
             }
             do {
-                return .http(try TusURL(absolute: destination).text)
+                return .http(try ResourceURL(absolute: destination).text)
             } catch {
                 throw TransportError(
                     .invalidArgument,

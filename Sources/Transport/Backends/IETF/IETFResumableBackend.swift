@@ -23,9 +23,7 @@ public struct IETFResumableBackend: UploadBackend {
     /// The limits the server announced before creation, if known.
     public let limits: IETFUploadLimits?
 
-    private let base: TusURL
-    private let origin: TusURL.Origin
-    private let client: HTTPClient
+    private let resource: HTTPUploadResource
     private let options: IETFBackendOptions
 
     /// The media type of an append's content.
@@ -51,17 +49,15 @@ public struct IETFResumableBackend: UploadBackend {
         creationURL: String, client: HTTPClient, version: IETFInteropVersion = .latest,
         limits: IETFUploadLimits? = nil, options: IETFBackendOptions = IETFBackendOptions()
     ) throws(TransportError) {
-        let base: TusURL
-        do { base = try TusURL(absolute: creationURL) } catch {
-            throw TransportError(.invalidArgument, "the creation URL is not an absolute http(s) URL")
-        }
         guard options.maximumPartSize > 0, options.recoveryAttempts >= 0 else {
             throw TransportError(.invalidArgument, "the part size must be positive and the recovery count not negative")
         }
-        self.base = base
-        self.origin = try base.origin
-        self.creationURL = base.text
-        self.client = client
+        resource = try HTTPUploadResource(
+            creationURL: creationURL, peer: "the server", headers: options.headers,
+            protocolFields: HTTPHeaders([("Upload-Draft-Interop-Version", String(version.rawValue))]),
+            version: options.version, timeouts: options.timeouts, responseBodyLimit: 64 << 10,
+            send: { (request) async throws(TransportError) -> HTTPResponse in try await client.send(request) })
+        self.creationURL = resource.creationURL
         self.version = version
         self.limits = limits
         self.options = options
@@ -214,13 +210,7 @@ public struct IETFResumableBackend: UploadBackend {
     func exchange(_ method: String, _ url: String, _ extra: HTTPHeaders = HTTPHeaders(), body: HTTPRequestBody = .empty)
         async throws(TransportError) -> HTTPResponse
     {
-        var headers = options.headers
-        headers.replace("Upload-Draft-Interop-Version", String(version.rawValue))
-        for field in extra { headers.replace(field.name, field.value) }
-        return try await client.send(
-            HTTPRequest(
-                method: method, url: url, headers: headers, body: body, version: options.version,
-                timeouts: options.timeouts, responseBodyLimit: 64 << 10))
+        try await resource.exchange(method, url, extra, body: body)
     }
 
     /// The creation request: the upload resource, what the server holds after it, and its limits enforced.
@@ -521,18 +511,11 @@ public struct IETFResumableBackend: UploadBackend {
     }
 
     func check(_ part: UploadPart, size: Int64, partSize: Int64) throws(TransportError) {
-        let expectedStart = Int64(part.index) * partSize
-        let expectedLength = max(0, min(partSize, size - expectedStart))
-        guard part.index >= 0, part.offset == expectedStart, part.length == expectedLength,
-            part.body.length == nil || part.body.length == part.length
-        else {
-            throw TransportError(.invalidArgument, "part \(part.index) does not match the upload's layout or its body")
-        }
+        try HTTPUploadResource.checkLayout(part, size: size, partSize: partSize)
     }
 
     private func isExpired(_ upload: RemoteUpload) -> Bool {
-        guard let expires = upload.expires else { return false }
-        return options.clock.wallWholeSeconds() >= expires
+        HTTPUploadResource.isExpired(upload, clock: options.clock)
     }
 
     func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {
@@ -543,11 +526,7 @@ public struct IETFResumableBackend: UploadBackend {
 
     /// `reference` resolved against the creation URL; another origin than the creation URL's is refused.
     private func resolve(_ reference: String) throws(TransportError) -> String {
-        let url = try base.resolving(reference)
-        guard try url.origin == origin else {
-            throw TransportError(.protocolViolation, "the server's Location points to another origin")
-        }
-        return url.text
+        try resource.resolve(reference)
     }
 
     func limits(in headers: HTTPHeaders) -> IETFUploadLimits? {
@@ -557,28 +536,10 @@ public struct IETFResumableBackend: UploadBackend {
     }
 
     func error(for response: HTTPResponse, _ what: String) -> TransportError {
-        let status = response.status
-        switch status {
-        case 401, 403: return TransportError(.accessDenied, "the server refused the \(what) (\(status))")
-        case 404, 410: return TransportError(.gone, "the upload resource is gone (\(status) to the \(what))")
-        case 409: return TransportError(.conflict, "the \(what) was for another offset than the server's (409)")
-        case 413:
-            let limits = limits(in: response.headers).map { ": limits \($0.summary)" } ?? ""
-            return TransportError(.tooLarge, "the server refused the \(what) as too large (413)\(limits)")
-        case 400..<500: return TransportError(.remoteRejected, "the server refused the \(what) (\(status))")
-        case 507: return Self.noRoom(what)
-        case 500..<600: return TransportError(.serverFailed, "the server failed the \(what) (\(status))")
-        default: return TransportError(.protocolViolation, "unexpected status \(status) to the \(what)")
+        guard response.status == 413, let limits = limits(in: response.headers) else {
+            return resource.error(for: response, what)
         }
-    }
-
-    /// A 507 (Insufficient Storage): not transient, as sending the bytes again fills nothing; the state is kept, so
-    /// the same command resumes once the server has room.
-    static func noRoom(_ what: String) -> TransportError {
-        TransportError(
-            .remoteRejected,
-            "the server has no room to store the \(what) (507 Insufficient Storage); free space on the server, then "
-                + "run the same command again")
+        return resource.error(for: response, what, note: ": limits \(limits.summary)")
     }
 
     /// The name of an Aether problem document (`urn:aether:problem:NAME`) in the answer, if it carries one.

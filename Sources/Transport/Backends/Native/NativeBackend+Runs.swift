@@ -66,14 +66,7 @@ extension NativeBackend: RunSendingBackend {
     private func checkLayout(_ parts: [UploadPart], of upload: RemoteUpload) throws(TransportError) {
         let chunks = NativeCreateRequest.chunkCount(size: upload.size, chunkSize: upload.partSize)
         for part in parts {
-            let start = Int64(part.index) * upload.partSize
-            guard part.index < chunks, part.offset == start,
-                part.length == max(0, min(upload.partSize, upload.size - start)),
-                part.body.length == nil || part.body.length == part.length
-            else {
-                throw TransportError(
-                    .invalidArgument, "part \(part.index) does not match the upload's layout or its body")
-            }
+            try HTTPUploadResource.checkLayout(part, size: upload.size, partSize: upload.partSize, partCount: chunks)
         }
     }
 

@@ -29,9 +29,7 @@ public struct NativeBackend: NativeExtrasBackend {
     /// How this backend talks.
     public let options: NativeBackendOptions
 
-    private let base: TusURL
-    private let origin: TusURL.Origin
-    private let transport: Transport
+    private let resource: HTTPUploadResource
 
     /// Asks `creationURL` for its capabilities (`OPTIONS`) and builds a backend for them; a server without a valid
     /// `Aether-Capabilities` field is `.protocolUnsupported` (the client then speaks IETF resumable upload).
@@ -79,21 +77,20 @@ public struct NativeBackend: NativeExtrasBackend {
         guard server.version == AetherWire.version else {
             throw TransportError(.versionUnsupported, "the receiver speaks aether/\(server.version), not aether/1")
         }
-        let base: TusURL
-        do { base = try TusURL(absolute: creationURL) } catch {
-            throw TransportError(.invalidArgument, "the creation URL is not an absolute http(s) URL")
-        }
+        var fields = HTTPHeaders([(AetherWire.protocolField, String(AetherWire.version))])
+        if let token = options.bearerToken { fields.replace("Authorization", token.fieldValue) }
+        resource = try HTTPUploadResource(
+            creationURL: creationURL, peer: "the receiver", headers: options.headers, protocolFields: fields,
+            version: options.version, timeouts: options.timeouts,
+            responseBodyLimit: AetherWire.maximumStatusDocumentBytes, send: transport)
         if let parity = options.parity {
             do { try parity.validate() } catch {
                 throw TransportError(.invalidArgument, "the parity scheme is invalid\(Self.memberNote(error))")
             }
         }
-        self.base = base
-        self.origin = try base.origin
-        self.creationURL = base.text
+        self.creationURL = resource.creationURL
         self.server = server
         self.options = options
-        self.transport = transport
         capabilities = BackendCapabilities(
             minimumPartSize: server.minimumChunkSize, maximumPartSize: server.maximumChunkSize,
             maximumParts: min(server.maximumChunks, AetherWire.maximumChunks), equalParts: true,
@@ -103,7 +100,7 @@ public struct NativeBackend: NativeExtrasBackend {
 
     /// This backend with other options (parity scheme, compression), talking through the same transport.
     public func with(options: NativeBackendOptions) throws(TransportError) -> NativeBackend {
-        try NativeBackend(creationURL: creationURL, server: server, options: options, transport: transport)
+        try NativeBackend(creationURL: creationURL, server: server, options: options, transport: resource.send)
     }
 
     /// `Idempotency-Key` of one attempt at one chunk (section 3.2): the hex SHA-256 of
@@ -181,14 +178,9 @@ public struct NativeBackend: NativeExtrasBackend {
     // MARK: Chunks (3.2) and parity (3.3)
 
     public func send(_ part: UploadPart, to upload: RemoteUpload) async throws(TransportError) -> PartReceipt {
-        let chunks = NativeCreateRequest.chunkCount(size: upload.size, chunkSize: upload.partSize)
-        let start = Int64(part.index) * upload.partSize
-        guard part.index >= 0, part.index < chunks, part.offset == start,
-            part.length == max(0, min(upload.partSize, upload.size - start)),
-            part.body.length == nil || part.body.length == part.length
-        else {
-            throw TransportError(.invalidArgument, "part \(part.index) does not match the upload's layout or its body")
-        }
+        try HTTPUploadResource.checkLayout(
+            part, size: upload.size, partSize: upload.partSize,
+            partCount: NativeCreateRequest.chunkCount(size: upload.size, chunkSize: upload.partSize))
         guard let link = part.chainLink else {
             throw TransportError(.invalidArgument, "part \(part.index) has no commitment-chain link (native needs it)")
         }
@@ -551,14 +543,7 @@ public struct NativeBackend: NativeExtrasBackend {
             // for the answer are longer.
             timeouts = timeouts.allowingSilence(Self.storedBytesIdle)
         }
-        var headers = options.headers
-        headers.replace(AetherWire.protocolField, String(AetherWire.version))
-        if let token = options.bearerToken { headers.replace("Authorization", token.fieldValue) }
-        for field in extra { headers.replace(field.name, field.value) }
-        return try await transport(
-            HTTPRequest(
-                method: method, url: url, headers: headers, body: body, version: options.version,
-                timeouts: timeouts, responseBodyLimit: AetherWire.maximumStatusDocumentBytes))
+        return try await resource.exchange(method, url, extra, body: body, timeouts: timeouts)
     }
 
     /// The whole exchange of a spot check (its answer counts only within 500 ms; this tells a late one from none):
@@ -577,11 +562,7 @@ public struct NativeBackend: NativeExtrasBackend {
 
     /// `reference` resolved against the creation URL; another origin is refused.
     private func resolve(_ reference: String) throws(TransportError) -> String {
-        let url = try base.resolving(reference)
-        guard try url.origin == origin else {
-            throw TransportError(.protocolViolation, "the receiver's Location points to another origin")
-        }
-        return url.text
+        try resource.resolve(reference)
     }
 
     private func statusDocument(_ body: [UInt8], _ what: String) throws(TransportError) -> NativeStatusDocument {
@@ -613,22 +594,11 @@ public struct NativeBackend: NativeExtrasBackend {
         let status = response.status
         let note = Self.problemNote(response)
         switch status {
-        case 401, 403: return TransportError(.accessDenied, "the receiver refused the \(what) (\(status)\(note))")
-        case 404, 410: return TransportError(.gone, "the upload is gone (\(status) to the \(what)\(note))")
         case 409: return TransportError(.conflict, "the receiver refused the \(what) (409\(note))")
-        case 413: return TransportError(.tooLarge, "the receiver refused the \(what) as too large (413\(note))")
         case 422:
             return TransportError(.checksumMismatch, "the receiver found the \(what)'s bytes differ (422\(note))")
         case 429, 503: return TransportError(.throttled, "the receiver is busy (\(status) to the \(what)\(note))")
-        case 400..<500: return TransportError(.remoteRejected, "the receiver refused the \(what) (\(status)\(note))")
-        case 507:
-            // Not transient: retrying fills nothing. The state is kept, so the same command resumes once there is room.
-            return TransportError(
-                .remoteRejected,
-                "the receiver has no room to store the \(what) (507 Insufficient Storage\(note)); free space on the "
-                    + "receiver, then run the same command again")
-        case 500..<600: return TransportError(.serverFailed, "the receiver failed the \(what) (\(status)\(note))")
-        default: return TransportError(.protocolViolation, "unexpected status \(status) to the \(what)")
+        default: return resource.error(for: response, what, note: note)
         }
     }
 }

@@ -21,9 +21,10 @@ public struct TusBackend: UploadBackend {
     /// The checksum sent with each PATCH, if any.
     public let checksum: TusChecksumAlgorithm?
 
-    private let base: TusURL
-    private let origin: TusURL.Origin
-    private let client: HTTPClient
+    /// Who answers, in messages.
+    static let peer = "the tus server"
+
+    private let resource: HTTPUploadResource
     private let options: TusBackendOptions
 
     /// Asks the server at `creationURL` what it offers (`OPTIONS`, without `Tus-Resumable`) and builds a backend
@@ -46,17 +47,19 @@ public struct TusBackend: UploadBackend {
     public init(
         creationURL: String, client: HTTPClient, server: TusServerInfo, options: TusBackendOptions = TusBackendOptions()
     ) throws(TransportError) {
-        let base = try Self.parseCreationURL(creationURL)
+        _ = try Self.parseCreationURL(creationURL)
         guard server.offers("creation") else {
             throw TransportError(.remoteRejected, "the tus server does not offer the creation extension")
         }
         guard options.maximumPartSize > 0, options.maximumConcatenatedParts > 0 else {
             throw TransportError(.invalidArgument, "the part size and the concatenated part count must be positive")
         }
-        self.base = base
-        self.origin = try base.origin
-        self.creationURL = base.text
-        self.client = client
+        resource = try HTTPUploadResource(
+            creationURL: creationURL, peer: Self.peer, headers: options.headers,
+            protocolFields: HTTPHeaders([("Tus-Resumable", TusServerInfo.version)]), version: options.version,
+            timeouts: options.timeouts, responseBodyLimit: 64 << 10,
+            send: { (request) async throws(TransportError) -> HTTPResponse in try await client.send(request) })
+        self.creationURL = resource.creationURL
         self.server = server
         self.options = options
         self.checksum = server.checksumAlgorithm(preferring: options.checksumAlgorithms)
@@ -224,13 +227,7 @@ public struct TusBackend: UploadBackend {
     private func exchange(
         _ method: String, _ url: String, _ headers: HTTPHeaders = HTTPHeaders(), body: HTTPRequestBody = .empty
     ) async throws(TransportError) -> HTTPResponse {
-        var all = options.headers
-        all.replace("Tus-Resumable", TusServerInfo.version)
-        for field in headers { all.replace(field.name, field.value) }
-        return try await client.send(
-            HTTPRequest(
-                method: method, url: url, headers: all, body: body, version: options.version,
-                timeouts: options.timeouts, responseBodyLimit: 64 << 10))
+        try await resource.exchange(method, url, headers, body: body)
     }
 
     /// A creation `POST`: 201 with a same-origin `Location`.
@@ -432,11 +429,7 @@ public struct TusBackend: UploadBackend {
     }
 
     func check(_ part: UploadPart, size: Int64, partSize: Int64) throws(TransportError) {
-        guard partSize > 0, part.index >= 0, part.offset == Int64(part.index) * partSize, part.length >= 0,
-            part.length == min(partSize, size - part.offset), part.body.length == part.length
-        else {
-            throw TransportError(.invalidArgument, "part \(part.index) does not match the upload's layout or its body")
-        }
+        try HTTPUploadResource.checkLayout(part, size: size, partSize: partSize)
     }
 
     private func partLength(_ index: Int, of upload: RemoteUpload) -> Int64 {
@@ -445,8 +438,7 @@ public struct TusBackend: UploadBackend {
     }
 
     private func isExpired(_ upload: RemoteUpload) -> Bool {
-        guard let expires = upload.expires else { return false }
-        return options.clock.wallWholeSeconds() >= expires
+        HTTPUploadResource.isExpired(upload, clock: options.clock)
     }
 
     func checkNotExpired(_ upload: RemoteUpload) throws(TransportError) {
@@ -462,16 +454,12 @@ public struct TusBackend: UploadBackend {
 
     /// A `Location` resolved against the creation URL; another origin is refused.
     private func resolve(_ location: String) throws(TransportError) -> String {
-        let url = try base.resolving(location)
-        guard try url.origin == origin else {
-            throw TransportError(.protocolViolation, "the server's Location points to another origin")
-        }
-        return url.text
+        try resource.resolve(location)
     }
 
-    private static func parseCreationURL(_ text: String) throws(TransportError) -> TusURL {
+    private static func parseCreationURL(_ text: String) throws(TransportError) -> ResourceURL {
         do {
-            return try TusURL(absolute: text)
+            return try ResourceURL(absolute: text)
         } catch {
             throw TransportError(.invalidArgument, "the creation URL is not an absolute http(s) URL")
         }
@@ -506,30 +494,15 @@ public struct TusBackend: UploadBackend {
 
     /// The error for a status the exchange did not expect.
     static func error(for response: HTTPResponse, _ method: String) -> TransportError {
-        let status = response.status
-        switch status {
-        case 401, 403: return TransportError(.accessDenied, "the tus server refused the \(method) (\(status))")
-        case 404, 410:
-            return TransportError(
-                .gone, "the upload is gone: \(method) answered \(status) (expired, terminated or unknown)")
-        case 409: return TransportError(.conflict, "the \(method) was for another offset than the server's (409)")
+        switch response.status {
         case 412:
             let versions = String((response.headers["Tus-Version"] ?? "none").prefix(64))
             return TransportError(
                 .versionUnsupported,
                 "the tus server refused version \(TusServerInfo.version) (412); it speaks \(versions)")
-        case 413: return TransportError(.tooLarge, "the tus server refused the \(method) as too large (413)")
         case 460:
             return TransportError(.checksumMismatch, "the tus server's checksum of the \(method) body differs (460)")
-        case 400..<500: return TransportError(.remoteRejected, "the tus server refused the \(method) (\(status))")
-        case 507:
-            // Not transient: sending the bytes again fills nothing. The state is kept for a resume once there is room.
-            return TransportError(
-                .remoteRejected,
-                "the tus server has no room to store the \(method) (507 Insufficient Storage); free space on the "
-                    + "server, then run the same command again")
-        case 500..<600: return TransportError(.serverFailed, "the tus server failed the \(method) (\(status))")
-        default: return TransportError(.protocolViolation, "the tus server answered the \(method) with \(status)")
+        default: return HTTPUploadResource.error(for: response, method, peer: peer)
         }
     }
 }

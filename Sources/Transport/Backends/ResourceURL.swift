@@ -1,6 +1,6 @@
 /// An absolute `http(s)` URL split as RFC 3986 section 3 does, for resolving a `Location` the server sent
 /// (section 5.2) and comparing origins (RFC 6454: scheme, host, port). Fragments are dropped.
-struct TusURL: Sendable, Hashable {
+struct ResourceURL: Sendable, Hashable {
     /// `http` or `https`, lower case.
     let scheme: String
     /// `host[:port]` as written (user information removed).
@@ -77,14 +77,14 @@ struct TusURL: Sendable, Hashable {
 
     /// Resolves `reference` (absolute, network-path, absolute-path, relative-path or query-only) against this
     /// URL as RFC 3986 section 5.2.2 does.
-    func resolving(_ reference: String) throws(TransportError) -> TusURL {
+    func resolving(_ reference: String) throws(TransportError) -> ResourceURL {
         try Self.checkCharacters(reference)
         let withoutFragment = Substring(reference.prefix { $0 != "#" })
-        if Self.hasScheme(withoutFragment) { return try TusURL(absolute: String(withoutFragment)) }
-        if withoutFragment.hasPrefix("//") { return try TusURL(absolute: scheme + ":" + withoutFragment) }
+        if Self.hasScheme(withoutFragment) { return try ResourceURL(absolute: String(withoutFragment)) }
+        if withoutFragment.hasPrefix("//") { return try ResourceURL(absolute: scheme + ":" + withoutFragment) }
         let (refPath, refQuery) = Self.splitPathAndQuery(withoutFragment)
         if refPath.isEmpty {
-            return TusURL(scheme: scheme, authority: authority, path: path, query: refQuery ?? query)
+            return ResourceURL(scheme: scheme, authority: authority, path: path, query: refQuery ?? query)
         }
         let merged: String
         if refPath.hasPrefix("/") {
@@ -93,7 +93,7 @@ struct TusURL: Sendable, Hashable {
             let base = path.lastIndex(of: "/").map { String(path[...$0]) } ?? "/"
             merged = base + refPath
         }
-        return TusURL(scheme: scheme, authority: authority, path: Self.removeDotSegments(merged), query: refQuery)
+        return ResourceURL(scheme: scheme, authority: authority, path: Self.removeDotSegments(merged), query: refQuery)
     }
 
     /// RFC 3986 section 5.2.4, on whole segments.
