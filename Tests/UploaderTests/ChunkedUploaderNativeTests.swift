@@ -28,7 +28,7 @@ final class NativeWire: Sendable {
 
 /// A native backend that can withhold chunks (answering as if they were stored, without sending them) and records
 /// what it sends; every variant (`with(options:)`) shares the record.
-struct WatchedNativeBackend: NativeExtrasBackend {
+struct WatchedNativeBackend: NativeExtrasBackend, ChainReportingBackend {
     let inner: NativeBackend
     let wire: NativeWire
     let withhold: Set<Int>
@@ -42,7 +42,7 @@ struct WatchedNativeBackend: NativeExtrasBackend {
     var onStatus: (@Sendable (RemoteUpload) -> Void)? = nil
 
     var capabilities: BackendCapabilities { inner.capabilities }
-    var features: BackendFeatures { BackendFeatures(native: self) }
+    var features: BackendFeatures { BackendFeatures(native: self, chain: self) }
     var server: AetherCapabilities { inner.server }
     var options: NativeBackendOptions { inner.options }
 
@@ -60,6 +60,10 @@ struct WatchedNativeBackend: NativeExtrasBackend {
         onCreate?()
         return try await inner.createUpload(description)
     }
+    func chainState(of upload: RemoteUpload) async throws(TransportError) -> ChainState? {
+        try await inner.chainState(of: upload)
+    }
+
     func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument {
         onStatus?(upload)
         return try await inner.status(of: upload)

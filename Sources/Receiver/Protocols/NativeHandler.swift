@@ -268,6 +268,7 @@ enum NativeHandler {
             expires: status.expiresAt ?? status.receipt?.completedAt ?? record.updatedAt, parity: parity,
             possessionChallenge: status.possessionChallenge, state: state)
         document.sizeDeferred = record.size == nil
+        document.chainLink = record.chainVerifiedThrough >= 0 ? record.chainLink : nil
         document.partials = partials?.map { .init(index: $0.index, received: Int64($0.received)) }
         var response = json(code, document.jsonBytes, type: AetherWire.statusMediaType)
         response.add("Cache-Control", "no-store")

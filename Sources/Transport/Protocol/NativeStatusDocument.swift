@@ -1,3 +1,5 @@
+public import AetherIO
+
 /// The status document (`docs/PROTOCOL.md` section 3.5), `application/aether-status+json`: the answer to create
 /// and to `GET /uploads/{id}`, and the body of a `409 incomplete`.
 public struct NativeStatusDocument: Sendable, Hashable {
@@ -46,6 +48,10 @@ public struct NativeStatusDocument: Sendable, Hashable {
     public var received: ChunkBitmap
     /// The last index whose link the receiver checked, or -1.
     public var chainVerifiedThrough: Int
+    /// The commitment-chain link of chunk `chainVerifiedThrough` (`"chainLink":"<hex>"`): the head of the chain over
+    /// the checked prefix, which a resuming client compares with its own (resume level 3). nil before any chunk was
+    /// checked, and from a receiver that does not report it.
+    public var chainLink: Digest32?
     /// When the upload expires if left idle, seconds since 1970 (sent as RFC 3339 UTC).
     public var expires: Int64
     /// The parity status, when the upload has parity.
@@ -92,8 +98,8 @@ public struct NativeStatusDocument: Sendable, Hashable {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumStatusDocumentBytes),
             allowed: [
-                "chainVerifiedThrough", "chunkSize", "chunks", "expires", "id", "parity", "partials", "possession",
-                "received", "size", "state",
+                "chainLink", "chainVerifiedThrough", "chunkSize", "chunks", "expires", "id", "parity", "partials",
+                "possession", "received", "size", "state",
             ])
         id = try reader.string("id", maximumBytes: 26)
         guard Self.isUploadID(id) else {
@@ -109,6 +115,13 @@ public struct NativeStatusDocument: Sendable, Hashable {
         let bitmap = try reader.string("received", maximumBytes: (AetherWire.maximumChunks / 8 + 2) / 3 * 4)
         received = try ChunkBitmap(base64: bitmap, count: chunks, member: "received")
         chainVerifiedThrough = try reader.int("chainVerifiedThrough", -1...(chunks - 1))
+        chainLink = try reader.optional("chainLink").map { (value) throws(AetherProtocolError) in
+            try JSONObjectReader.digest(value, name: "chainLink")
+        }
+        guard chainLink == nil || chainVerifiedThrough >= 0 else {
+            throw AetherProtocolError(
+                .inconsistent, member: "chainLink", "chainLink is given though no chunk's link was checked")
+        }
         let expiresText = try reader.string("expires", maximumBytes: 20)
         guard let expires = RFC3339Time.parse(expiresText) else {
             throw AetherProtocolError(.malformed, member: "expires", "expires is not an RFC 3339 UTC time")
@@ -191,6 +204,7 @@ public struct NativeStatusDocument: Sendable, Hashable {
             "parity": parityValue, "possession": possessionValue, "received": .string(received.base64),
             "size": sizeDeferred ? .null : .integer(size), "state": .string(state.rawValue),
         ]
+        if let chainLink { members["chainLink"] = .string(chainLink.hex) }
         if let partials {
             members["partials"] = .array(partials.map { .array([.integer($0.index), .integer($0.received)]) })
         }

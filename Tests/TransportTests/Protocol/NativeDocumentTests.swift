@@ -132,6 +132,23 @@ import Testing
         withChallenge.state = .complete
         #expect(Self.text(withChallenge.jsonBytes).contains("\"possession\":{\"challenge\":\"AQID\"}"))
         #expect(try NativeStatusDocument(json: withChallenge.jsonBytes) == withChallenge)
+        // The chain's link at `chainVerifiedThrough` (the head over the checked prefix, for resume level 3).
+        var withLink = Self.status
+        withLink.chainLink = SHA256.hash(Array("link 99".utf8))
+        #expect(Self.text(withLink.jsonBytes).hasPrefix("{\"chainLink\":\"\(withLink.chainLink?.hex ?? "")\","))
+        #expect(try NativeStatusDocument(json: withLink.jsonBytes) == withLink)
+        // A link without a checked chunk, or not 64 lowercase hex digits, is refused.
+        var orphan = Self.text(withLink.jsonBytes)
+        orphan = orphan.replacingOccurrences(of: "\"chainVerifiedThrough\":99", with: "\"chainVerifiedThrough\":-1")
+        let inconsistent = #expect(throws: AetherProtocolError.self) {
+            try NativeStatusDocument(json: Self.bytes(orphan))
+        }
+        #expect(inconsistent?.member == "chainLink")
+        #expect(inconsistent?.code == .inconsistent)
+        let upper = Self.text(withLink.jsonBytes).replacingOccurrences(
+            of: withLink.chainLink?.hex ?? "", with: (withLink.chainLink?.hex ?? "").uppercased())
+        let malformed = #expect(throws: AetherProtocolError.self) { try NativeStatusDocument(json: Self.bytes(upper)) }
+        #expect(malformed?.member == "chainLink")
     }
 
     @Test(arguments: [

@@ -20,8 +20,10 @@ public struct NativeBackend: NativeExtrasBackend {
     /// Re-blocking rules from the receiver's capabilities: equal chunks of `chunkSize` (the last holds the rest),
     /// parallel and out-of-order parts, SHA-256 and CRC32C per chunk, resume by bitmap.
     public let capabilities: BackendCapabilities
-    /// Runs, the native extras, and parts of a growing file in parallel.
-    public var features: BackendFeatures { BackendFeatures(runs: self, native: self, parallelFollow: true) }
+    /// Runs, the native extras, the chain head over the checked prefix, and parts of a growing file in parallel.
+    public var features: BackendFeatures {
+        BackendFeatures(runs: self, native: self, chain: self, parallelFollow: true)
+    }
     /// What the receiver announced in `Aether-Capabilities`.
     public let server: AetherCapabilities
     /// Where uploads are created (`POST`).
@@ -619,5 +621,19 @@ extension HTTPRequestBody {
             }
             return out
         }
+    }
+}
+
+extension NativeBackend: ChainReportingBackend {
+    /// The head of the receiver's commitment chain over the prefix whose links it checked (`chainLink` of the status
+    /// document, section 3.5): nil before it checked any. A receiver that checked links but does not report the last
+    /// one is `.protocolUnsupported`, so the resume stays at level 2.
+    public func chainState(of upload: RemoteUpload) async throws(TransportError) -> ChainState? {
+        let status = try await status(of: upload)
+        guard status.chainVerifiedThrough >= 0 else { return nil }
+        guard let link = status.chainLink else {
+            throw TransportError(.protocolUnsupported, "the receiver does not report its chain link (an older aether)")
+        }
+        return ChainState(count: status.chainVerifiedThrough + 1, head: link)
     }
 }
