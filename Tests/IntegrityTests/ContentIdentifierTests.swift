@@ -3,16 +3,17 @@ import Testing
 
 @testable import AetherIntegrity
 
-@Suite struct CIDMapperTests {
+/// Content identifiers: the ACI and the CIDv1 (raw, sha2-256, base32) naming the same bytes, each parsed strictly.
+@Suite struct ContentIdentifierTests {
     private static let emptyDigest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
     /// The CID of empty raw content, as IPFS and `multiformats` print it.
     @Test func theEmptyContentCIDMatchesTheKnownValue() throws {
         let aci = try ACI(parsing: "aci:1:sha256:\(Self.emptyDigest)")
-        #expect(CIDMapper.cid(for: aci).string == "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
+        #expect(CIDv1(digest: aci.digest).string == "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
         #expect(
-            try CIDMapper.aciString(fromCID: "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
-                == "aci:1:sha256:\(Self.emptyDigest)")
+            ACI(digest: try CIDv1(string: "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku").digest)
+                .description == "aci:1:sha256:\(Self.emptyDigest)")
     }
 
     @Test func mappingRoundTripsForRandomDigests() throws {
@@ -20,9 +21,9 @@ import Testing
         for _ in 0..<200 {
             let digest = try Digest32(bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let aci = ACI(digest: digest)
-            let cid = CIDMapper.cid(for: aci)
+            let cid = CIDv1(digest: aci.digest)
             #expect(try CIDv1(string: cid.string) == cid)
-            #expect(CIDMapper.aci(for: cid) == aci)
+            #expect(ACI(digest: cid.digest) == aci)
             #expect(try ACI(parsing: aci.description) == aci)
             #expect(cid.string.hasPrefix("bafkrei"))
             #expect(cid.string.count == 59)
