@@ -156,10 +156,22 @@ enum UploadRun {
                 configuration: configuration, telemetry: recorder)
             task = Task { try await uploader.run { view.handle($0) } }
         }
+        let warmUp = Task {
+            if let result = await UploadPrewarm.run(
+                client: client, origin: UploadPrewarm.origin(of: detected, destination: destination),
+                count: UploadPrewarm.connections(for: detected, parallel: configuration.parallel))
+            {
+                view.notePrewarm(result)
+            }
+        }
         let signals = UploadSignals { task.cancel() }
         defer { signals.stop() }
+        // The upload's end, then the warm-up's (cancelled if still running), before the client shuts down.
+        let ended = await task.result
+        warmUp.cancel()
+        await warmUp.value
         do {
-            _ = try await task.value
+            _ = try ended.get()
             return UploadSetup.Exit.done
         } catch let error as UploaderError {
             view.finishBar()

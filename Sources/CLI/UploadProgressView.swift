@@ -19,6 +19,7 @@ final class UploadProgressView: Sendable {
         var tier = "-"
         var drewBar = false
         var lastFraction = -1.0
+        var prewarm: UploadPrewarm.Result?
     }
 
     let mode: Mode
@@ -35,6 +36,12 @@ final class UploadProgressView: Sendable {
         } else {
             mode = isatty(1) == 1 ? .terminal : .lines
         }
+    }
+
+    /// Keeps what the connection warm-up did, for the `completed` line (`prewarmed`); left out when the upload
+    /// finished first.
+    func notePrewarm(_ result: UploadPrewarm.Result) {
+        state.withLock { $0.prewarm = result }
     }
 
     func note(_ text: String) {
@@ -108,7 +115,8 @@ final class UploadProgressView: Sendable {
                         bytesSent: outcome.bytesSent, parityShardsSent: outcome.parityShardsSent,
                         spotChecks: outcome.spotChecks.map(SpotChecksJSON.init),
                         congestionControl: outcome.congestionControl,
-                        checks: outcome.receipt.checks.isEmpty ? nil : outcome.receipt.checks.map(CheckJSON.init)))
+                        checks: outcome.receipt.checks.isEmpty ? nil : outcome.receipt.checks.map(CheckJSON.init),
+                        prewarmed: state.withLock { $0.prewarm }.map(PrewarmJSON.init)))
             } else if mode != .quiet {
                 var checked =
                     outcome.serverVerified.isEmpty
@@ -289,6 +297,7 @@ struct EventJSON: Encodable {
     var spotChecks: SpotChecksJSON? = nil
     var congestionControl: String? = nil
     var checks: [CheckJSON]? = nil
+    var prewarmed: PrewarmJSON? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
@@ -299,7 +308,26 @@ struct EventJSON: Encodable {
         case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
         case parityShardsSent = "parity_shards_sent"
         case requestSize = "request_size", following, spotChecks = "spot_checks"
-        case congestionControl = "congestion_control", checks
+        case congestionControl = "congestion_control", checks, prewarmed
+    }
+}
+
+/// The `prewarmed` member of the `completed` line: the connections opened while the first chunks were read.
+struct PrewarmJSON: Encodable {
+    var connections: Int
+    var alreadyWarm: Int
+    var failed: Int
+    var slowestMilliseconds: Double
+
+    init(_ result: UploadPrewarm.Result) {
+        connections = result.connections
+        alreadyWarm = result.alreadyWarm
+        failed = result.failed
+        slowestMilliseconds = (result.slowestMilliseconds * 10).rounded() / 10
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case connections, alreadyWarm = "already_warm", failed, slowestMilliseconds = "slowest_ms"
     }
 }
 

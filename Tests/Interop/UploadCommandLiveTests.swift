@@ -253,6 +253,26 @@ final class UploadChild: @unchecked Sendable {
         #expect(try peer.storedOnTusServer("files", location) == content)
     }
 
+    /// The connections the first parallel requests run on are opened while the file is read: with `--parallel 4`
+    /// four are asked for, at most one of them finds the detection's connection already open, none failed, and the
+    /// completed line says so (the rate cap keeps the upload longer than the warm-up on a busy machine).
+    @Test func theFirstStreamsConnectionsAreOpenedWhileTheFileIsRead() throws {
+        let (path, state, content) = try Self.file(12_000_000, seed: 77)
+        let receiver = try ReceiverChild()
+        defer { try? FileManager.default.removeItem(atPath: receiver.store) }
+        let (status, child) = try UploadChild.run([
+            "upload", path, receiver.url + "/uploads", "--state-dir", state, "--json", "--parallel", "4",
+            "--chunk-size", "1M", "--max-rate", "4M",
+        ])
+        #expect(status == 0, "\(child.stderr)")
+        let done = try Self.completed(child)
+        let warmed = try #require(done["prewarmed"] as? [String: Any], "\(child.stdout)")
+        #expect(warmed["connections"] as? Int == 4)
+        #expect((warmed["already_warm"] as? Int ?? 9) <= 1)
+        #expect(warmed["failed"] as? Int == 0)
+        #expect(try receiver.object(try #require(done["location"] as? String)) == content)
+    }
+
     @Test func helpDocumentsTheExitCodesAndBadArgumentsExitTwo() throws {
         let (help, child) = try UploadChild.run(["help", "upload"])
         #expect(help == 0)
