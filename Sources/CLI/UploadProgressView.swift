@@ -74,7 +74,8 @@ final class UploadProgressView: Sendable {
                 json(
                     EventJSON(
                         event: "tier", id: id, tier: tier.tier.rawValue, chunkSize: tier.chunkSize,
-                        parallelism: tier.parallelism, requestSize: tier.requestSize))
+                        parallelism: tier.parallelism, requestSize: tier.requestSize,
+                        resourceLevel: tier.resourceLevel == .normal ? nil : "\(tier.resourceLevel)"))
             }
         case .progress(let progress): show(progress)
         case .safetyValve(let valve):
@@ -298,6 +299,7 @@ struct EventJSON: Encodable {
     var congestionControl: String? = nil
     var checks: [CheckJSON]? = nil
     var prewarmed: PrewarmJSON? = nil
+    var resourceLevel: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, message, level, reason, reusedParts = "reused_parts", reusedBytes = "reused_bytes", tier
@@ -308,7 +310,7 @@ struct EventJSON: Encodable {
         case uncheckedReason = "unchecked_reason", partsSent = "parts_sent", bytesSent = "bytes_sent", exit, parts
         case parityShardsSent = "parity_shards_sent"
         case requestSize = "request_size", following, spotChecks = "spot_checks"
-        case congestionControl = "congestion_control", checks, prewarmed
+        case congestionControl = "congestion_control", checks, prewarmed, resourceLevel = "resource_level"
     }
 }
 

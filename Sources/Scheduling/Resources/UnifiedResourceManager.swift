@@ -6,6 +6,7 @@ public final class UnifiedResourceManager: Sendable {
     private let reader: DeviceResourceReader
     private let clock: any AetherClock
     private let machine: Mutex<(ResourceStateMachine, ResourceSnapshot)>
+    private let lastRead = Mutex<Double?>(nil)
 
     /// Creates a manager reading under `root` (`""` = the real system).
     public init(
@@ -27,6 +28,19 @@ public final class UnifiedResourceManager: Sendable {
             state.1 = snapshot
             return state.0.update(snapshot, at: now)
         }
+    }
+
+    /// Reads the device again when the last reading is older than `interval` seconds (an upload asks at every
+    /// decision; sysfs is read at most that often), and returns the applied level.
+    @discardableResult
+    public func refresh(notWithin interval: Double) -> DegradationLevel {
+        let now = clock.monotonicSeconds()
+        let due = lastRead.withLock { last in
+            guard last.map({ now - $0 >= interval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        return due ? refresh() : level
     }
 
     /// The applied level.

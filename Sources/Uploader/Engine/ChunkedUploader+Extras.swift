@@ -67,7 +67,7 @@ extension ChunkedUploader {
 
     /// The variant for the next chunk: compressing when the tier allows it (never ULTRAFAST).
     static func sender(for run: RunState) -> any UploadBackend {
-        if let compressing = run.extras.compressing,
+        if let compressing = run.extras.compressing, run.resourceLevel < .heavy,
             run.tier.strategy(availableMemoryBytes: nil).compressionEnabled
         {
             return compressing

@@ -36,7 +36,8 @@ extension ChunkedUploader {
                 inFlightBytes: inFlight, minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
                 maximumChunkBytes: Int(clamping: capabilities.maximumPartSize),
                 maximumParts: capabilities.maximumParts, totalBytes: inputs.size,
-                parallelismCap: configuration.parallel, secondsBetweenInterruptions: interruptions.meanInterval()))
+                parallelismCap: configuration.parallel, secondsBetweenInterruptions: interruptions.meanInterval()
+            ).applying(refreshedResourceLevel()))
         let plan = LinkPlanner.plan(
             decision,
             keeping: LinkPlanner.Keeping(
@@ -52,9 +53,19 @@ extension ChunkedUploader {
             chunkSizeBytes: plan.requestBytes, partSize: inputs.partSize, maximum: inputs.runMaximum)
     }
 
-    /// The stream count `plan` allows, within the backend's and the configuration's limits.
+    /// The stream count `plan` allows, within the backend's and the configuration's limits and the device's level
+    /// (a configured `parallel` is capped by it too).
     nonisolated func streams(of plan: LinkPlan, inputs: PlanningInputs) -> Int {
-        min(inputs.parallelLimit, max(1, configuration.parallel ?? plan.streams))
+        let wanted = min(inputs.parallelLimit, max(1, configuration.parallel ?? plan.streams))
+        return resourceLevel.parallelismCap.map { min(wanted, max(1, $0)) } ?? wanted
+    }
+
+    /// The device's degradation level now (`normal` when it is not read).
+    nonisolated var resourceLevel: DegradationLevel { resources?.level ?? .normal }
+
+    /// The level after reading the device again when the last reading is older than `resourceInterval`.
+    nonisolated func refreshedResourceLevel() -> DegradationLevel {
+        resources?.refresh(notWithin: configuration.resourceInterval) ?? .normal
     }
 
     /// Waits while the planner holds new requests back (a protocol that loses a cut request whole, an interruption
@@ -62,6 +73,10 @@ extension ChunkedUploader {
     /// quarter second and ends at the latest when the interruption is late.
     /// With adaptive chunking off the stream count stays the configured one and nothing is held back.
     nonisolated func admitAttempt(bytes: Int64) async throws {
+        // A paused device (battery or temperature at its last threshold) starts nothing until it recovers.
+        while refreshedResourceLevel() == .paused {
+            try await Self.sleep(seconds: 0.25)
+        }
         if configuration.flags.adaptiveChunking {
             while let (plan, _) = plannedRequests(), plan.holdsBack {
                 try await Self.sleep(seconds: 0.25)

@@ -61,6 +61,9 @@ public actor ChunkedUploader {
     /// The link planner's inputs for the upload under way and the gate every attempt passes.
     nonisolated let linkPlanning = LinkPlanning()
     let pacer: RatePacer?
+    /// The device's degradation level (thermal, battery, memory), re-read at the decisions; nil when
+    /// `configuration.resourceRoot` is nil.
+    nonisolated let resources: UnifiedResourceManager?
     let clock: any AetherClock
     let telemetry: TelemetryRecorder?
     var state: RunState?
@@ -81,6 +84,10 @@ public actor ChunkedUploader {
         self.scheduler = scheduler
         self.breaker = breaker
         self.pacer = configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
+        self.resources = configuration.resourceRoot.map {
+            UnifiedResourceManager(
+                reader: DeviceResourceReader(root: $0), configuration: configuration.resourceThresholds, clock: clock)
+        }
         self.clock = clock
     }
 
@@ -233,7 +240,7 @@ public actor ChunkedUploader {
             minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
             maximumChunkBytes: Int(clamping: capabilities.maximumPartSize), maximumParts: capabilities.maximumParts,
             totalBytes: size, availableMemoryBytes: availableMemoryBytes, parallelismCap: configuration.parallel)
-        return scheduler.decide(context)
+        return scheduler.decide(context.applying(resourceLevel))
     }
 
     private func transfer(
@@ -243,7 +250,8 @@ public actor ChunkedUploader {
     {
         let size = fingerprint.size
         let capabilities = backend.capabilities
-        let availableMemory = DeviceResourceReader().readAvailableMemory()
+        resources?.refresh()
+        let availableMemory = resources?.lastSnapshot.availableMemoryBytes
         let decision = initialDecision(size: size, availableMemoryBytes: availableMemory)
         let loopback = target.isLoopback
         let canParallel = capabilities.parallelParts && capabilities.outOfOrderParts
@@ -317,7 +325,7 @@ public actor ChunkedUploader {
             telemetry?.audit(.resumed, resumeLevel: report.level.rawValue)
         }
 
-        let parallel = min(
+        let wanted = min(
             parallelLimit,
             max(
                 1,
@@ -325,6 +333,7 @@ public actor ChunkedUploader {
                     ?? (configuration.flags.adaptiveChunking
                         ? Self.firstParallelism(decision, loopback: loopback)
                         : UploadConstants.maxParallelChunkUploads)))
+        let parallel = resourceLevel.parallelismCap.map { min(wanted, max(1, $0)) } ?? wanted
         var tier = decision.strategy.tier
         let runSender = runSender(for: snapshot.remote, extras: extras)
         // Before the first measurement: on loopback the ULTRAFAST tier's request (the link runs at memory speed
@@ -343,7 +352,7 @@ public actor ChunkedUploader {
                 TierReport(
                     tier: tier, chunkSize: snapshot.partSize, parallelism: parallel,
                     predictedBitsPerSecond: decision.predictedBitsPerSecond,
-                    requestSize: Int64(runParts) * snapshot.partSize)))
+                    requestSize: Int64(runParts) * snapshot.partSize, resourceLevel: resourceLevel)))
 
         let ledger = try Self.ledger(sessionID: snapshot.chainSessionID, count: snapshot.partCount)
         let reader: FileChunkReader
@@ -352,9 +361,10 @@ public actor ChunkedUploader {
                 path: target.file,
                 options: ChunkReadOptions(
                     chunkSize: Int(snapshot.partSize),
-                    prefetchChunks: Self.firstPrefetch(
-                        decision, loopback: loopback, availableMemoryBytes: availableMemory,
-                        chunkSize: Int(snapshot.partSize)),
+                    prefetchChunks: resourceLevel.allowsPrefetch
+                        ? Self.firstPrefetch(
+                            decision, loopback: loopback, availableMemoryBytes: availableMemory,
+                            chunkSize: Int(snapshot.partSize)) : 0,
                     heldChunks: min(64, parallelLimit * (runSender?.1 ?? 1))))
         } catch {
             throw Self.readError(error)
@@ -591,8 +601,12 @@ public actor ChunkedUploader {
                 linkPlanning.gate.setLimit(nextParallel)
             }
         }
-        let changed = nextTier != run.tier || nextParallel != run.parallel || nextRunParts != run.runParts
+        let nextLevel = resourceLevel
+        let changed =
+            nextTier != run.tier || nextParallel != run.parallel || nextRunParts != run.runParts
+            || nextLevel != run.resourceLevel
         run.tier = nextTier
+        run.resourceLevel = nextLevel
         run.parallel = nextParallel
         run.runParts = nextRunParts
         run.runLength.set(nextRunParts)
@@ -604,7 +618,7 @@ public actor ChunkedUploader {
                     TierReport(
                         tier: run.tier, chunkSize: run.snapshot.partSize, parallelism: run.parallel,
                         predictedBitsPerSecond: predicted,
-                        requestSize: Int64(run.runParts) * run.snapshot.partSize)))
+                        requestSize: Int64(run.runParts) * run.snapshot.partSize, resourceLevel: run.resourceLevel)))
         }
         telemetry?.audit(.chunkAcknowledged, chunkIndex: sent.receipt.index)
         run.emit(.chunkAcknowledged(sent.receipt))
@@ -902,6 +916,8 @@ struct RunState {
     let knownHashes: [Int: Digest32]
     var counters: Counters
     var tier: NetworkSpeedTier
+    /// The device's degradation level at the last decision (compression stops from `heavy` on).
+    var resourceLevel = DegradationLevel.normal
     var parallel: Int
     let parallelLimit: Int
     let reader: FileChunkReader

@@ -1,3 +1,5 @@
+public import AetherScheduling
+
 /// How one upload runs: sizes the caller fixes (else the fusion scheduler decides), retries, and feature switches.
 public struct UploadConfiguration: Sendable {
     /// The part size in bytes; nil lets the fusion scheduler pick it from the tier (then the backend's limits apply).
@@ -37,6 +39,16 @@ public struct UploadConfiguration: Sendable {
     public var flags: FeatureFlags
     /// A cap on the upload's average rate in bytes per second (`--max-rate`); nil sends as fast as the link allows.
     public var maximumBytesPerSecond: Int64? = nil
+    /// Where the device's thermal, battery and memory state is read (`DeviceResourceReader`: `sys/class/thermal`,
+    /// `sys/class/power_supply`, `proc/meminfo` and the cgroup's memory files under it): "" is the real system, a
+    /// directory laid out the same way drives it in tests; nil reads nothing. The degradation level it gives
+    /// (`UnifiedResourceManager`, with hysteresis and a debounce) caps parallelism and the request size at every
+    /// decision, switches compression off from `heavy` on, and holds new requests while `paused`.
+    public var resourceRoot: String? = ""
+    /// The thresholds, hysteresis and debounce of the degradation levels.
+    public var resourceThresholds = ResourceStateMachine.Configuration()
+    /// The most often the device is read, in seconds.
+    public var resourceInterval: Double = 1
 
     /// A configuration; by default the scheduler decides sizes, a part is tried 8 times with backoff from
     /// 0.2 s to 10 s, and an open breaker is waited for at most 120 s.
@@ -77,7 +89,7 @@ public struct UploadConfiguration: Sendable {
         guard initialBackoff >= 0, maximumBackoff >= initialBackoff, circuitWaitLimit >= 0,
             initialBackoff.isFinite, maximumBackoff.isFinite, circuitWaitLimit.isFinite,
             connectionWaitLimit >= 0, connectionWaitLimit.isFinite, connectionBackoffLimit >= 0,
-            connectionBackoffLimit.isFinite
+            connectionBackoffLimit.isFinite, resourceInterval >= 0, resourceInterval.isFinite
         else { throw UploaderError(.invalidArgument, "backoff and wait limits must be finite and ordered") }
     }
 }

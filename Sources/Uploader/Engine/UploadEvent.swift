@@ -68,6 +68,8 @@ public struct TierReport: Sendable, Hashable {
     public let predictedBitsPerSecond: Double
     /// Bytes one request carries from now on: a run of consecutive parts (backends that take runs), else a part.
     public var requestSize: Int64 = 0
+    /// The device's degradation level (thermal, battery, memory) that capped this decision.
+    public var resourceLevel = DegradationLevel.normal
 }
 
 /// Byte counters of one upload.
