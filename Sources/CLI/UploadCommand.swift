@@ -1,4 +1,5 @@
 import AetherIO
+import AetherScheduling
 import AetherTransport
 import AetherUploader
 import Dispatch
@@ -142,6 +143,7 @@ enum UploadRun {
         let target = ChunkedUploader.Target(
             file: file, destination: destination, protocolName: detected.mode.description, endpoint: endpoint)
         let task: Task<UploadOutcome, any Error>
+        let scheduler = FusionScheduler()
         if let follow {
             let follower = FollowedUploader(
                 target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
@@ -153,21 +155,25 @@ enum UploadRun {
         } else {
             let uploader = ChunkedUploader(
                 target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
-                configuration: configuration, telemetry: recorder)
+                configuration: configuration, scheduler: scheduler, telemetry: recorder)
             task = Task { try await uploader.run { view.handle($0) } }
         }
+        let origin = UploadPrewarm.origin(of: detected, destination: destination)
+        let connections = UploadPrewarm.connections(for: detected, parallel: configuration.parallel)
         let warmUp = Task {
-            if let result = await UploadPrewarm.run(
-                client: client, origin: UploadPrewarm.origin(of: detected, destination: destination),
-                count: UploadPrewarm.connections(for: detected, parallel: configuration.parallel))
-            {
+            if let result = await UploadPrewarm.run(client: client, origin: origin, count: connections) {
                 view.notePrewarm(result)
             }
         }
+        let pathWatch = UploadPathWatch.start(
+            client: client, scheduler: scheduler,
+            reprobe: { _ = await UploadPrewarm.run(client: client, origin: origin, count: max(1, connections)) },
+            changed: { view.notePathChange($0) })
         let signals = UploadSignals { task.cancel() }
         defer { signals.stop() }
         // The upload's end, then the warm-up's (cancelled if still running), before the client shuts down.
         let ended = await task.result
+        pathWatch?.stop()
         warmUp.cancel()
         await warmUp.value
         do {

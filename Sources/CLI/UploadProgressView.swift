@@ -44,6 +44,17 @@ final class UploadProgressView: Sendable {
         state.withLock { $0.prewarm = result }
     }
 
+    /// The default route moved mid-upload (`UploadPathWatch`): the requests in flight were abandoned and go again.
+    func notePathChange(_ what: String) {
+        switch mode {
+        case .json: json(EventJSON(event: "path", id: id, message: what))
+        case .terminal, .lines:
+            finishBar()
+            line("the network path changed (\(what)): the requests in flight are sent again on the new path")
+        case .quiet: break
+        }
+    }
+
     func note(_ text: String) {
         switch mode {
         case .terminal, .lines: line(text)

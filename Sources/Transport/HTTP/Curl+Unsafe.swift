@@ -127,6 +127,11 @@ struct CurlCode {
 
     // MARK: Options
 
+    /// Reuses no cached connection that is `seconds` old or older (`CURLOPT_MAXLIFETIME_CONN`).
+    func reuseOnlyConnectionsYoungerThan(seconds: Int) throws(TransportError) {
+        try set(CURLOPT_MAXLIFETIME_CONN, seconds)
+    }
+
     private func set(_ option: CURLoption, _ value: Int) throws(TransportError) {
         try check(unsafe caether_curl_setopt_long(handle, option, value), option)
     }

@@ -63,6 +63,12 @@ public final class HTTPClient: Sendable {
         return response
     }
 
+    /// The network path changed (a default route moved, an interface went down): every request still running fails
+    /// at once with `.connectionClosed` (its connection may be on the old path, where it would only stall until its
+    /// idle limit), and later requests open new connections rather than reuse one opened before now. `reason` goes
+    /// into the errors' message.
+    public func abandonInFlight(reason: String) { loop.submit(.abandonAll(reason)) }
+
     /// Stops the thread: requests still running fail with `.cancelled` and cached connections close. Later sends
     /// fail with `.cancelled`. Also done when the client is released.
     public func shutDown() { loop.shutDown() }

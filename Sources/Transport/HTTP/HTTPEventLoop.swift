@@ -13,6 +13,8 @@ final class HTTPEventLoop: @unchecked Sendable {
     private var active: [UInt64: HTTPTransfer] = [:]
     private var byHandle: [Int: UInt64] = [:]
     private var lastDeadlineCheck = ContinuousClock.now
+    /// When the path last changed (`abandonAll`): connections opened before it are not reused.
+    private var pathChanged: ContinuousClock.Instant?
 
     init(configuration: HTTPClientConfiguration) throws(TransportError) {
         self.configuration = configuration
@@ -78,6 +80,12 @@ final class HTTPEventLoop: @unchecked Sendable {
             }
             do throws(TransportError) {
                 let easy = try CurlEasy(transfer: transfer, configuration: configuration)
+                if let pathChanged {
+                    // A connection older than the time since the path changed was opened on the old path. Whole
+                    // seconds, at least one; ten minutes on, the old connections have long been closed as idle.
+                    let since = pathChanged.duration(to: .now) / .seconds(1)
+                    if since < 600 { try easy.reuseOnlyConnectionsYoungerThan(seconds: max(1, Int(since))) }
+                }
                 transfer.easy = easy
                 let id = transfer.id
                 transfer.bodyStream?.attach { [weak self] in self?.submit(.resume(id)) }
@@ -94,6 +102,14 @@ final class HTTPEventLoop: @unchecked Sendable {
             stop(transfer, TransportError(.cancelled, "the request was cancelled"))
         case .resume(let id):
             active[id]?.easy?.unpause()
+        case .abandonAll(let reason):
+            pathChanged = .now
+            for transfer in Array(active.values) {
+                stop(
+                    transfer,
+                    TransportError(.connectionClosed, "the request was abandoned: the network path changed (\(reason))")
+                )
+            }
         }
     }
 

@@ -8,6 +8,9 @@ struct HTTPEventLoopStateMachine {
         case cancel(UInt64)
         /// More body bytes are ready: unpause the transfer.
         case resume(UInt64)
+        /// The network path changed (the reason, for the message): fail every running transfer as a closed connection
+        /// and reuse no connection opened before now.
+        case abandonAll(String)
     }
 
     private var commands: [Command] = []
