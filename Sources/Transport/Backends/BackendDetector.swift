@@ -12,7 +12,7 @@
 /// information, or a malformed URL is `.invalidArgument` before anything is sent.
 public struct BackendDetector: Sendable {
     /// Where an upload goes, parsed and checked.
-    public enum Destination: Sendable, Hashable {
+    package enum Destination: Sendable, Hashable {
         /// An S3 object.
         case s3(S3Destination)
         /// An HTTP(S) URL (fragment dropped, scheme lower-cased).
@@ -128,7 +128,7 @@ public struct BackendDetector: Sendable {
 
     /// The one request sent for an HTTP destination: `OPTIONS {url}` with `Upload-Draft-Interop-Version` (the
     /// IETF version asked for) and the caller's header fields; no body, no `Tus-Resumable` (tus 1.0 "OPTIONS").
-    public static func optionsRequest(for url: String, options: Options) -> HTTPRequest {
+    package static func optionsRequest(for url: String, options: Options) -> HTTPRequest {
         var headers = options.headers
         headers.replace("Upload-Draft-Interop-Version", String(options.ietfVersion.rawValue))
         return HTTPRequest(
@@ -138,7 +138,7 @@ public struct BackendDetector: Sendable {
 
     /// Parses and checks a destination: `s3://bucket/key` or an absolute `http(s)` URL without user information.
     /// Everything else is `.invalidArgument`; the error never repeats the text (it may hold a secret).
-    public static func parse(_ destination: String) throws(TransportError) -> Destination {
+    package static func parse(_ destination: String) throws(TransportError) -> Destination {
         guard let colon = destination.firstIndex(of: ":"), destination[colon...].hasPrefix("://") else {
             throw TransportError(.invalidArgument, "a destination is s3://bucket/key or an http(s):// URL")
         }
@@ -177,7 +177,7 @@ public struct BackendDetector: Sendable {
     /// The protocol to use among `offered`: `forced` if given (it must be offered and spoken), else the first of
     /// native, IETF and tus that is offered and `spoken`. The reason names a more preferred protocol offered but
     /// not spoken. Nothing usable: `.protocolUnsupported` naming `url`.
-    public static func choose(
+    package static func choose(
         offered: Set<TransportMode>, forcing forced: TransportMode?, spoken: Set<TransportMode>, url: String
     ) throws(TransportError) -> (mode: TransportMode, fallbackReason: String?) {
         let place = name(url)

@@ -4,18 +4,18 @@
 public struct BackendFeatures: Sendable {
     /// Several parts in one request, the destination's holdings with the received prefixes of cut parts, and runs
     /// that continue from them (native, IETF, tus).
-    public var runs: (any RunSendingBackend)?
+    package var runs: (any RunSendingBackend)?
     /// The native protocol's extras: parity shards, content codings, spot checks, possession dedup, status.
-    public var native: (any NativeExtrasBackend)?
+    package var native: (any NativeExtrasBackend)?
     /// The head of the destination's commitment chain over its stored prefix (resume level 3).
-    public var chain: (any ChainReportingBackend)?
+    package var chain: (any ChainReportingBackend)?
     /// Whether the parts of a file still being written (`aether upload --follow`) may travel several at a time: the
     /// protocol stores each part on its own whatever the final length (native chunks, S3 parts), where an append
     /// (IETF, tus) takes one request at a time.
     public var parallelFollow: Bool
 
     /// The features offered; none by default.
-    public init(
+    package init(
         runs: (any RunSendingBackend)? = nil, native: (any NativeExtrasBackend)? = nil,
         chain: (any ChainReportingBackend)? = nil, parallelFollow: Bool = false
     ) {

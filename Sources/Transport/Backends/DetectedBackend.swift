@@ -6,12 +6,12 @@ public struct DetectedBackend: Sendable {
     /// A backend for the destination, speaking `mode`.
     public let backend: any UploadBackend
     /// The server's answer to `OPTIONS`; nil for an `s3://` destination (nothing is asked).
-    public let offer: ProtocolOffer?
+    package let offer: ProtocolOffer?
     /// Why a protocol the server preferred was not chosen (native offered but not spoken by this build), or nil.
     public let fallbackReason: String?
 
     /// A result from its parts.
-    public init(mode: TransportMode, backend: any UploadBackend, offer: ProtocolOffer?, fallbackReason: String?) {
+    package init(mode: TransportMode, backend: any UploadBackend, offer: ProtocolOffer?, fallbackReason: String?) {
         self.mode = mode
         self.backend = backend
         self.offer = offer

@@ -8,19 +8,19 @@
 /// A field counts when it is present, whatever its value: the backend built for the chosen protocol checks the
 /// value (a malformed `Upload-Limit` is ignored as section 4.1 says, a `Tus-Version` without 1.0.0 is refused).
 /// An answer of 405 or 501 (the server does not implement `OPTIONS`) is read for IETF and tus only.
-public struct ProtocolOffer: Sendable, Equatable {
+package struct ProtocolOffer: Sendable, Equatable {
     /// The status of the answer.
-    public let status: Int
+    package let status: Int
     /// The protocols offered, among native, IETF and tus.
-    public let modes: Set<TransportMode>
+    package let modes: Set<TransportMode>
     /// `Upload-Draft-Interop-Version` of the answer when it is an Integer, else nil.
-    public let ietfInteropVersion: Int64?
+    package let ietfInteropVersion: Int64?
     /// The answer's header fields.
-    public let headers: HTTPHeaders
+    package let headers: HTTPHeaders
 
     /// Reads an answer to `OPTIONS`: a 2xx for every protocol, a 405 or 501 for IETF and tus. Any other status
     /// offers nothing.
-    public init(status: Int, headers: HTTPHeaders) {
+    package init(status: Int, headers: HTTPHeaders) {
         self.status = status
         self.headers = headers
         let versionField = headers.values("Upload-Draft-Interop-Version").joined(separator: ", ")
@@ -42,7 +42,7 @@ public struct ProtocolOffer: Sendable, Equatable {
     }
 
     /// The offered protocols in the order a client prefers them (native, IETF, tus).
-    public var preferred: [TransportMode] { TransportMode.httpPreference.filter(modes.contains) }
+    package var preferred: [TransportMode] { TransportMode.httpPreference.filter(modes.contains) }
 
     /// 405 Method Not Allowed or 501 Not Implemented: the server does not answer `OPTIONS` itself.
     static func withoutOptionsSupport(_ status: Int) -> Bool { status == 405 || status == 501 }

@@ -3,7 +3,7 @@ import AetherIO
 /// A backend that carries a run of consecutive parts in one request, so that the request size can follow the link
 /// while the upload's unit (the part: what is hashed, acknowledged, resumed) stays fixed. IETF resumable upload and
 /// tus append the parts' bytes in one `PATCH`; S3 has no runs (each part is its own request).
-public protocol RunSendingBackend: UploadBackend {
+package protocol RunSendingBackend: UploadBackend {
     /// The most parts one request of `upload` may carry (1: this upload takes no runs, e.g. tus concatenation).
     func maximumRunParts(of upload: RemoteUpload) -> Int
 
@@ -29,31 +29,31 @@ public protocol RunSendingBackend: UploadBackend {
 }
 
 /// What the destination holds of an upload, with the received prefixes of parts whose requests were cut.
-public struct RunHoldings: Sendable, Hashable {
+package struct RunHoldings: Sendable, Hashable {
     /// The acknowledged parts or bytes.
-    public let progress: RemoteProgress
+    package let progress: RemoteProgress
     /// Bytes held from the start of each part that is not acknowledged, by part index (never 0, never the whole part).
-    public let prefixes: [Int: Int64]
+    package let prefixes: [Int: Int64]
 
     /// Holdings.
-    public init(progress: RemoteProgress, prefixes: [Int: Int64] = [:]) {
+    package init(progress: RemoteProgress, prefixes: [Int: Int64] = [:]) {
         self.progress = progress
         self.prefixes = prefixes
     }
 }
 
 /// What the destination acknowledged of one run.
-public struct RunOutcome: Sendable {
+package struct RunOutcome: Sendable {
     /// The receipts of the acknowledged parts, in order, starting at the run's first part.
-    public let receipts: [PartReceipt]
+    package let receipts: [PartReceipt]
     /// Why the rest of the run was not acknowledged; nil when every part was.
-    public let stoppedBy: TransportError?
+    package let stoppedBy: TransportError?
     /// A continuation the destination refused before its body because it holds another prefix of the first part
     /// (`409 partial-mismatch`): the bytes it holds of it (0: none). Nil otherwise.
-    public let heldPrefix: Int64?
+    package let heldPrefix: Int64?
 
     /// An outcome.
-    public init(receipts: [PartReceipt], stoppedBy: TransportError? = nil, heldPrefix: Int64? = nil) {
+    package init(receipts: [PartReceipt], stoppedBy: TransportError? = nil, heldPrefix: Int64? = nil) {
         self.receipts = receipts
         self.stoppedBy = stoppedBy
         self.heldPrefix = heldPrefix
@@ -61,13 +61,13 @@ public struct RunOutcome: Sendable {
 }
 
 extension RunSendingBackend {
-    public func continuesCutParts(of upload: RemoteUpload) -> Bool { false }
+    package func continuesCutParts(of upload: RemoteUpload) -> Bool { false }
 
-    public func holdings(of upload: RemoteUpload) async throws(TransportError) -> RunHoldings {
+    package func holdings(of upload: RemoteUpload) async throws(TransportError) -> RunHoldings {
         RunHoldings(progress: try await progress(of: upload))
     }
 
-    public func send(run parts: [UploadPart], from: Int64, to upload: RemoteUpload) async throws(TransportError)
+    package func send(run parts: [UploadPart], from: Int64, to upload: RemoteUpload) async throws(TransportError)
         -> RunOutcome
     {
         guard from == 0 else {

@@ -1,23 +1,23 @@
 /// Gets a connection ready before the first chunk (upload-engine v2.2, ConnectionPrewarmer): DNS, TCP, TLS and
 /// HTTP/2 are done by a small `OPTIONS *` exchange through the client, whose multi handle then keeps the
 /// connection for the requests that follow (they report `connectionReused`).
-public struct ConnectionPrewarmer: Sendable {
+package struct ConnectionPrewarmer: Sendable {
     /// How far a pre-warm got and what each stage cost.
-    public struct Report: Sendable, Equatable {
+    package struct Report: Sendable, Equatable {
         /// The protocol the connection speaks (h2 when the server agreed to HTTP/2).
-        public let protocolVersion: HTTPProtocolVersion
+        package let protocolVersion: HTTPProtocolVersion
         /// The name lookup.
-        public let nameLookup: Duration
+        package let nameLookup: Duration
         /// The TCP handshake.
-        public let connect: Duration
+        package let connect: Duration
         /// The TLS handshake (zero in clear text).
-        public let tlsHandshake: Duration
+        package let tlsHandshake: Duration
         /// The whole pre-warm, the first exchange included.
-        public let total: Duration
+        package let total: Duration
         /// True when a connection was already open (nothing was set up).
-        public let alreadyWarm: Bool
+        package let alreadyWarm: Bool
         /// The status the server gave to the warming request (any status warms the connection).
-        public let status: Int
+        package let status: Int
     }
 
     private let client: HTTPClient
@@ -25,7 +25,7 @@ public struct ConnectionPrewarmer: Sendable {
     private let timeouts: HTTPTimeouts
 
     /// A pre-warmer for `client`; `version` should match the uploads' (`.automatic` gives h2 over TLS when offered).
-    public init(
+    package init(
         client: HTTPClient, version: HTTPVersionPreference = .automatic,
         timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(10), idle: .seconds(10), total: .seconds(15))
     ) {
@@ -36,7 +36,7 @@ public struct ConnectionPrewarmer: Sendable {
 
     /// Opens (or finds) a connection to `origin` (`https://host[:port]`; a path is ignored) and leaves it in the
     /// client's cache. Throws what `HTTPClient.send` throws (`.certificateRejected`, `.pinMismatch`, ...).
-    public func prewarm(origin: String) async throws(TransportError) -> Report {
+    package func prewarm(origin: String) async throws(TransportError) -> Report {
         let request = HTTPRequest(
             method: "OPTIONS", url: Self.originURL(origin), version: version, timeouts: timeouts,
             responseBodyLimit: 64 << 10, requestTarget: "*")

@@ -11,20 +11,20 @@ import Synchronization
 /// }
 /// let last = observer.last  // the final request's protocol, timings and reuse
 /// ```
-public final class HTTPTelemetryObserver: Sendable {
+package final class HTTPTelemetryObserver: Sendable {
     /// The observer of the current task, if a caller set one; child tasks inherit it.
-    @TaskLocal public static var current: HTTPTelemetryObserver?
+    @TaskLocal package static var current: HTTPTelemetryObserver?
 
     private let state = Mutex<(count: Int, last: HTTPTelemetry?)>((0, nil))
 
     /// An observer that has seen nothing yet.
-    public init() {}
+    package init() {}
 
     /// The telemetry of the most recent response seen, nil before the first.
-    public var last: HTTPTelemetry? { state.withLock { $0.last } }
+    package var last: HTTPTelemetry? { state.withLock { $0.last } }
 
     /// How many responses were seen.
-    public var count: Int { state.withLock { $0.count } }
+    package var count: Int { state.withLock { $0.count } }
 
     func record(_ telemetry: HTTPTelemetry) {
         state.withLock {

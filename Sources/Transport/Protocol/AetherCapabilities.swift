@@ -2,48 +2,48 @@
 /// Structured Fields Dictionary; `fieldValue` writes every member in the document's order, parsing ignores
 /// members it does not know (newer receivers add some) but refuses known members of the wrong type or range.
 /// The integers are required; absent Booleans are false and absent strings empty.
-public struct AetherCapabilities: Sendable, Hashable {
+package struct AetherCapabilities: Sendable, Hashable {
     /// The protocol version (`v`); this code speaks 1.
-    public var version: Int
+    package var version: Int
     /// The smallest chunk in bytes (`min-chunk`), except the last chunk.
-    public var minimumChunkSize: Int64
+    package var minimumChunkSize: Int64
     /// The largest chunk in bytes (`max-chunk`).
-    public var maximumChunkSize: Int64
+    package var maximumChunkSize: Int64
     /// The largest object in bytes (`max-object`).
-    public var maximumObjectSize: Int64
+    package var maximumObjectSize: Int64
     /// The most chunks one upload may have (`max-chunks`).
-    public var maximumChunks: Int
+    package var maximumChunks: Int
     /// Chunk requests accepted at once per upload (`parallel`).
-    public var parallel: Int
+    package var parallel: Int
     /// Parity codes accepted (`parity`, space-separated names; `rs8`).
-    public var parityCodes: [String]
+    package var parityCodes: [String]
     /// Content codings accepted on chunks (`encodings`); names this code does not know are dropped.
-    public var encodings: [ContentCoding]
+    package var encodings: [ContentCoding]
     /// Whether proof-of-possession dedup is offered (`possession`).
-    public var possession: Bool
+    package var possession: Bool
     /// Whether Byzantine spot checks are answered (`challenges`).
-    public var challenges: Bool
+    package var challenges: Bool
     /// Seconds an idle upload is kept (`expires`).
-    public var expires: Int64
+    package var expires: Int64
     /// The most chunks one run request may carry (`max-run`, section 3.2.1); 1 (absent): no runs.
-    public var maximumRun: Int
+    package var maximumRun: Int
     /// Whether a cut chunk's received prefix is kept and a run continuing from it is accepted (`resume-chunk`,
     /// section 3.2.2); false (absent): a cut chunk is sent again whole.
-    public var resumesChunks: Bool
+    package var resumesChunks: Bool
     /// The spot-check version answered (`challenge-v`, section 3.6); nil (absent): a receiver of before version 2,
     /// whose answers prove nothing about the bytes, so no spot check is made against it.
-    public var challengeVersion: Int?
+    package var challengeVersion: Int?
     /// The most bytes the ranges of one challenge may add up to (`challenge-bytes`); given with `challenge-v`.
-    public var maximumChallengeBytes: Int64?
+    package var maximumChallengeBytes: Int64?
 
     /// Whether spot checks of the version this code speaks can be made: `challenges`, `challenge-v=2` and a
     /// `challenge-bytes` bound.
-    public var answersSpotChecks: Bool {
+    package var answersSpotChecks: Bool {
         challenges && challengeVersion == AetherWire.spotCheckVersion && (maximumChallengeBytes ?? 0) > 0
     }
 
     /// Capabilities as given.
-    public init(
+    package init(
         version: Int = AetherWire.version, minimumChunkSize: Int64 = 256 << 10, maximumChunkSize: Int64 = 64 << 20,
         maximumObjectSize: Int64 = 1 << 40, maximumChunks: Int = AetherWire.maximumChunks, parallel: Int = 16,
         parityCodes: [String] = ["rs8"], encodings: [ContentCoding] = [.zstd, .deflate], possession: Bool = true,
@@ -68,7 +68,7 @@ public struct AetherCapabilities: Sendable, Hashable {
     }
 
     /// Parses a field value.
-    public init(parsing value: String) throws(AetherProtocolError) {
+    package init(parsing value: String) throws(AetherProtocolError) {
         let members = try AetherHeaderMembers(value, field: AetherWire.capabilitiesField)
         let limit = AetherWire.maximumInteger
         version = Int(try members.integer("v", 1...999))
@@ -108,7 +108,7 @@ public struct AetherCapabilities: Sendable, Hashable {
     }
 
     /// The field value with every member, e.g. `v=1, min-chunk=262144, ..., possession, challenges, expires=86400`.
-    public var fieldValue: String {
+    package var fieldValue: String {
         let members: [(key: String, value: StructuredField.Item)] =
             [
                 ("v", .integer(Int64(version))), ("min-chunk", .integer(minimumChunkSize)),

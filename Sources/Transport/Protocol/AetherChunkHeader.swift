@@ -1,21 +1,21 @@
-public import AetherIO
+package import AetherIO
 
 /// `Aether-Chunk` (`docs/PROTOCOL.md` section 3.2): what the client computed over one **uncompressed** chunk or
 /// parity shard. A Structured Fields Dictionary with `length` (Integer), `crc32c` (4-byte Byte Sequence,
 /// big-endian), `sha-256` (32-byte Byte Sequence) and, on data chunks, `link` (the commitment-chain link
 /// `L[index]`, 32 bytes). Members are written in that order; parsing refuses unknown, missing and mistyped members.
-public struct AetherChunkHeader: Sendable, Hashable {
+package struct AetherChunkHeader: Sendable, Hashable {
     /// The uncompressed length in bytes.
-    public var length: Int64
+    package var length: Int64
     /// CRC32C (Castagnoli) of the uncompressed bytes.
-    public var crc32c: UInt32
+    package var crc32c: UInt32
     /// SHA-256 of the uncompressed bytes.
-    public var sha256: Digest32
+    package var sha256: Digest32
     /// The commitment-chain link `L[index]`; nil on parity shards.
-    public var link: Digest32?
+    package var link: Digest32?
 
     /// A header.
-    public init(length: Int64, crc32c: UInt32, sha256: Digest32, link: Digest32? = nil) {
+    package init(length: Int64, crc32c: UInt32, sha256: Digest32, link: Digest32? = nil) {
         self.length = length
         self.crc32c = crc32c
         self.sha256 = sha256
@@ -23,7 +23,7 @@ public struct AetherChunkHeader: Sendable, Hashable {
     }
 
     /// Parses a field value.
-    public init(parsing value: String) throws(AetherProtocolError) {
+    package init(parsing value: String) throws(AetherProtocolError) {
         let members = try AetherHeaderMembers(value, field: AetherWire.chunkField)
         try members.refuseUnknown(["length", "crc32c", "sha-256", "link"])
         length = try members.integer("length", 0...AetherWire.maximumInteger)
@@ -34,7 +34,7 @@ public struct AetherChunkHeader: Sendable, Hashable {
     }
 
     /// The field value, e.g. `length=5, crc32c=:4pyS7A==:, sha-256=:...:, link=:...:`.
-    public var fieldValue: String {
+    package var fieldValue: String {
         var members: [(key: String, value: StructuredField.Item)] = [
             ("length", .integer(length)),
             (

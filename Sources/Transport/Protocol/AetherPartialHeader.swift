@@ -1,20 +1,20 @@
 /// `Aether-Partial` (`docs/PROTOCOL.md` section 3.2.2), on a `409 partial-mismatch`: `index=i, received=q`, the
 /// chunk a continuation named and how many of its bytes the receiver holds (0: none). The client continues from `q`
 /// (or sends the chunk whole when `q` is 0).
-public struct AetherPartialHeader: Sendable, Hashable {
+package struct AetherPartialHeader: Sendable, Hashable {
     /// The chunk.
-    public var index: Int
+    package var index: Int
     /// Bytes of it the receiver holds, from its first.
-    public var received: Int64
+    package var received: Int64
 
     /// A value.
-    public init(index: Int, received: Int64) {
+    package init(index: Int, received: Int64) {
         self.index = index
         self.received = received
     }
 
     /// Parses a field value; unknown, missing and mistyped members are refused.
-    public init(parsing value: String) throws(AetherProtocolError) {
+    package init(parsing value: String) throws(AetherProtocolError) {
         let members = try AetherHeaderMembers(value, field: AetherWire.partialField)
         try members.refuseUnknown(["index", "received"])
         index = Int(try members.integer("index", 0...Int64(AetherWire.maximumChunks)))
@@ -22,7 +22,7 @@ public struct AetherPartialHeader: Sendable, Hashable {
     }
 
     /// The field value, e.g. `index=3, received=524288`.
-    public var fieldValue: String {
+    package var fieldValue: String {
         StructuredField.serialize(dictionary: [
             ("index", .integer(Int64(index))), ("received", .integer(received)),
         ])

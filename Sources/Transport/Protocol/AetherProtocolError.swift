@@ -4,9 +4,9 @@
 /// `400 malformed-request` (or `413 too-large` for `.tooLarge` and `.decodedTooLarge`) naming it.
 ///
 /// Messages name members and limits, never the values of tokens, keys or file contents.
-public struct AetherProtocolError: Error, Sendable, CustomStringConvertible {
+package struct AetherProtocolError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as a value callers can compare. New codes do not break callers.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case malformed, unknownMember, missingMember, wrongType, outOfRange, inconsistent, tooLarge
             case decodedTooLarge, corruptEncoding, truncatedEncoding, codingFailed, versionUnsupported
@@ -14,44 +14,44 @@ public struct AetherProtocolError: Error, Sendable, CustomStringConvertible {
         private let base: Base
         private init(_ base: Base) { self.base = base }
         /// The text is not a Structured Field, not JSON, or not in the form the document requires.
-        public static let malformed = Code(.malformed)
+        package static let malformed = Code(.malformed)
         /// A JSON object has a member the document does not define.
-        public static let unknownMember = Code(.unknownMember)
+        package static let unknownMember = Code(.unknownMember)
         /// A required member is absent.
-        public static let missingMember = Code(.missingMember)
+        package static let missingMember = Code(.missingMember)
         /// A member has another type than the document defines.
-        public static let wrongType = Code(.wrongType)
+        package static let wrongType = Code(.wrongType)
         /// A number, a length or a count is outside its stated range.
-        public static let outOfRange = Code(.outOfRange)
+        package static let outOfRange = Code(.outOfRange)
         /// Members that must agree do not (`chunks` and `size`, a bitmap's length and its count, ...).
-        public static let inconsistent = Code(.inconsistent)
+        package static let inconsistent = Code(.inconsistent)
         /// The document or field is longer than the limit checked before parsing.
-        public static let tooLarge = Code(.tooLarge)
+        package static let tooLarge = Code(.tooLarge)
         /// A content decoder would produce more bytes than its limit (a decompression bomb, or a chunk longer than
         /// its declared length). Decoding stopped before the limit was passed.
-        public static let decodedTooLarge = Code(.decodedTooLarge)
+        package static let decodedTooLarge = Code(.decodedTooLarge)
         /// The coded bytes are not a valid zstd frame or zlib stream.
-        public static let corruptEncoding = Code(.corruptEncoding)
+        package static let corruptEncoding = Code(.corruptEncoding)
         /// The coded bytes ended before the frame or stream did.
-        public static let truncatedEncoding = Code(.truncatedEncoding)
+        package static let truncatedEncoding = Code(.truncatedEncoding)
         /// The compression library failed for a reason other than the input (out of memory).
-        public static let codingFailed = Code(.codingFailed)
+        package static let codingFailed = Code(.codingFailed)
         /// A document of another version than this code speaks (a spot check of version 1, with no `"v":2`).
-        public static let versionUnsupported = Code(.versionUnsupported)
-        public var description: String { "\(base)" }
+        package static let versionUnsupported = Code(.versionUnsupported)
+        package var description: String { "\(base)" }
     }
 
     /// The error's code.
-    public let code: Code
+    package let code: Code
     /// The header member or JSON member at fault (`"chunkSize"`, `"parity.data"`, `"sha-256"`), when there is one.
-    public let member: String?
+    package let member: String?
     /// A message for people.
-    public let message: String
+    package let message: String
     /// Source location that threw.
-    public let location: String
+    package let location: String
 
     /// Creates an error; `location` defaults to the caller's file and line.
-    public init(
+    package init(
         _ code: Code, member: String? = nil, _ message: String, file: StaticString = #fileID, line: UInt = #line
     ) {
         self.code = code
@@ -60,7 +60,7 @@ public struct AetherProtocolError: Error, Sendable, CustomStringConvertible {
         self.location = "\(file):\(line)"
     }
 
-    public var description: String {
+    package var description: String {
         if let member { return "AetherProtocolError(\(code), \(member)): \(message)" }
         return "AetherProtocolError(\(code)): \(message)"
     }

@@ -1,19 +1,19 @@
 /// `Aether-Received` (`docs/PROTOCOL.md` section 3.4), on `HEAD /uploads/{id}`: `chunks=N, prefix=P`, the number
 /// of stored chunks and the length in chunks of the stored prefix.
-public struct AetherReceivedHeader: Sendable, Hashable {
+package struct AetherReceivedHeader: Sendable, Hashable {
     /// Stored chunks.
-    public var chunks: Int
+    package var chunks: Int
     /// Contiguous stored chunks from index 0 (at most `chunks`).
-    public var prefix: Int
+    package var prefix: Int
 
     /// A value.
-    public init(chunks: Int, prefix: Int) {
+    package init(chunks: Int, prefix: Int) {
         self.chunks = chunks
         self.prefix = prefix
     }
 
     /// Parses a field value; unknown members are refused, `prefix` above `chunks` is `.inconsistent`.
-    public init(parsing value: String) throws(AetherProtocolError) {
+    package init(parsing value: String) throws(AetherProtocolError) {
         let members = try AetherHeaderMembers(value, field: AetherWire.receivedField)
         try members.refuseUnknown(["chunks", "prefix"])
         chunks = Int(try members.integer("chunks", 0...Int64(AetherWire.maximumChunks)))
@@ -24,7 +24,7 @@ public struct AetherReceivedHeader: Sendable, Hashable {
     }
 
     /// The field value.
-    public var fieldValue: String {
+    package var fieldValue: String {
         StructuredField.serialize(dictionary: [
             ("chunks", .integer(Int64(chunks))), ("prefix", .integer(Int64(prefix))),
         ])

@@ -1,4 +1,4 @@
-public import AetherIO
+package import AetherIO
 
 /// `Aether-Chunk` of a run request (`docs/PROTOCOL.md` section 3.2.1): `count` consecutive chunks from the path's
 /// index in one body. Members, in this order: `count` (Integer, 1...65535), `length` (Integer, the chunks' bytes,
@@ -6,23 +6,23 @@ public import AetherIO
 /// first chunk), `crc32c` and `sha-256` (inner lists of `count` Byte Sequences of 4 and 32 bytes, one per chunk in
 /// order) and, optionally, `link` (the commitment-chain link of the run's last chunk, 32 bytes). Parsing refuses
 /// unknown, missing and mistyped members, lists whose length is not `count` and a `from` not in 1..<`length`.
-public struct AetherRunHeader: Sendable, Hashable {
+package struct AetherRunHeader: Sendable, Hashable {
     /// Chunks in the run.
-    public var count: Int
+    package var count: Int
     /// The chunks' length in bytes (every chunk's full length added; a continuation's body is `length - from`).
-    public var length: Int64
+    package var length: Int64
     /// Where the body starts in the first chunk: nil (or 0) for a whole run; a continuation (section 3.2.2) carries
     /// the first chunk from byte `from` on, the receiver holding its first `from` bytes.
-    public var from: Int64?
+    package var from: Int64?
     /// CRC32C of each chunk, in order.
-    public var crc32c: [UInt32]
+    package var crc32c: [UInt32]
     /// SHA-256 of each chunk, in order.
-    public var sha256: [Digest32]
+    package var sha256: [Digest32]
     /// The link `L[first + count - 1]`, which commits to every chunk before it.
-    public var link: Digest32?
+    package var link: Digest32?
 
     /// A header.
-    public init(length: Int64, crc32c: [UInt32], sha256: [Digest32], link: Digest32? = nil, from: Int64? = nil) {
+    package init(length: Int64, crc32c: [UInt32], sha256: [Digest32], link: Digest32? = nil, from: Int64? = nil) {
         self.count = sha256.count
         self.length = length
         self.from = from
@@ -32,13 +32,13 @@ public struct AetherRunHeader: Sendable, Hashable {
     }
 
     /// Whether an `Aether-Chunk` value describes a run (it has a `count` member).
-    public static func isRun(_ value: String) -> Bool {
+    package static func isRun(_ value: String) -> Bool {
         guard let members = StructuredField.dictionary(value) else { return false }
         return members.contains { $0.key == "count" }
     }
 
     /// Parses a field value.
-    public init(parsing value: String) throws(AetherProtocolError) {
+    package init(parsing value: String) throws(AetherProtocolError) {
         let members = try AetherHeaderMembers(value, field: AetherWire.chunkField)
         try members.refuseUnknown(["count", "length", "from", "crc32c", "sha-256", "link"])
         count = Int(try members.integer("count", 1...65_535))
@@ -84,11 +84,11 @@ public struct AetherRunHeader: Sendable, Hashable {
     }
 
     /// The bytes the body carries: `length`, less `from` for a continuation.
-    public var bodyLength: Int64 { length - (from ?? 0) }
+    package var bodyLength: Int64 { length - (from ?? 0) }
 
     /// The field value, e.g. `count=2, length=8, crc32c=(:...: :...:), sha-256=(:...: :...:), link=:...:`; `from`
     /// after `length` when it is above 0.
-    public var fieldValue: String {
+    package var fieldValue: String {
         func bigEndian(_ value: UInt32) -> [UInt8] {
             [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
         }
@@ -105,20 +105,20 @@ public struct AetherRunHeader: Sendable, Hashable {
 /// first chunk), `count` (how many of the run's chunks, from the first, are stored; 0...65535) and `sha-256` (an inner
 /// list of their SHA-256 as the receiver computed them). Sent with the success answer and with a problem answer
 /// that stopped the run part way.
-public struct AetherRunReceiptHeader: Sendable, Hashable {
+package struct AetherRunReceiptHeader: Sendable, Hashable {
     /// The run's first chunk.
-    public var index: Int
+    package var index: Int
     /// SHA-256 of each stored chunk, from the first.
-    public var sha256: [Digest32]
+    package var sha256: [Digest32]
 
     /// A receipt.
-    public init(index: Int, sha256: [Digest32]) {
+    package init(index: Int, sha256: [Digest32]) {
         self.index = index
         self.sha256 = sha256
     }
 
     /// Parses a field value; unknown members are refused.
-    public init(parsing value: String) throws(AetherProtocolError) {
+    package init(parsing value: String) throws(AetherProtocolError) {
         let members = try AetherHeaderMembers(value, field: AetherWire.runReceiptField)
         try members.refuseUnknown(["index", "count", "sha-256"])
         index = Int(try members.integer("index", 0...Int64(AetherWire.maximumChunks)))
@@ -140,7 +140,7 @@ public struct AetherRunReceiptHeader: Sendable, Hashable {
     }
 
     /// The field value, e.g. `index=4, count=2, sha-256=(:...: :...:)`.
-    public var fieldValue: String {
+    package var fieldValue: String {
         "index=\(index), count=\(sha256.count), sha-256=("
             + sha256.map { StructuredField.serialize($0.bytes) }.joined(separator: " ") + ")"
     }

@@ -2,64 +2,64 @@ import AetherIntegrity
 
 /// Names of the native protocol `aether/1` (`docs/PROTOCOL.md` sections 2-7): header fields, media types, paths
 /// and the bounds both sides check before parsing.
-public enum AetherWire {
+package enum AetherWire {
     /// The protocol version this code speaks, sent as `Aether-Protocol: 1` and as `v=1` in the capabilities.
-    public static let version = 1
+    package static let version = 1
 
     /// `Aether-Protocol`: on every native request and answer.
-    public static let protocolField = "Aether-Protocol"
+    package static let protocolField = "Aether-Protocol"
     /// `Aether-Capabilities` (section 2).
-    public static let capabilitiesField = "Aether-Capabilities"
+    package static let capabilitiesField = "Aether-Capabilities"
     /// `Aether-Chunk` (section 3.2).
-    public static let chunkField = "Aether-Chunk"
+    package static let chunkField = "Aether-Chunk"
     /// `Aether-Receipt` (section 3.2).
-    public static let receiptField = "Aether-Receipt"
+    package static let receiptField = "Aether-Receipt"
     /// `Aether-Run-Receipt` (section 3.2.1).
-    public static let runReceiptField = "Aether-Run-Receipt"
+    package static let runReceiptField = "Aether-Run-Receipt"
     /// `Aether-Received` (section 3.4).
-    public static let receivedField = "Aether-Received"
+    package static let receivedField = "Aether-Received"
     /// `Aether-Partial` (section 3.2.2): what the receiver holds of a chunk a continuation named.
-    public static let partialField = "Aether-Partial"
+    package static let partialField = "Aether-Partial"
     /// `Aether-Partials: ?1` on `GET /uploads/{id}` (section 3.5): the status document is to list the received
     /// prefixes of cut chunks (`partials`). A client of before section 3.2.2 does not send it and gets the document
     /// it parses.
-    public static let partialsRequestField = "Aether-Partials"
+    package static let partialsRequestField = "Aether-Partials"
 
     /// The create request's body (section 3.1).
-    public static let createMediaType = "application/aether-upload+json"
+    package static let createMediaType = "application/aether-upload+json"
     /// The status document (section 3.5).
-    public static let statusMediaType = "application/aether-status+json"
+    package static let statusMediaType = "application/aether-status+json"
     /// The challenge request and answer (section 3.6).
-    public static let challengeMediaType = "application/aether-challenge+json"
+    package static let challengeMediaType = "application/aether-challenge+json"
     /// A proof-of-possession response (section 3.7).
-    public static let possessionMediaType = "application/aether-possession"
+    package static let possessionMediaType = "application/aether-possession"
     /// The complete request (section 3.8).
-    public static let completeMediaType = "application/aether-complete+json"
+    package static let completeMediaType = "application/aether-complete+json"
     /// The receipt (section 3.8).
-    public static let receiptMediaType = "application/aether-receipt+json"
+    package static let receiptMediaType = "application/aether-receipt+json"
     /// RFC 9457 problem details (section 7).
-    public static let problemMediaType = "application/problem+json"
+    package static let problemMediaType = "application/problem+json"
 
     /// The largest JSON document either side parses (64 KiB); longer ones are `.tooLarge` before parsing. A status
     /// document of 1,048,576 chunks carries a 128 KiB bitmap (175 KiB of base64), so status documents have their own
     /// bound, `maximumStatusDocumentBytes`.
-    public static let maximumDocumentBytes = 64 << 10
+    package static let maximumDocumentBytes = 64 << 10
     /// The largest status document parsed: two bitmaps of `maximumChunks` bits in base64, `maximumPartials` partials
     /// of two 15-digit integers each, plus the rest.
-    public static let maximumStatusDocumentBytes =
+    package static let maximumStatusDocumentBytes =
         2 * ((maximumChunks / 8 + 2) / 3 * 4) + maximumPartials * 40 + (16 << 10)
     /// The most partials (received prefixes of cut chunks, section 3.2.2) one status document lists.
-    public static let maximumPartials = 256
+    package static let maximumPartials = 256
     /// The most chunks one upload may have on any receiver (section 2's default `max-chunks`); documents that
     /// count chunks are refused above it.
-    public static let maximumChunks = 1 << 20
+    package static let maximumChunks = 1 << 20
     /// The largest size, offset or length a document or field carries (RFC 9651's 15-digit integers).
-    public static let maximumInteger: Int64 = 999_999_999_999_999
+    package static let maximumInteger: Int64 = 999_999_999_999_999
     /// Chunk sizes are multiples of this (16 KiB).
-    public static let chunkAlignment: Int64 = 16 << 10
+    package static let chunkAlignment: Int64 = 16 << 10
     /// The most indices one challenge may name (section 3.6).
-    public static let maximumChallengeIndices = 64
+    package static let maximumChallengeIndices = 64
     /// The spot-check version both sides speak (`"v":2` in challenges and answers, `challenge-v=2` in the
     /// capabilities, section 3.6): the answer is a MAC over the stored bytes (`ByzantineChallenge`).
-    public static let spotCheckVersion = ByzantineChallenge.version
+    package static let spotCheckVersion = ByzantineChallenge.version
 }

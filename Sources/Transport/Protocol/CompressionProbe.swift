@@ -1,13 +1,13 @@
 /// Whether compressing a chunk pays (`docs/PROTOCOL.md` section 3.2): compress a sample (the first
 /// `sampleSize` bytes, 32 KiB) at level 1 and pay only when it saves at least `minimumSaving` (10%).
-public enum CompressionProbe {
+package enum CompressionProbe {
     /// The sample's length.
-    public static let sampleSize = 32 << 10
+    package static let sampleSize = 32 << 10
     /// The smallest saving that pays, as a fraction of the sample.
-    public static let minimumSaving = 0.10
+    package static let minimumSaving = 0.10
 
     /// The sample's compressed size over its size (0 ... ~1.0), or nil for an empty sample or a coder failure.
-    public static func ratio(_ bytes: some Sequence<UInt8>, coding: ContentCoding) -> Double? {
+    package static func ratio(_ bytes: some Sequence<UInt8>, coding: ContentCoding) -> Double? {
         let sample = Array(bytes.prefix(sampleSize))
         guard !sample.isEmpty, let encoder = try? ContentEncoder(coding, level: 1),
             let body = try? encoder.update(sample), let tail = try? encoder.finish()
@@ -16,7 +16,7 @@ public enum CompressionProbe {
     }
 
     /// True when compressing `bytes` with `coding` saves at least 10% on the sample.
-    public static func pays(_ bytes: some Sequence<UInt8>, coding: ContentCoding) -> Bool {
+    package static func pays(_ bytes: some Sequence<UInt8>, coding: ContentCoding) -> Bool {
         guard let ratio = ratio(bytes, coding: coding) else { return false }
         return ratio <= 1 - minimumSaving
     }

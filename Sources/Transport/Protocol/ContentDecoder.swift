@@ -4,20 +4,20 @@
 /// memory). Bytes that are not a zstd frame (or zlib stream) are `.corruptEncoding`; input that ends mid-frame is
 /// `.truncatedEncoding` at `finish`. Not `Sendable`: one request owns one decoder. After an error every call
 /// throws again.
-public final class ContentDecoder {
+package final class ContentDecoder {
     /// The coding.
-    public let coding: ContentCoding
+    package let coding: ContentCoding
     /// The most decoded bytes allowed.
-    public let limit: Int64
+    package let limit: Int64
     /// Decoded bytes produced so far.
-    public private(set) var decodedCount: Int64 = 0
+    package private(set) var decodedCount: Int64 = 0
     private let decompressor: any StreamDecompressor
     private var ended = false
     private var failure: AetherProtocolError?
     private var sawInput = false
 
     /// A decoder that allows at most `limit` decoded bytes (0 ... `AetherWire.maximumInteger`).
-    public init(_ coding: ContentCoding, limit: Int64) throws(AetherProtocolError) {
+    package init(_ coding: ContentCoding, limit: Int64) throws(AetherProtocolError) {
         guard (0...AetherWire.maximumInteger).contains(limit) else {
             throw AetherProtocolError(.outOfRange, "the decoded-size limit \(limit) is negative or too large")
         }
@@ -33,7 +33,7 @@ public final class ContentDecoder {
     }
 
     /// Decodes `bytes`; returns the decoded bytes they completed (possibly none).
-    public func update(_ bytes: some Sequence<UInt8>) throws(AetherProtocolError) -> [UInt8] {
+    package func update(_ bytes: some Sequence<UInt8>) throws(AetherProtocolError) -> [UInt8] {
         if let failure { throw failure }
         var out: [UInt8] = []
         let budget = Int(min(limit - decodedCount, Int64(Int.max - 1)))
@@ -54,7 +54,7 @@ public final class ContentDecoder {
     }
 
     /// Checks that the input ended at the end of a frame (or stream).
-    public func finish() throws(AetherProtocolError) {
+    package func finish() throws(AetherProtocolError) {
         if let failure { throw failure }
         if !sawInput || !ended { _ = try fail(.truncatedEncoding, "the \(coding) body ends before its frame does") }
     }
@@ -66,7 +66,7 @@ public final class ContentDecoder {
     }
 
     /// One whole body decoded, at most `limit` bytes.
-    public static func decode(
+    package static func decode(
         _ bytes: some Sequence<UInt8>, _ coding: ContentCoding, limit: Int64
     ) throws(AetherProtocolError) -> [UInt8] {
         let decoder = try ContentDecoder(coding, limit: limit)

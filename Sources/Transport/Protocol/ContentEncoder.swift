@@ -1,14 +1,14 @@
 /// A streaming encoder of one content coding (`docs/PROTOCOL.md` section 3.2): feed bytes with `update`, end
 /// with `finish`; the concatenated outputs are one zstd frame or one zlib stream. Not `Sendable`: one request
 /// owns one encoder.
-public final class ContentEncoder {
+package final class ContentEncoder {
     /// The coding.
-    public let coding: ContentCoding
+    package let coding: ContentCoding
     private let compressor: any StreamCompressor
     private var finished = false
 
     /// The level used when none is given: zstd 3 (its default), deflate 6 (zlib's default).
-    public static func defaultLevel(_ coding: ContentCoding) -> Int {
+    package static func defaultLevel(_ coding: ContentCoding) -> Int {
         switch coding {
         case .zstd: 3
         case .deflate: 6
@@ -16,7 +16,7 @@ public final class ContentEncoder {
     }
 
     /// An encoder at `level` (zstd 1 ... 19, deflate 1 ... 9; nil: the default).
-    public init(_ coding: ContentCoding, level: Int? = nil) throws(AetherProtocolError) {
+    package init(_ coding: ContentCoding, level: Int? = nil) throws(AetherProtocolError) {
         let level = level ?? Self.defaultLevel(coding)
         let range = coding == .zstd ? 1...19 : 1...9
         guard range.contains(level) else {
@@ -33,12 +33,12 @@ public final class ContentEncoder {
     }
 
     /// Encodes `bytes`; returns what the coder produced so far (possibly nothing).
-    public func update(_ bytes: some Sequence<UInt8>) throws(AetherProtocolError) -> [UInt8] {
+    package func update(_ bytes: some Sequence<UInt8>) throws(AetherProtocolError) -> [UInt8] {
         try step(bytes, finish: false)
     }
 
     /// Ends the frame or stream; returns the rest of the output. The encoder cannot be used afterwards.
-    public func finish() throws(AetherProtocolError) -> [UInt8] {
+    package func finish() throws(AetherProtocolError) -> [UInt8] {
         try step([UInt8](), finish: true)
     }
 
@@ -55,7 +55,7 @@ public final class ContentEncoder {
     }
 
     /// One whole body encoded.
-    public static func encode(
+    package static func encode(
         _ bytes: some Sequence<UInt8>, _ coding: ContentCoding, level: Int? = nil
     ) throws(AetherProtocolError) -> [UInt8] {
         let encoder = try ContentEncoder(coding, level: level)

@@ -1,26 +1,26 @@
-public import AetherIO
-public import AetherIntegrity
+package import AetherIO
+package import AetherIntegrity
 
 /// The receiver's answer to a spot check of version 2 (`docs/PROTOCOL.md` section 3.6):
 /// `{"answers":[{"index":3,"length":262144,"mac":"<hex>"|null,"offset":0,"proof":{...}|null,"sha256":"<hex>"|null}],
 /// "nonce":"<same>","v":2}`. An answer without `"v"` (version 1: hashes only) is refused with `.versionUnsupported`.
-public struct NativeChallengeAnswer: Sendable, Hashable {
+package struct NativeChallengeAnswer: Sendable, Hashable {
     /// One range's answer.
-    public struct Answer: Sendable, Hashable {
+    package struct Answer: Sendable, Hashable {
         /// The range asked (echoed).
-        public var item: ByzantineChallenge.Item
+        package var item: ByzantineChallenge.Item
         /// `ByzantineChallenge.response(for:bytes:)` over the stored bytes of the range; nil when the chunk is not
         /// stored. The only member that proves the receiver holds the bytes.
-        public var mac: Digest32?
+        package var mac: Digest32?
         /// The chunk's SHA-256 as the receiver recorded it (a claim: it can be kept without the bytes); nil when
         /// none is recorded.
-        public var sha256: Digest32?
+        package var sha256: Digest32?
         /// The chunk's inclusion proof in the Merkle tree over the recorded chunk hashes (a claim as well); nil until
         /// every chunk is stored.
-        public var proof: MerkleProof?
+        package var proof: MerkleProof?
 
         /// An answer.
-        public init(item: ByzantineChallenge.Item, mac: Digest32?, sha256: Digest32?, proof: MerkleProof?) {
+        package init(item: ByzantineChallenge.Item, mac: Digest32?, sha256: Digest32?, proof: MerkleProof?) {
             self.item = item
             self.mac = mac
             self.sha256 = sha256
@@ -29,12 +29,12 @@ public struct NativeChallengeAnswer: Sendable, Hashable {
     }
 
     /// One answer per range asked, in the order asked.
-    public var answers: [Answer]
+    package var answers: [Answer]
     /// The request's nonce.
-    public var nonce: [UInt8]
+    package var nonce: [UInt8]
 
     /// An answer document.
-    public init(answers: [Answer], nonce: [UInt8]) {
+    package init(answers: [Answer], nonce: [UInt8]) {
         self.answers = answers
         self.nonce = nonce
     }
@@ -42,7 +42,7 @@ public struct NativeChallengeAnswer: Sendable, Hashable {
     /// Parses and checks a body: `"v":2` first, at most 64 answers, the proof's `leafIndex` equal to the answer's
     /// index, a proof of a possible shape (`MerkleProof`'s own check), no proof without a hash and no hash without
     /// a MAC (a recorded hash of bytes the receiver cannot read back).
-    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+    package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let value = try JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes)
         try NativeChallengeRequest.refuseOtherVersions(value, document: "answer")
         let reader = try JSONObjectReader(value, allowed: ["answers", "nonce", "v"])
@@ -110,7 +110,7 @@ public struct NativeChallengeAnswer: Sendable, Hashable {
     }
 
     /// The canonical body.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         let values: [JSONValue] = answers.map { answer in
             var proof = JSONValue.null
             if let value = answer.proof {

@@ -1,32 +1,32 @@
-public import AetherIntegrity
+package import AetherIntegrity
 
 /// A Byzantine spot check of version 2 (`docs/PROTOCOL.md` section 3.6), `application/aether-challenge+json`:
 /// `{"items":[{"index":3,"length":262144,"offset":0}],"nonce":"<32 bytes base64>","v":2}`.
 ///
 /// A document without `"v"` is the old version 1 (`{"indices":[...],"nonce":...}`, answered with chunk hashes that a
 /// server can keep without the bytes): it is refused with `.versionUnsupported`, never read as version 2.
-public struct NativeChallengeRequest: Sendable, Hashable {
+package struct NativeChallengeRequest: Sendable, Hashable {
     /// The ranges asked (1 ... 64, distinct indices, each in `0 ..< AetherWire.maximumChunks`).
-    public var items: [ByzantineChallenge.Item]
+    package var items: [ByzantineChallenge.Item]
     /// 32 random bytes: the MAC key of every answer, repeated in the answer.
-    public var nonce: [UInt8]
+    package var nonce: [UInt8]
 
     /// A request; `validate()` checks it.
-    public init(items: [ByzantineChallenge.Item], nonce: [UInt8]) {
+    package init(items: [ByzantineChallenge.Item], nonce: [UInt8]) {
         self.items = items
         self.nonce = nonce
     }
 
     /// The request that sends `challenge`.
-    public init(_ challenge: ByzantineChallenge) {
+    package init(_ challenge: ByzantineChallenge) {
         self.init(items: challenge.items, nonce: challenge.nonce)
     }
 
     /// The bytes the ranges add up to: what the receiver reads to answer.
-    public var totalBytes: Int64 { items.reduce(0) { $0 + $1.length } }
+    package var totalBytes: Int64 { items.reduce(0) { $0 + $1.length } }
 
     /// Checks the counts and ranges.
-    public func validate() throws(AetherProtocolError) {
+    package func validate() throws(AetherProtocolError) {
         guard (1...AetherWire.maximumChallengeIndices).contains(items.count) else {
             throw AetherProtocolError(.outOfRange, member: "items", "a challenge names 1...64 chunks")
         }
@@ -46,7 +46,7 @@ public struct NativeChallengeRequest: Sendable, Hashable {
     }
 
     /// Parses and checks a body; a body of another version (none: version 1) is `.versionUnsupported`.
-    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+    package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let value = try JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes)
         try Self.refuseOtherVersions(value, document: "challenge")
         let reader = try JSONObjectReader(value, allowed: ["items", "nonce", "v"])
@@ -99,7 +99,7 @@ public struct NativeChallengeRequest: Sendable, Hashable {
     }
 
     /// The canonical body.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         JSONValue.object([
             "items": .array(
                 items.map {

@@ -1,19 +1,19 @@
-public import AetherIO
+package import AetherIO
 
 /// The complete request (`docs/PROTOCOL.md` section 3.8), `application/aether-complete+json`:
 /// `{"chainHead":"<hex>","fileSHA256":"<hex>","merkleRoot":"<hex>"}`.
-public struct NativeCompleteRequest: Sendable, Hashable {
+package struct NativeCompleteRequest: Sendable, Hashable {
     /// The commitment chain head the client computed.
-    public var chainHead: Digest32
+    package var chainHead: Digest32
     /// SHA-256 of the whole object.
-    public var fileSHA256: Digest32
+    package var fileSHA256: Digest32
     /// The Merkle root over the chunk hashes.
-    public var merkleRoot: Digest32
+    package var merkleRoot: Digest32
     /// The final object size, sent only for an upload created without one (`NativeCreateRequest.sizeDeferred`).
-    public var size: Int64?
+    package var size: Int64?
 
     /// A request.
-    public init(chainHead: Digest32, fileSHA256: Digest32, merkleRoot: Digest32, size: Int64? = nil) {
+    package init(chainHead: Digest32, fileSHA256: Digest32, merkleRoot: Digest32, size: Int64? = nil) {
         self.chainHead = chainHead
         self.fileSHA256 = fileSHA256
         self.merkleRoot = merkleRoot
@@ -21,7 +21,7 @@ public struct NativeCompleteRequest: Sendable, Hashable {
     }
 
     /// Parses a body.
-    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+    package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
             allowed: ["chainHead", "fileSHA256", "merkleRoot", "size"])
@@ -34,7 +34,7 @@ public struct NativeCompleteRequest: Sendable, Hashable {
     }
 
     /// The canonical body.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var members: [String: JSONValue] = [
             "chainHead": .string(chainHead.hex), "fileSHA256": .string(fileSHA256.hex),
             "merkleRoot": .string(merkleRoot.hex),

@@ -1,6 +1,6 @@
 extension NativeCreateRequest {
     /// A request for an upload whose size is known only at completion (`"size":null`, no `chunks`).
-    public static func deferred(
+    package static func deferred(
         chunkSize: Int64, chainSessionID: String, contentID: String? = nil
     ) -> NativeCreateRequest {
         var request = NativeCreateRequest(

@@ -1,25 +1,25 @@
 import AetherIntegrity
 
 /// The create request (`docs/PROTOCOL.md` section 3.1), `application/aether-upload+json`.
-public struct NativeCreateRequest: Sendable, Hashable {
+package struct NativeCreateRequest: Sendable, Hashable {
     /// The object size in bytes.
-    public var size: Int64
+    package var size: Int64
     /// Every chunk but the last has this many bytes (a multiple of 16 KiB).
-    public var chunkSize: Int64
+    package var chunkSize: Int64
     /// The chunk count: `ceil(size / chunkSize)`, 1 for an empty object.
-    public var chunks: Int
+    package var chunks: Int
     /// The commitment chain's session id (1 ... 256 UTF-8 bytes).
-    public var chainSessionID: String
+    package var chainSessionID: String
     /// The object's ACI when known in advance (`aci:1:sha256:<hex>`).
-    public var contentID: String?
+    package var contentID: String?
     /// The parity scheme, if parity shards will be sent.
-    public var parity: ParityScheme?
+    package var parity: ParityScheme?
     /// The size-unknown form (a file followed while it grows): `"size":null` on the wire, no `chunks`; `size` and
     /// `chunks` are then 0 here and the completion gives the final size (`NativeCompleteRequest.size`).
-    public var sizeDeferred = false
+    package var sizeDeferred = false
 
     /// A request; `validate()` (called by `jsonBytes` users and by parsing) checks it.
-    public init(
+    package init(
         size: Int64, chunkSize: Int64, chunks: Int, chainSessionID: String, contentID: String? = nil,
         parity: ParityScheme? = nil
     ) {
@@ -32,12 +32,12 @@ public struct NativeCreateRequest: Sendable, Hashable {
     }
 
     /// The chunk count an object of `size` bytes has in chunks of `chunkSize`.
-    public static func chunkCount(size: Int64, chunkSize: Int64) -> Int {
+    package static func chunkCount(size: Int64, chunkSize: Int64) -> Int {
         size == 0 || chunkSize <= 0 ? 1 : Int((size + chunkSize - 1) / chunkSize)
     }
 
     /// Checks every rule of section 3.1 that does not depend on the receiver's limits.
-    public func validate() throws(AetherProtocolError) {
+    package func validate() throws(AetherProtocolError) {
         if sizeDeferred {
             try validateDeferred()
             return
@@ -68,7 +68,7 @@ public struct NativeCreateRequest: Sendable, Hashable {
     }
 
     /// Parses and validates a body (at most `AetherWire.maximumDocumentBytes`).
-    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+    package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
             allowed: ["chainSessionID", "chunkSize", "chunks", "contentID", "parity", "size"])
@@ -96,7 +96,7 @@ public struct NativeCreateRequest: Sendable, Hashable {
     }
 
     /// The canonical body.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var members: [String: JSONValue] = [
             "chainSessionID": .string(chainSessionID), "chunkSize": .integer(chunkSize), "chunks": .integer(chunks),
             "size": .integer(size),

@@ -1,27 +1,27 @@
-public import AetherIO
+package import AetherIO
 
 /// The receipt (`docs/PROTOCOL.md` section 3.8), `application/aether-receipt+json`: every value is the
 /// receiver's own computation from stored bytes.
-public struct NativeReceipt: Sendable, Hashable {
+package struct NativeReceipt: Sendable, Hashable {
     /// The upload id.
-    public var id: String
+    package var id: String
     /// The object size.
-    public var size: Int64
+    package var size: Int64
     /// The chunk count.
-    public var chunks: Int
+    package var chunks: Int
     /// SHA-256 of the whole object.
-    public var fileSHA256: Digest32
+    package var fileSHA256: Digest32
     /// The Merkle root over the stored chunk hashes.
-    public var merkleRoot: Digest32
+    package var merkleRoot: Digest32
     /// The commitment chain head recomputed from the stored chunk hashes.
-    public var chainHead: Digest32
+    package var chainHead: Digest32
     /// The object's CIDv1 (`bafkrei...`, raw codec, SHA-256).
-    public var cid: String
+    package var cid: String
     /// When the upload completed, seconds since 1970 (sent as RFC 3339 UTC).
-    public var completedAt: Int64
+    package var completedAt: Int64
 
     /// A receipt.
-    public init(
+    package init(
         id: String, size: Int64, chunks: Int, fileSHA256: Digest32, merkleRoot: Digest32, chainHead: Digest32,
         cid: String, completedAt: Int64
     ) {
@@ -36,7 +36,7 @@ public struct NativeReceipt: Sendable, Hashable {
     }
 
     /// Parses and checks a body.
-    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+    package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
             allowed: ["chainHead", "chunks", "cid", "completedAt", "fileSHA256", "id", "merkleRoot", "size"])
@@ -60,7 +60,7 @@ public struct NativeReceipt: Sendable, Hashable {
     }
 
     /// The canonical body.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         JSONValue.object([
             "chainHead": .string(chainHead.hex), "chunks": .integer(chunks), "cid": .string(cid),
             "completedAt": .string(RFC3339Time.format(completedAt)), "fileSHA256": .string(fileSHA256.hex),

@@ -1,77 +1,77 @@
-public import AetherIO
+package import AetherIO
 
 /// The status document (`docs/PROTOCOL.md` section 3.5), `application/aether-status+json`: the answer to create
 /// and to `GET /uploads/{id}`, and the body of a `409 incomplete`.
-public struct NativeStatusDocument: Sendable, Hashable {
+package struct NativeStatusDocument: Sendable, Hashable {
     /// An upload's state.
-    public enum State: String, Sendable, Hashable, CaseIterable {
+    package enum State: String, Sendable, Hashable, CaseIterable {
         case open, complete, failed, expired
     }
 
     /// The parity part: the scheme and which shards are stored (`group * parity + shard`).
-    public struct Parity: Sendable, Hashable {
+    package struct Parity: Sendable, Hashable {
         /// The scheme.
-        public var scheme: ParityScheme
+        package var scheme: ParityScheme
         /// Stored shards, `groups * scheme.parity` bits.
-        public var received: ChunkBitmap
+        package var received: ChunkBitmap
 
         /// A parity status.
-        public init(scheme: ParityScheme, received: ChunkBitmap) {
+        package init(scheme: ParityScheme, received: ChunkBitmap) {
             self.scheme = scheme
             self.received = received
         }
     }
 
     /// The received prefix of a chunk whose request was cut (section 3.2.2): a continuation from `received` goes on.
-    public struct Partial: Sendable, Hashable {
+    package struct Partial: Sendable, Hashable {
         /// The chunk.
-        public var index: Int
+        package var index: Int
         /// Bytes of it the receiver holds, from its first (1 ... its length - 1).
-        public var received: Int64
+        package var received: Int64
 
         /// A partial.
-        public init(index: Int, received: Int64) {
+        package init(index: Int, received: Int64) {
             self.index = index
             self.received = received
         }
     }
 
     /// The upload id (26 characters of lowercase base32).
-    public var id: String
+    package var id: String
     /// The object size.
-    public var size: Int64
+    package var size: Int64
     /// The chunk size.
-    public var chunkSize: Int64
+    package var chunkSize: Int64
     /// The chunk count.
-    public var chunks: Int
+    package var chunks: Int
     /// Stored chunks, `chunks` bits.
-    public var received: ChunkBitmap
+    package var received: ChunkBitmap
     /// The last index whose link the receiver checked, or -1.
-    public var chainVerifiedThrough: Int
+    package var chainVerifiedThrough: Int
     /// The commitment-chain link of chunk `chainVerifiedThrough` (`"chainLink":"<hex>"`): the head of the chain over
     /// the checked prefix, which a resuming client compares with its own (resume level 3). nil before any chunk was
     /// checked, and from a receiver that does not report it.
-    public var chainLink: Digest32?
+    package var chainLink: Digest32?
     /// When the upload expires if left idle, seconds since 1970 (sent as RFC 3339 UTC).
-    public var expires: Int64
+    package var expires: Int64
     /// The parity status, when the upload has parity.
-    public var parity: Parity?
+    package var parity: Parity?
     /// The serialized `PossessionChallenge` when the receiver holds the object (section 3.7).
-    public var possessionChallenge: [UInt8]?
+    package var possessionChallenge: [UInt8]?
     /// The state.
-    public var state: State
+    package var state: State
     /// True while the upload's size is unknown (created with `"size":null`): `size` is then 0 and `chunks` the
     /// extent of the bitmap (the highest stored index + 1); on the wire `"size":null`.
-    public var sizeDeferred = false
+    package var sizeDeferred = false
     /// The received prefixes of cut chunks, by index (`"partials":[[index, received], ...]`), when the request asked
     /// for them (`Aether-Partials: ?1`, section 3.5); nil: the member is absent.
-    public var partials: [Partial]?
+    package var partials: [Partial]?
 
     /// The longest possession challenge accepted.
-    public static let maximumChallengeBytes = 16 << 10
+    package static let maximumChallengeBytes = 16 << 10
 
     /// A status document.
-    public init(
+    package init(
         id: String, size: Int64, chunkSize: Int64, chunks: Int, received: ChunkBitmap, chainVerifiedThrough: Int,
         expires: Int64, parity: Parity? = nil, possessionChallenge: [UInt8]? = nil, state: State
     ) {
@@ -88,13 +88,13 @@ public struct NativeStatusDocument: Sendable, Hashable {
     }
 
     /// Whether `id` has the form of an upload id: 26 characters of `a-z2-7`.
-    public static func isUploadID(_ id: String) -> Bool {
+    package static func isUploadID(_ id: String) -> Bool {
         id.utf8.count == 26
             && id.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x32...0x37).contains($0) }
     }
 
     /// Parses and checks a body (at most `AetherWire.maximumStatusDocumentBytes`).
-    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+    package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumStatusDocumentBytes),
             allowed: [
@@ -187,7 +187,7 @@ public struct NativeStatusDocument: Sendable, Hashable {
     }
 
     /// The canonical body.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var parityValue = JSONValue.null
         if let parity {
             var members = parity.scheme.jsonMembers

@@ -27,7 +27,7 @@ public struct ParityScheme: Sendable, Hashable {
     }
 
     /// Checks the ranges; `path` prefixes the member names in errors.
-    public func validate(path: String = "parity") throws(AetherProtocolError) {
+    package func validate(path: String = "parity") throws(AetherProtocolError) {
         guard Self.knownCodes.contains(code) else {
             throw AetherProtocolError(.outOfRange, member: path + ".code", "parity code is not one of rs8")
         }

@@ -1,27 +1,27 @@
 /// An RFC 9457 problem (`docs/PROTOCOL.md` section 7), `application/problem+json`, with `type`
 /// `urn:aether:problem:{name}`, `title`, `status`, `detail` and, where they apply, `chunk`, `offset` and
 /// `expected`. `detail` never carries key material, tokens or file contents.
-public struct ProblemDocument: Sendable, Hashable {
+package struct ProblemDocument: Sendable, Hashable {
     /// The problem name (`digest-mismatch`): lowercase letters, digits and `-`, at most 64 bytes.
-    public var name: String
+    package var name: String
     /// A short summary for people.
-    public var title: String
+    package var title: String
     /// The HTTP status (400 ... 599).
-    public var status: Int
+    package var status: Int
     /// This occurrence, for people.
-    public var detail: String
+    package var detail: String
     /// The chunk index the problem is about.
-    public var chunk: Int?
+    package var chunk: Int?
     /// The offset the receiver holds.
-    public var offset: Int64?
+    package var offset: Int64?
     /// The value the receiver expected (a length or an offset).
-    public var expected: Int64?
+    package var expected: Int64?
 
     /// The `type` prefix.
-    public static let typePrefix = "urn:aether:problem:"
+    package static let typePrefix = "urn:aether:problem:"
 
     /// A problem.
-    public init(
+    package init(
         name: String, title: String, status: Int, detail: String, chunk: Int? = nil, offset: Int64? = nil,
         expected: Int64? = nil
     ) {
@@ -35,7 +35,7 @@ public struct ProblemDocument: Sendable, Hashable {
     }
 
     /// The `type` member.
-    public var type: String { Self.typePrefix + name }
+    package var type: String { Self.typePrefix + name }
 
     static func isName(_ name: String) -> Bool {
         (1...64).contains(name.utf8.count)
@@ -43,7 +43,7 @@ public struct ProblemDocument: Sendable, Hashable {
     }
 
     /// Parses a body (at most `AetherWire.maximumDocumentBytes`); `title` and `detail` are at most 1,024 bytes.
-    public init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+    package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
             allowed: ["chunk", "detail", "expected", "offset", "status", "title", "type"])
@@ -67,7 +67,7 @@ public struct ProblemDocument: Sendable, Hashable {
     }
 
     /// The canonical body; absent optional members are left out.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var members: [String: JSONValue] = [
             "detail": .string(detail), "status": .integer(status), "title": .string(title), "type": .string(type),
         ]

@@ -5,9 +5,9 @@ import FoundationEssentials
 /// Decimal, String, Token, Byte Sequence, Boolean) with parameters, and Dictionaries. Parsing follows RFC 9651
 /// section 4.2: any failure fails the whole field, which the caller then ignores (nil). Parameters are parsed
 /// and dropped; inner lists are parsed and kept only as "an inner list".
-public enum StructuredField {
+package enum StructuredField {
     /// A bare item.
-    public enum Item: Equatable, Sendable {
+    package enum Item: Equatable, Sendable {
         case integer(Int64)
         case decimal(Double)
         case string(String)
@@ -17,16 +17,16 @@ public enum StructuredField {
     }
 
     /// A Dictionary member's value.
-    public enum Member: Equatable, Sendable {
+    package enum Member: Equatable, Sendable {
         case item(Item)
         case innerList([Item])
     }
 
     /// The longest field value parsed; longer ones fail (a server that sends more is not speaking this protocol).
-    public static let maximumLength = 8192
+    package static let maximumLength = 8192
 
     /// An Item field value (section 4.2.3), or nil when it does not parse.
-    public static func item(_ text: String) -> Item? {
+    package static func item(_ text: String) -> Item? {
         guard text.utf8.count <= maximumLength else { return nil }
         var parser = Parser(Array(text.utf8))
         parser.skipSP()
@@ -37,7 +37,7 @@ public enum StructuredField {
 
     /// A Dictionary field value (section 4.2.2) in order, or nil when it does not parse. A repeated key keeps
     /// its last value in the first key's position, as section 4.2.2 says.
-    public static func dictionary(_ text: String) -> [(key: String, value: Member)]? {
+    package static func dictionary(_ text: String) -> [(key: String, value: Member)]? {
         guard text.utf8.count <= maximumLength else { return nil }
         var parser = Parser(Array(text.utf8))
         var members: [(key: String, value: Member)] = []
@@ -74,13 +74,13 @@ public enum StructuredField {
     }
 
     /// `?1` or `?0` (section 4.1.9).
-    public static func serialize(_ value: Bool) -> String { value ? "?1" : "?0" }
+    package static func serialize(_ value: Bool) -> String { value ? "?1" : "?0" }
 
     /// A byte sequence `:base64:` (section 4.1.8).
-    public static func serialize(_ bytes: [UInt8]) -> String { ":" + Data(bytes).base64EncodedString() + ":" }
+    package static func serialize(_ bytes: [UInt8]) -> String { ":" + Data(bytes).base64EncodedString() + ":" }
 
     /// An Integer (section 4.1.4); nil outside the 15-digit range.
-    public static func serialize(_ value: Int64) -> String? {
+    package static func serialize(_ value: Int64) -> String? {
         abs(value) <= 999_999_999_999_999 ? String(value) : nil
     }
 

@@ -2,19 +2,19 @@
 ///
 /// It routes an answer to its attempt and names the attempt (and the session it may become) between a
 /// state machine and its driver. It is not authenticated by itself (the prologue authenticates it).
-public struct AttemptID: Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct AttemptID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The id as on the wire (big-endian there).
-    public let rawValue: UInt64
+    package let rawValue: UInt64
 
     /// Wraps a non-zero value; nil for zero.
-    public init?(rawValue: UInt64) {
+    package init?(rawValue: UInt64) {
         guard rawValue != 0 else { return nil }
         self.rawValue = rawValue
     }
 
     /// The id in hex.
-    public var description: String { String(rawValue, radix: 16) }
+    package var description: String { String(rawValue, radix: 16) }
 
     /// Orders ids by value.
-    public static func < (lhs: AttemptID, rhs: AttemptID) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: AttemptID, rhs: AttemptID) -> Bool { lhs.rawValue < rhs.rawValue }
 }

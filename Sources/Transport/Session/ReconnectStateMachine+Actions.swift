@@ -1,22 +1,22 @@
-public import AetherSecurity
+package import AetherSecurity
 
 // The machine's vocabulary: what the driver hands in (`Answer`) and what the machine hands out (`Action` and
 // the values it carries).
 extension ReconnectStateMachine {
     /// What the hello of a new attempt says; the driver builds message 1 from it (under `keyID`'s PSK).
-    public struct Hello: Sendable, Hashable {
+    package struct Hello: Sendable, Hashable {
         /// The key the attempt runs under.
-        public let keyID: KeyID
+        package let keyID: KeyID
         /// Connect, reconnect or promote.
-        public let intent: HelloIntent
+        package let intent: HelloIntent
         /// The live session a reconnect replaces (0 for a connect).
-        public let previousSessionID: UInt64
+        package let previousSessionID: UInt64
         /// Wall time plus the learnt offset, strictly increasing across attempts.
-        public let timestamp: UInt64
+        package let timestamp: UInt64
     }
 
     /// A message 2 payload that authenticated under an attempt, as the driver parsed it.
-    public enum Answer: Sendable, Hashable {
+    package enum Answer: Sendable, Hashable {
         /// Accept: the host made the session; the client must confirm it.
         case accept(sessionID: UInt64, hostTime: UInt64, limits: SessionLimits, slots: SlotStatus, hostName: String)
         /// The hello timestamp was too old (or not newer than the last accepted).
@@ -34,7 +34,7 @@ extension ReconnectStateMachine {
     }
 
     /// Why a session went down.
-    public enum DownReason: Sendable, Hashable {
+    package enum DownReason: Sendable, Hashable {
         /// No authenticated record within the liveness timeout.
         case livenessTimeout
         /// The host sent a sealed BYE.
@@ -50,7 +50,7 @@ extension ReconnectStateMachine {
     }
 
     /// Why the machine stopped making attempts for the current intent.
-    public enum GiveUpReason: Sendable, Hashable {
+    package enum GiveUpReason: Sendable, Hashable {
         /// Stale or TooNew again after the one retry with the host's clock.
         case clockRejected
         /// The key can no longer be used (PairAgain, tombstone) and no session is live to fall back to.
@@ -58,21 +58,21 @@ extension ReconnectStateMachine {
     }
 
     /// A session that became live.
-    public struct SessionInfo: Sendable, Hashable {
+    package struct SessionInfo: Sendable, Hashable {
         /// The attempt that made it (the driver's handle on its keys).
-        public let attemptID: AttemptID
+        package let attemptID: AttemptID
         /// The host's session id.
-        public let sessionID: UInt64
+        package let sessionID: UInt64
         /// The key it runs under.
-        public let keyID: KeyID
+        package let keyID: KeyID
         /// The host's limits.
-        public let limits: SessionLimits
+        package let limits: SessionLimits
         /// The host's name from the Accept.
-        public let hostName: String
+        package let hostName: String
     }
 
     /// What the driver must do.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Build message 1 for a new attempt from the hello, keep its bytes, send them.
         case sendMessage1(AttemptID, Hello)
         /// Send the attempt's message 1 again, byte for byte.

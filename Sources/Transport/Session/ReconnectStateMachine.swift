@@ -1,4 +1,4 @@
-public import AetherSecurity
+package import AetherSecurity
 
 /// The device's side of the secure session as a pure state machine: attempts, the live session, draining
 /// sessions and their timers (secure-session v3, "Reconnect state machine", "What counts as live").
@@ -27,9 +27,9 @@ public import AetherSecurity
 /// - **Fallback to the live key only while a session is live.** When the wanted key can no longer be
 ///   used (PairAgain, tombstone, Forget), the machine falls back to the key of the live session, and only
 ///   when one is live; otherwise it makes no further attempts.
-public struct ReconnectStateMachine: Sendable {
+package struct ReconnectStateMachine: Sendable {
     /// The timer constants of secure-session v3 (milliseconds).
-    public typealias Timing = ReconnectTimers
+    package typealias Timing = ReconnectTimers
 
     private(set) var attempts: [ReconnectAttempt] = []
     private(set) var live: LiveSession?
@@ -46,40 +46,40 @@ public struct ReconnectStateMachine: Sendable {
     private var attemptIDs: AttemptIDGenerator
 
     /// A machine with no key wanted. `seed` makes attempt ids reproducible in tests; by default random.
-    public init(seed: UInt64? = nil) {
+    package init(seed: UInt64? = nil) {
         attemptIDs = AttemptIDGenerator(seed: seed)
     }
 
     // MARK: Queries
 
     /// The live session, if any.
-    public var liveSession: SessionInfo? {
+    package var liveSession: SessionInfo? {
         guard let live else { return nil }
         return info(live.attemptID, live.session)
     }
 
     /// Whether a message 2 for this attempt should be tried (the attempt is still waiting for one).
-    public func acceptsMessage2(_ id: AttemptID) -> Bool {
+    package func acceptsMessage2(_ id: AttemptID) -> Bool {
         attempts.first(where: { $0.id == id })?.isHandshake ?? false
     }
 
     /// The attempt whose session has this id and still opens records (live, draining, confirming,
     /// receive-only), or nil.
-    public func attempt(forSession sessionID: UInt64) -> AttemptID? {
+    package func attempt(forSession sessionID: UInt64) -> AttemptID? {
         if let live, live.session.sessionID == sessionID { return live.attemptID }
         if let drain = draining.first(where: { $0.session.sessionID == sessionID }) { return drain.attemptID }
         return attempts.first(where: { $0.session?.sessionID == sessionID })?.id
     }
 
     /// The key an attempt runs under.
-    public func key(of id: AttemptID) -> KeyID? {
+    package func key(of id: AttemptID) -> KeyID? {
         if let live, live.attemptID == id { return live.session.keyID }
         if let drain = draining.first(where: { $0.attemptID == id }) { return drain.session.keyID }
         return attempts.first(where: { $0.id == id })?.keyID
     }
 
     /// The earliest instant at which `timerFired` has work, if any.
-    public var nextDeadline: UInt64? {
+    package var nextDeadline: UInt64? {
         var deadlines = attempts.map(\.deadline) + draining.map(\.until)
         if let live { deadlines += live.deadlines }
         if let retryAt = intent?.retryAt, intent?.suspended == false { deadlines.append(retryAt) }
@@ -90,7 +90,7 @@ public struct ReconnectStateMachine: Sendable {
 
     /// The application wants a session under `keyID` (`pending`: the ring holds it as pending, so the
     /// first connect asks the host to promote it). Starts an attempt unless a session under it is live.
-    public mutating func want(_ keyID: KeyID, pending: Bool, now: SessionTime) -> [Action] {
+    package mutating func want(_ keyID: KeyID, pending: Bool, now: SessionTime) -> [Action] {
         if blockedKeys.contains(keyID) { return finish([.suggestPairing(keyID)]) }
         if let live, live.session.keyID == keyID, !pending {
             newIntent(keyID, pending: false, satisfied: true)
@@ -102,7 +102,7 @@ public struct ReconnectStateMachine: Sendable {
     }
 
     /// The application closes the session: a sealed BYE, then nothing more until it wants a key again.
-    public mutating func close(now: SessionTime) -> [Action] {
+    package mutating func close(now: SessionTime) -> [Action] {
         var actions: [Action] = []
         if let live {
             actions += [
@@ -119,7 +119,7 @@ public struct ReconnectStateMachine: Sendable {
     }
 
     /// The application forgot a key: a live session under it ends with a BYE, its attempts are discarded.
-    public mutating func forget(_ keyID: KeyID, now: SessionTime) -> [Action] {
+    package mutating func forget(_ keyID: KeyID, now: SessionTime) -> [Action] {
         var actions: [Action] = []
         if let live, live.session.keyID == keyID {
             actions += [.sendBye(live.attemptID, .keyForgotten), .discard(live.attemptID)]
@@ -134,7 +134,7 @@ public struct ReconnectStateMachine: Sendable {
 
     /// The network path changed: the live session is replaced by a reconnect (or, with none live, the
     /// wanted key's attempt restarts from the new path).
-    public mutating func networkChanged(now: SessionTime) -> [Action] {
+    package mutating func networkChanged(now: SessionTime) -> [Action] {
         guard let current = intent, !blockedKeys.contains(current.keyID) else { return finish([]) }
         var actions: [Action] = []
         if let live {
@@ -150,7 +150,7 @@ public struct ReconnectStateMachine: Sendable {
     // MARK: Network events
 
     /// A message 2 authenticated under attempt `id` (the driver already checked framing and the tag).
-    public mutating func message2(_ id: AttemptID, _ answer: Answer, now: SessionTime) -> [Action] {
+    package mutating func message2(_ id: AttemptID, _ answer: Answer, now: SessionTime) -> [Action] {
         guard let index = attempts.firstIndex(where: { $0.id == id }), attempts[index].isHandshake else {
             return finish([])
         }
@@ -218,7 +218,7 @@ public struct ReconnectStateMachine: Sendable {
 
     /// A record opened under attempt `id`'s session (AEAD verified and accepted by the replay window).
     /// `counter` is the record's counter, checked against the session's counter limit.
-    public mutating func recordOpened(_ id: AttemptID, counter: UInt64, _ content: RecordContent, now: SessionTime)
+    package mutating func recordOpened(_ id: AttemptID, counter: UInt64, _ content: RecordContent, now: SessionTime)
         -> [Action]
     {
         var actions: [Action] = []
@@ -249,14 +249,14 @@ public struct ReconnectStateMachine: Sendable {
     }
 
     /// The driver sealed a record under attempt `id`'s session with this counter.
-    public mutating func recordSealed(_ id: AttemptID, counter: UInt64, now: SessionTime) -> [Action] {
+    package mutating func recordSealed(_ id: AttemptID, counter: UInt64, now: SessionTime) -> [Action] {
         guard let live, live.attemptID == id else { return finish([]) }
         self.live?.session.lastSentAt = now.monotonic
         return finish(checkCounter(counter, now: now))
     }
 
     /// The timer requested by `.scheduleTimer` fired (or any later instant): runs everything due.
-    public mutating func timerFired(now: SessionTime) -> [Action] {
+    package mutating func timerFired(now: SessionTime) -> [Action] {
         let t = now.monotonic
         var actions: [Action] = []
         var restart = false

@@ -3,23 +3,23 @@
 /// `ReconnectStateMachine.Timing` names this type. Secure-session doc section 4: message 1 is resent unchanged
 /// every 250 ms for 2 s; after an Accept a fresh confirm is sealed every 100 ms for 2 s; an attempt whose
 /// confirms ran out is kept receive-only for 11 s (at most 6 such); a superseded session drains for 1 s.
-public enum ReconnectTimers {
+package enum ReconnectTimers {
     /// Message 1 is resent this often...
-    public static let message1Interval: UInt64 = 250
+    package static let message1Interval: UInt64 = 250
     /// ...for this long, then the attempt ends.
-    public static let message1Window: UInt64 = 2_000
+    package static let message1Window: UInt64 = 2_000
     /// A fresh confirm is sealed this often...
-    public static let confirmInterval: UInt64 = 100
+    package static let confirmInterval: UInt64 = 100
     /// ...for this long after the Accept.
-    public static let confirmWindow: UInt64 = 2_000
+    package static let confirmWindow: UInt64 = 2_000
     /// An attempt whose confirms ran out is kept receive-only this long.
-    public static let receiveOnlyWindow: UInt64 = 11_000
+    package static let receiveOnlyWindow: UInt64 = 11_000
     /// At most this many receive-only attempts are kept (the oldest goes first).
-    public static let maxReceiveOnly = 6
+    package static let maxReceiveOnly = 6
     /// A superseded session still opens records this long.
-    public static let drainWindow: UInt64 = 1_000
+    package static let drainWindow: UInt64 = 1_000
     /// Wait after an authenticated but unparseable message 2 before the next attempt.
-    public static let unparseableBackoff: UInt64 = 2_000
+    package static let unparseableBackoff: UInt64 = 2_000
 
     /// The instant an accepted session's attempt stops being kept receive-only: the confirm window, then the
     /// receive-only window, both from the Accept.

@@ -1,14 +1,14 @@
-public import AetherIO
-public import AetherSecurity
+package import AetherIO
+package import AetherSecurity
 import Synchronization
 
 /// The device's UDP driver: a `ReconnectStateMachine` in a Mutex, the handshake initiators and record
 /// channels of its attempts, and a run loop on its own thread.
 ///
 /// Events run after the lock is let go, on the run loop's thread (or the caller's, for `connect`/`close`).
-public final class SessionClient: Sendable {
+package final class SessionClient: Sendable {
     /// Something the client reports to its owner.
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// A session became live.
         case up(ReconnectStateMachine.SessionInfo)
         /// The live session ended.
@@ -44,16 +44,16 @@ public final class SessionClient: Sendable {
     }
 
     /// The client's socket.
-    public let socket: UDPSocket
+    package let socket: UDPSocket
     /// Where the host is.
-    public let host: UDPAddress
+    package let host: UDPAddress
     private let clock: any AetherClock
     private let state: Mutex<State>
     private let loop: UDPRunLoop
     private let onEvent: @Sendable (Event) -> Void
 
     /// A client that talks to `host` from `socket` under the given keys (id → K_dev).
-    public init(
+    package init(
         socket: UDPSocket, host: UDPAddress, keys: [KeyID: SymmetricKey],
         clock: any AetherClock = SystemClock(),
         onEvent: @escaping @Sendable (Event) -> Void
@@ -70,10 +70,10 @@ public final class SessionClient: Sendable {
     var knownKeys: [KeyID] { state.withLock { $0.psks.keys.sorted() } }
 
     /// The live session, if any.
-    public var liveSession: ReconnectStateMachine.SessionInfo? { state.withLock { $0.machine.liveSession } }
+    package var liveSession: ReconnectStateMachine.SessionInfo? { state.withLock { $0.machine.liveSession } }
 
     /// Wants a session under `keyID` (`pending`: the first connect asks the host to promote the key).
-    public func connect(keyID: KeyID, pending: Bool) throws(TransportError) {
+    package func connect(keyID: KeyID, pending: Bool) throws(TransportError) {
         let now = SessionTime(reading: clock)
         let outbox = try state.withLock { (state) throws(TransportError) in
             guard state.psks[keyID] != nil else { throw TransportError(.unknownKey, "no paired key \(keyID)") }
@@ -85,18 +85,18 @@ public final class SessionClient: Sendable {
     }
 
     /// Seals application data (inner type below 0x40) under the live session.
-    public func send(type: UInt8, bytes: [UInt8]) throws(TransportError) {
+    package func send(type: UInt8, bytes: [UInt8]) throws(TransportError) {
         guard type < 0x40 else { throw TransportError(.invalidArgument, "application types are below 0x40") }
         try sealLive(innerType: type, plaintext: bytes)
     }
 
     /// Asks the host for its counters (the answer arrives as `.counts`).
-    public func queryCounts(id: UInt32) throws(TransportError) {
+    package func queryCounts(id: UInt32) throws(TransportError) {
         try sealLive(control: .countsQuery(queryID: id))
     }
 
     /// Closes the live session with a sealed BYE; no further attempts.
-    public func close() {
+    package func close() {
         let now = SessionTime(reading: clock)
         let outbox = state.withLock { state in
             var outbox = Outbox()
@@ -107,7 +107,7 @@ public final class SessionClient: Sendable {
     }
 
     /// The network path changed: reconnect (superseding the live session without a BYE).
-    public func networkChanged() {
+    package func networkChanged() {
         let now = SessionTime(reading: clock)
         let outbox = state.withLock { state in
             var outbox = Outbox()
@@ -118,12 +118,12 @@ public final class SessionClient: Sendable {
     }
 
     /// Runs the loop on a new thread until `stop`.
-    public func start() throws(TransportError) {
+    package func start() throws(TransportError) {
         try loop.start(role: "client") { [self] in run() }
     }
 
     /// Runs the loop on the calling thread until `stop`.
-    public func run() {
+    package func run() {
         loop.run(
             deadline: { state.withLock { $0.deadline } },
             receive: { bytes, source in if source == self.host { self.handle(bytes) } },
@@ -146,7 +146,7 @@ public final class SessionClient: Sendable {
 
     /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left
     /// using the crypto libraries when the process exits.
-    public func stop() { loop.stop() }
+    package func stop() { loop.stop() }
 
     /// Handles one datagram from the host.
     func handle(_ bytes: [UInt8]) {

@@ -1,5 +1,5 @@
-public import AetherIO
-public import AetherSecurity
+package import AetherIO
+package import AetherSecurity
 import Synchronization
 
 /// The host's UDP driver: a `SessionTableStateMachine` in a Mutex, the handshake responders and record
@@ -7,23 +7,23 @@ import Synchronization
 ///
 /// Datagrams are read with a short poll; the table's timers run from the injected clock. Callbacks run
 /// after the lock is let go, so a callback may call `send`.
-public final class SessionHost: Sendable {
+package final class SessionHost: Sendable {
     /// A key the host holds: its PSK and its entry in the table.
-    public struct HostKey: Sendable {
+    package struct HostKey: Sendable {
         /// The table entry (key id, device, state).
-        public let entry: SessionTableStateMachine.Key
+        package let entry: SessionTableStateMachine.Key
         /// K_dev. A retired key keeps it: its tombstone is sealed inside a message 2 under it.
-        public let psk: SymmetricKey
+        package let psk: SymmetricKey
 
         /// Wraps a key.
-        public init(entry: SessionTableStateMachine.Key, psk: SymmetricKey) {
+        package init(entry: SessionTableStateMachine.Key, psk: SymmetricKey) {
             self.entry = entry
             self.psk = psk
         }
     }
 
     /// Something the host reports to its owner.
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// An application record arrived.
         case record(sessionID: UInt64, keyID: KeyID, type: UInt8, bytes: [UInt8])
         /// A session was committed.
@@ -58,14 +58,14 @@ public final class SessionHost: Sendable {
     }
 
     /// The socket the host serves on.
-    public let socket: UDPSocket
+    package let socket: UDPSocket
     private let clock: any AetherClock
     private let state: Mutex<State>
     private let loop: UDPRunLoop
     private let onEvent: @Sendable (Event) -> Void
 
     /// A host serving `keys` on `socket`, offering `limits`. `onEvent` runs on the run loop's thread.
-    public init(
+    package init(
         socket: UDPSocket, keys: [HostKey], limits: SessionLimits = .standard, hostName: String = "aether",
         clock: any AetherClock = SystemClock(), onEvent: @escaping @Sendable (Event) -> Void
     ) {
@@ -82,7 +82,7 @@ public final class SessionHost: Sendable {
     }
 
     /// Adds or replaces a key (a pairing made while the host runs).
-    public func setKey(_ key: HostKey) {
+    package func setKey(_ key: HostKey) {
         state.withLock { state in
             state.table.setKey(key.entry)
             state.psks[key.entry.keyID] = key.psk
@@ -90,16 +90,16 @@ public final class SessionHost: Sendable {
     }
 
     /// The host's counters.
-    public var counts: CountsAnswer { state.withLock { $0.counts } }
+    package var counts: CountsAnswer { state.withLock { $0.counts } }
 
     /// Uncommitted sessions (answered with an Accept, not yet confirmed).
     var pendingCount: Int { state.withLock { $0.table.pending.count } }
 
     /// The committed sessions.
-    public var liveSessions: [UInt64] { state.withLock { $0.table.liveSessions } }
+    package var liveSessions: [UInt64] { state.withLock { $0.table.liveSessions } }
 
     /// Seals application data under a session (live or draining) and sends it to the session's address.
-    public func send(sessionID: UInt64, type: UInt8, bytes: [UInt8]) throws(TransportError) {
+    package func send(sessionID: UInt64, type: UInt8, bytes: [UInt8]) throws(TransportError) {
         guard type < 0x40 else { throw TransportError(.invalidArgument, "application types are below 0x40") }
         let now = SessionTime(reading: clock)
         let datagram: ([UInt8], UDPAddress) = try state.withLock { (state) throws(TransportError) in
@@ -121,12 +121,12 @@ public final class SessionHost: Sendable {
     }
 
     /// Runs the loop on a new thread until `stop`.
-    public func start() throws(TransportError) {
+    package func start() throws(TransportError) {
         try loop.start(role: "host") { [self] in run() }
     }
 
     /// Runs the loop on the calling thread until `stop`.
-    public func run() {
+    package func run() {
         loop.run(
             deadline: { state.withLock { $0.deadline } },
             receive: { bytes, source in self.handle(bytes, from: source) },
@@ -149,7 +149,7 @@ public final class SessionHost: Sendable {
 
     /// Stops the loop and waits until it has ended (within one poll interval), so no thread is left
     /// using the crypto libraries when the process exits.
-    public func stop() { loop.stop() }
+    package func stop() { loop.stop() }
 
     /// Handles one datagram (the run loop's step; tests call it directly).
     func handle(_ bytes: [UInt8], from source: UDPAddress) {

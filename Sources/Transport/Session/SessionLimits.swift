@@ -1,16 +1,16 @@
 /// The limits a host puts on a session in its Accept.
-public struct SessionLimits: Sendable, Hashable {
+package struct SessionLimits: Sendable, Hashable {
     /// With no authenticated record for this long (ms), either side closes the session (1,000 ... 600,000).
-    public var livenessTimeout: UInt32
+    package var livenessTimeout: UInt32
     /// The client reconnects before the session is this old (s, 60 ... 604,800).
-    public var maxSessionAge: UInt32
+    package var maxSessionAge: UInt32
     /// The client reconnects before either direction's next counter would pass this (4,095 ... 2^32 − 1).
-    public var maxCounter: UInt32
+    package var maxCounter: UInt32
     /// The largest record plaintext the host accepts (1,200 ... 65,471).
-    public var maxRecordPlaintext: UInt16
+    package var maxRecordPlaintext: UInt16
 
     /// Wraps the four limits.
-    public init(livenessTimeout: UInt32, maxSessionAge: UInt32, maxCounter: UInt32, maxRecordPlaintext: UInt16) {
+    package init(livenessTimeout: UInt32, maxSessionAge: UInt32, maxCounter: UInt32, maxRecordPlaintext: UInt16) {
         self.livenessTimeout = livenessTimeout
         self.maxSessionAge = maxSessionAge
         self.maxCounter = maxCounter
@@ -18,6 +18,6 @@ public struct SessionLimits: Sendable, Hashable {
     }
 
     /// Defaults Aether's host offers: 15 s liveness, 1 day, 2^32 − 1 counters, 65,471-byte records.
-    public static let standard = SessionLimits(
+    package static let standard = SessionLimits(
         livenessTimeout: 15_000, maxSessionAge: 86_400, maxCounter: UInt32.max, maxRecordPlaintext: 65_471)
 }

@@ -1,4 +1,4 @@
-public import AetherSecurity
+package import AetherSecurity
 
 /// The host's session table as a pure state machine (secure-session doc section 2.3 "Host rules").
 ///
@@ -14,27 +14,27 @@ public import AetherSecurity
 /// first authenticated record that proves it (never an unknown control type); a committed session
 /// supersedes the device's live one without a BYE, and the old one drains (still opens records) for
 /// 1 s. A live session with no authenticated record within the liveness timeout is closed.
-public struct SessionTableStateMachine: Sendable {
+package struct SessionTableStateMachine: Sendable {
     /// Constants of the host's table.
-    public enum Timing {
+    package enum Timing {
         /// How long a message 2 is kept for identical message 1s.
-        public static let answerCacheWindow: UInt64 = 2_000
+        package static let answerCacheWindow: UInt64 = 2_000
         /// An uncommitted session lives as long as the client may still confirm or receive it: 2 s + 11 s.
-        public static let pendingWindow: UInt64 = 13_000
+        package static let pendingWindow: UInt64 = 13_000
         /// A superseded session drains this long.
-        public static let drainWindow: UInt64 = 1_000
+        package static let drainWindow: UInt64 = 1_000
         /// Uncommitted sessions per key (one confirming plus six receive-only on the client).
-        public static let maxPendingPerKey = 7
+        package static let maxPendingPerKey = 7
         /// Message 1s a source may send in a burst, and per second after it.
-        public static let message1Burst: UInt64 = 20
+        package static let message1Burst: UInt64 = 20
         /// See `message1Burst`.
-        public static let message1PerSecond: UInt64 = 10
+        package static let message1PerSecond: UInt64 = 10
         /// Sources whose buckets are remembered (idle full ones are forgotten first).
-        public static let maxSources = 4_096
+        package static let maxSources = 4_096
     }
 
     /// How the host holds a key.
-    public enum KeyState: Sendable, Hashable {
+    package enum KeyState: Sendable, Hashable {
         /// Sessions are opened under it.
         case active
         /// Paired; the first promote connect makes it active.
@@ -46,16 +46,16 @@ public struct SessionTableStateMachine: Sendable {
     }
 
     /// A key of the table and the device (key store item) it belongs to.
-    public struct Key: Sendable, Hashable {
+    package struct Key: Sendable, Hashable {
         /// The key id.
-        public let keyID: KeyID
+        package let keyID: KeyID
         /// The device; sessions of one device supersede each other and share a slot status.
-        public let device: HostID
+        package let device: HostID
         /// How the host holds it.
-        public var state: KeyState
+        package var state: KeyState
 
         /// Wraps a key entry.
-        public init(keyID: KeyID, device: HostID, state: KeyState) {
+        package init(keyID: KeyID, device: HostID, state: KeyState) {
             self.keyID = keyID
             self.device = device
             self.state = state
@@ -63,7 +63,7 @@ public struct SessionTableStateMachine: Sendable {
     }
 
     /// What to do with an arrived message 1 (after framing).
-    public enum Message1Decision: Sendable, Hashable {
+    package enum Message1Decision: Sendable, Hashable {
         /// No answer (rate limited, unknown key).
         case drop
         /// Send this cached message 2 again; do not run the handshake.
@@ -73,7 +73,7 @@ public struct SessionTableStateMachine: Sendable {
     }
 
     /// What the host does on its own initiative.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Seal this control message under the session and send it to the session's address.
         case send(sessionID: UInt64, ControlMessage)
         /// Seal a counts answer (`0x43`) with the host's counters for this query id.
@@ -105,11 +105,11 @@ public struct SessionTableStateMachine: Sendable {
     }
 
     /// The limits offered in every Accept.
-    public let limits: SessionLimits
+    package let limits: SessionLimits
     /// The name sent in every Accept.
-    public let hostName: String
+    package let hostName: String
     /// Most sessions (pending, live and draining) at once.
-    public let capacity: Int
+    package let capacity: Int
     private(set) var keys: [KeyID: Key] = [:]
     private var lastAcceptedTimestamp: [KeyID: UInt64] = [:]
     private var answers: [[UInt8]: (bytes: [UInt8], expiresAt: UInt64)] = [:]
@@ -120,7 +120,7 @@ public struct SessionTableStateMachine: Sendable {
     private var sessionIDs: AttemptIDGenerator
 
     /// An empty table offering `limits`. `seed` makes session ids reproducible in tests.
-    public init(
+    package init(
         keys: [Key], limits: SessionLimits = .standard, hostName: String = "aether", capacity: Int = 1_024,
         seed: UInt64? = nil
     ) {
@@ -134,25 +134,25 @@ public struct SessionTableStateMachine: Sendable {
     // MARK: Queries
 
     /// The session's key and whether it still opens records (pending, live or draining).
-    public func keyID(ofSession sessionID: UInt64) -> KeyID? {
+    package func keyID(ofSession sessionID: UInt64) -> KeyID? {
         if let entry = pending[sessionID] { return entry.keyID }
         if let entry = live.values.first(where: { $0.sessionID == sessionID }) { return entry.keyID }
         return nil
     }
 
     /// Whether the session opens records.
-    public func opensRecords(_ sessionID: UInt64) -> Bool {
+    package func opensRecords(_ sessionID: UInt64) -> Bool {
         pending[sessionID] != nil || draining[sessionID] != nil || live.values.contains { $0.sessionID == sessionID }
     }
 
     /// The key entry of an id.
-    public func key(_ id: KeyID) -> Key? { keys[id] }
+    package func key(_ id: KeyID) -> Key? { keys[id] }
 
     /// The live session ids.
-    public var liveSessions: [UInt64] { live.values.map(\.sessionID).sorted() }
+    package var liveSessions: [UInt64] { live.values.map(\.sessionID).sorted() }
 
     /// The slot status of a device: its active and pending keys, ascending.
-    public func slots(for device: HostID) -> SlotStatus? {
+    package func slots(for device: HostID) -> SlotStatus? {
         let entries = keys.values.filter { $0.device == device }.compactMap { key -> SlotStatus.Entry? in
             switch key.state {
             case .active: SlotStatus.Entry(keyID: key.keyID, state: .active)
@@ -165,7 +165,7 @@ public struct SessionTableStateMachine: Sendable {
     }
 
     /// The earliest instant at which `timerFired` has work.
-    public var nextDeadline: UInt64? {
+    package var nextDeadline: UInt64? {
         var deadlines = answers.values.map(\.expiresAt) + pending.values.map(\.expiresAt) + Array(draining.values)
         for entry in live.values {
             deadlines.append(entry.lastReceivedAt + UInt64(limits.livenessTimeout))
@@ -177,12 +177,12 @@ public struct SessionTableStateMachine: Sendable {
     // MARK: Keys
 
     /// Adds or replaces a key entry (pairing, retiring, refusing).
-    public mutating func setKey(_ key: Key) { keys[key.keyID] = key }
+    package mutating func setKey(_ key: Key) { keys[key.keyID] = key }
 
     // MARK: Handshake
 
     /// A framed message 1 arrived from `source`.
-    public mutating func message1Arrived(_ bytes: [UInt8], keyID: KeyID, source: UDPAddress, now: SessionTime)
+    package mutating func message1Arrived(_ bytes: [UInt8], keyID: KeyID, source: UDPAddress, now: SessionTime)
         -> Message1Decision
     {
         guard admit(source, now: now.monotonic) else { return .drop }
@@ -193,7 +193,7 @@ public struct SessionTableStateMachine: Sendable {
 
     /// The hello of `keyID` authenticated: which payload to answer with. An Accept registers an
     /// uncommitted session under the Accept's session id.
-    public mutating func helloAuthenticated(_ hello: Hello, now: SessionTime) -> Message2Payload? {
+    package mutating func helloAuthenticated(_ hello: Hello, now: SessionTime) -> Message2Payload? {
         guard let key = keys[hello.keyID] else { return nil }
         let hostTime = max(now.wall, 1)
         switch key.state {
@@ -236,18 +236,18 @@ public struct SessionTableStateMachine: Sendable {
     }
 
     /// The driver sealed `message2` for `message1`: identical message 1s get it again for 2 s.
-    public mutating func answered(message1: [UInt8], message2: [UInt8], now: SessionTime) -> [Action] {
+    package mutating func answered(message1: [UInt8], message2: [UInt8], now: SessionTime) -> [Action] {
         answers[message1] = (message2, now.monotonic + Timing.answerCacheWindow)
         return finish([])
     }
 
     /// The driver could not seal the Accept for `sessionID`: forget the uncommitted session.
-    public mutating func acceptFailed(_ sessionID: UInt64) { pending[sessionID] = nil }
+    package mutating func acceptFailed(_ sessionID: UInt64) { pending[sessionID] = nil }
 
     // MARK: Records
 
     /// A record opened under `sessionID` (AEAD verified, accepted by the window).
-    public mutating func recordOpened(_ sessionID: UInt64, _ content: RecordContent, now: SessionTime) -> [Action] {
+    package mutating func recordOpened(_ sessionID: UInt64, _ content: RecordContent, now: SessionTime) -> [Action] {
         var actions: [Action] = []
         if let entry = pending[sessionID] {
             // Unknown (or malformed) control types never prove a commit.
@@ -286,13 +286,13 @@ public struct SessionTableStateMachine: Sendable {
     }
 
     /// The driver sealed a record under `sessionID`.
-    public mutating func recordSealed(_ sessionID: UInt64, now: SessionTime) {
+    package mutating func recordSealed(_ sessionID: UInt64, now: SessionTime) {
         guard let device = live.first(where: { $0.value.sessionID == sessionID })?.key else { return }
         live[device]?.lastSentAt = now.monotonic
     }
 
     /// Runs everything due at `now`.
-    public mutating func timerFired(now: SessionTime) -> [Action] {
+    package mutating func timerFired(now: SessionTime) -> [Action] {
         let t = now.monotonic
         var actions: [Action] = []
         answers = answers.filter { t < $0.value.expiresAt }

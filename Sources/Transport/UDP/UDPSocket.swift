@@ -1,13 +1,13 @@
 /// A bound IPv4 UDP socket: one datagram per send, `receive` waits with a timeout.
 ///
 /// Safe to use from several threads (the kernel serializes the calls); closed on deinit.
-public final class UDPSocket: Sendable {
+package final class UDPSocket: Sendable {
     private let fd: Int32
     /// The address the socket is bound to (the port filled in when 0 was asked).
-    public let localAddress: UDPAddress
+    package let localAddress: UDPAddress
 
     /// Opens a socket bound to `address` (port 0 picks a free port).
-    public init(binding address: UDPAddress) throws(TransportError) {
+    package init(binding address: UDPAddress) throws(TransportError) {
         let fd: Int32
         do {
             fd = try Socket.openUDP()
@@ -27,7 +27,7 @@ public final class UDPSocket: Sendable {
     deinit { Socket.close(fd) }
 
     /// Sends one datagram. A failure (unreachable port, full buffer) is reported, never fatal.
-    public func send(_ bytes: [UInt8], to address: UDPAddress) throws(TransportError) {
+    package func send(_ bytes: [UInt8], to address: UDPAddress) throws(TransportError) {
         do {
             try Socket.send(fd, bytes, to: address)
         } catch {
@@ -36,7 +36,7 @@ public final class UDPSocket: Sendable {
     }
 
     /// Waits up to `timeoutMilliseconds` for one datagram; nil when none came.
-    public func receive(timeoutMilliseconds: Int32) throws(TransportError) -> (bytes: [UInt8], from: UDPAddress)? {
+    package func receive(timeoutMilliseconds: Int32) throws(TransportError) -> (bytes: [UInt8], from: UDPAddress)? {
         do {
             guard let (bytes, source) = try Socket.receive(fd, timeoutMilliseconds: timeoutMilliseconds) else {
                 return nil

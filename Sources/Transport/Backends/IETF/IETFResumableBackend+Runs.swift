@@ -3,12 +3,12 @@
 /// recovery reads, so only the bytes past it are sent again.
 extension IETFResumableBackend: RunSendingBackend {
     /// As many parts as fit in the largest append the server takes, at most 64.
-    public func maximumRunParts(of upload: RemoteUpload) -> Int {
+    package func maximumRunParts(of upload: RemoteUpload) -> Int {
         guard upload.partSize > 0 else { return 1 }
         return Int(max(1, min(64, capabilities.maximumPartSize / upload.partSize)))
     }
 
-    public func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome {
+    package func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome {
         let (first, length) = try checkRun(parts, of: upload)
         for part in parts { try check(part, size: upload.size, partSize: upload.partSize) }
         try checkNotExpired(upload)

@@ -7,9 +7,9 @@ import AetherIO
 /// keeps a cut chunk's received prefix (`resume-chunk`, section 3.2.2) takes a run continuing from it.
 extension NativeBackend: RunSendingBackend {
     /// What the receiver advertises as `max-run` (1 when it takes no runs), at most 64.
-    public func maximumRunParts(of upload: RemoteUpload) -> Int { max(1, min(64, server.maximumRun)) }
+    package func maximumRunParts(of upload: RemoteUpload) -> Int { max(1, min(64, server.maximumRun)) }
 
-    public func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome {
+    package func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome {
         let (first, length) = try checkRun(parts, of: upload)
         if parts.count == 1 { return RunOutcome(receipts: [try await send(first, to: upload)]) }
         try checkLayout(parts, of: upload)
@@ -20,11 +20,11 @@ extension NativeBackend: RunSendingBackend {
     }
 
     /// Whether the receiver keeps a cut chunk's received prefix and takes continuations (`resume-chunk`).
-    public func continuesCutParts(of upload: RemoteUpload) -> Bool { server.resumesChunks }
+    package func continuesCutParts(of upload: RemoteUpload) -> Bool { server.resumesChunks }
 
     /// The status document asked with its `partials` (`Aether-Partials: ?1`) when the receiver keeps them; else
     /// `progress(of:)`.
-    public func holdings(of upload: RemoteUpload) async throws(TransportError) -> RunHoldings {
+    package func holdings(of upload: RemoteUpload) async throws(TransportError) -> RunHoldings {
         guard server.resumesChunks else { return RunHoldings(progress: try await progress(of: upload)) }
         let status: NativeStatusDocument
         do { status = try await self.status(of: upload, partials: true) } catch {
@@ -42,7 +42,7 @@ extension NativeBackend: RunSendingBackend {
     /// A continuation (section 3.2.2): the run's header names every chunk whole and `from`; the body carries the
     /// first chunk from byte `from` on (copied out of its buffer), then the others whole. A `409 partial-mismatch`
     /// gives an outcome whose `heldPrefix` is what the receiver holds of the first chunk (its `Aether-Partial`).
-    public func send(run parts: [UploadPart], from: Int64, to upload: RemoteUpload) async throws(TransportError)
+    package func send(run parts: [UploadPart], from: Int64, to upload: RemoteUpload) async throws(TransportError)
         -> RunOutcome
     {
         let (first, length) = try checkRun(parts, of: upload)

@@ -1,6 +1,6 @@
 public import AetherIO
-public import AetherIntegrity
-public import AetherSecurity
+package import AetherIntegrity
+package import AetherSecurity
 
 /// The native protocol `aether/1` (`docs/PROTOCOL.md` sections 2 and 3) as an `UploadBackend`: indexed chunks sent
 /// in parallel and in any order, each with its SHA-256, CRC32C and commitment-chain link (`Aether-Chunk`), parity
@@ -15,7 +15,7 @@ public import AetherSecurity
 /// or description carries it.
 public struct NativeBackend: NativeExtrasBackend {
     /// How a request reaches the receiver (the HTTP client, or a script in tests).
-    public typealias Transport = @Sendable (HTTPRequest) async throws(TransportError) -> HTTPResponse
+    package typealias Transport = @Sendable (HTTPRequest) async throws(TransportError) -> HTTPResponse
 
     /// Re-blocking rules from the receiver's capabilities: equal chunks of `chunkSize` (the last holds the rest),
     /// parallel and out-of-order parts, SHA-256 and CRC32C per chunk, resume by bitmap.
@@ -25,7 +25,7 @@ public struct NativeBackend: NativeExtrasBackend {
         BackendFeatures(runs: self, native: self, chain: self, parallelFollow: true)
     }
     /// What the receiver announced in `Aether-Capabilities`.
-    public let server: AetherCapabilities
+    package let server: AetherCapabilities
     /// Where uploads are created (`POST`).
     public let creationURL: String
     /// How this backend talks.
@@ -49,7 +49,7 @@ public struct NativeBackend: NativeExtrasBackend {
     }
 
     /// The `Aether-Capabilities` of an answer; absent is `.protocolUnsupported`, malformed `.protocolViolation`.
-    public static func capabilities(in headers: HTTPHeaders) throws(TransportError) -> AetherCapabilities {
+    package static func capabilities(in headers: HTTPHeaders) throws(TransportError) -> AetherCapabilities {
         let values = headers.values(AetherWire.capabilitiesField)
         guard !values.isEmpty else {
             throw TransportError(.protocolUnsupported, "the answer has no Aether-Capabilities: native is not spoken")
@@ -63,7 +63,7 @@ public struct NativeBackend: NativeExtrasBackend {
     }
 
     /// A backend for a receiver whose capabilities are known, sending through `client`.
-    public init(
+    package init(
         creationURL: String, server: AetherCapabilities, client: HTTPClient,
         options: NativeBackendOptions = NativeBackendOptions()
     ) throws(TransportError) {
@@ -101,7 +101,7 @@ public struct NativeBackend: NativeExtrasBackend {
     }
 
     /// This backend with other options (parity scheme, compression), talking through the same transport.
-    public func with(options: NativeBackendOptions) throws(TransportError) -> NativeBackend {
+    package func with(options: NativeBackendOptions) throws(TransportError) -> NativeBackend {
         try NativeBackend(creationURL: creationURL, server: server, options: options, transport: resource.send)
     }
 
@@ -119,7 +119,7 @@ public struct NativeBackend: NativeExtrasBackend {
 
     /// Creates the upload and returns the receiver's first status document with it; its `possessionChallenge`
     /// is set when the receiver already holds the object (answer it with `provePossession`).
-    public func createUpload(_ description: UploadDescription) async throws(TransportError) -> (
+    package func createUpload(_ description: UploadDescription) async throws(TransportError) -> (
         upload: RemoteUpload, status: NativeStatusDocument
     ) {
         let request = try createRequest(description)
@@ -203,7 +203,7 @@ public struct NativeBackend: NativeExtrasBackend {
     }
 
     /// Sends one parity shard of the scheme in `options.parity`; returns the receiver's receipt.
-    public func send(_ shard: ParityShard, to upload: RemoteUpload) async throws(TransportError) -> AetherReceiptHeader
+    package func send(_ shard: ParityShard, to upload: RemoteUpload) async throws(TransportError) -> AetherReceiptHeader
     {
         guard let parity = options.parity else {
             throw TransportError(.invalidArgument, "parity shards need options.parity (announced at creation)")
@@ -301,13 +301,13 @@ public struct NativeBackend: NativeExtrasBackend {
     }
 
     /// The status document (`GET`), checked against the upload's layout.
-    public func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument {
+    package func status(of upload: RemoteUpload) async throws(TransportError) -> NativeStatusDocument {
         try await status(of: upload, partials: false)
     }
 
     /// The status document (`GET`), checked against the upload's layout; with `partials`, asked with the received
     /// prefixes of cut chunks (`Aether-Partials: ?1`, section 3.5), which a receiver that keeps none leaves out.
-    public func status(of upload: RemoteUpload, partials: Bool) async throws(TransportError) -> NativeStatusDocument {
+    package func status(of upload: RemoteUpload, partials: Bool) async throws(TransportError) -> NativeStatusDocument {
         let response = try await exchange(
             "GET", upload.location, partials ? HTTPHeaders([(AetherWire.partialsRequestField, "?1")]) : HTTPHeaders())
         guard response.status == 200 else { throw error(for: response, "status request") }
@@ -320,7 +320,7 @@ public struct NativeBackend: NativeExtrasBackend {
     }
 
     /// The `HEAD` answer: the stored prefix in bytes, whether the upload is complete, and the stored chunk counts.
-    public func received(of upload: RemoteUpload) async throws(TransportError) -> (
+    package func received(of upload: RemoteUpload) async throws(TransportError) -> (
         offset: Int64, complete: Bool, received: AetherReceivedHeader
     ) {
         let response = try await exchange("HEAD", upload.location)
@@ -357,7 +357,7 @@ public struct NativeBackend: NativeExtrasBackend {
     /// A receiver that does not advertise version 2 is `.protocolUnsupported` (nothing is sent); an answer of
     /// another version (version 1: hashes, no MAC) and any check above failing are `.verificationFailed`; a
     /// malformed answer is `.protocolViolation`.
-    public func challenge(
+    package func challenge(
         _ upload: RemoteUpload, _ challenge: ByzantineChallenge, chunkHashes: [Digest32], requireProofs: Bool
     ) async throws(TransportError) -> [Digest32] {
         guard server.answersSpotChecks, let budget = server.maximumChallengeBytes else {
@@ -440,7 +440,7 @@ public struct NativeBackend: NativeExtrasBackend {
     /// Answers the receiver's possession challenge (from `createUpload`'s status document) with `prover`. A passed
     /// check completes the upload: the receipt is compared with `summary` as `complete` does. A failed or expired
     /// check (`403 possession-failed`) returns nil: upload the chunks.
-    public func provePossession(
+    package func provePossession(
         _ upload: RemoteUpload, challenge: [UInt8], prover: ProofOfPossessionProver, summary: CompletionSummary
     ) async throws(TransportError) -> UploadReceipt? {
         let parsed: PossessionChallenge
@@ -628,7 +628,7 @@ extension NativeBackend: ChainReportingBackend {
     /// The head of the receiver's commitment chain over the prefix whose links it checked (`chainLink` of the status
     /// document, section 3.5): nil before it checked any. A receiver that checked links but does not report the last
     /// one is `.protocolUnsupported`, so the resume stays at level 2.
-    public func chainState(of upload: RemoteUpload) async throws(TransportError) -> ChainState? {
+    package func chainState(of upload: RemoteUpload) async throws(TransportError) -> ChainState? {
         let status = try await status(of: upload)
         guard status.chainVerifiedThrough >= 0 else { return nil }
         guard let link = status.chainLink else {

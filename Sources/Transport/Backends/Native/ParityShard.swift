@@ -1,26 +1,26 @@
-public import AetherIO
+package import AetherIO
 
 /// One parity shard of a group (`docs/PROTOCOL.md` section 3.3), sent with `NativeBackend.send(_:to:)`:
 /// shard `shard` (0 ..< parity) of group `group`, `chunkSize` bytes (data chunks shorter than `chunkSize` enter the
 /// code zero-padded).
-public struct ParityShard: Sendable {
+package struct ParityShard: Sendable {
     /// The group index.
-    public let group: Int
+    package let group: Int
     /// The shard index within the group's parity shards.
-    public let shard: Int
+    package let shard: Int
     /// The bytes.
-    public let body: HTTPRequestBody
+    package let body: HTTPRequestBody
     /// The number of bytes (the upload's chunk size).
-    public let length: Int64
+    package let length: Int64
     /// SHA-256 of the bytes.
-    public let sha256: Digest32
+    package let sha256: Digest32
     /// CRC32C of the bytes.
-    public let crc32c: UInt32
+    package let crc32c: UInt32
     /// The `Idempotency-Key` for this attempt, if any.
-    public let idempotencyKey: String?
+    package let idempotencyKey: String?
 
     /// A shard.
-    public init(
+    package init(
         group: Int, shard: Int, body: HTTPRequestBody, length: Int64, sha256: Digest32, crc32c: UInt32,
         idempotencyKey: String? = nil
     ) {

@@ -17,7 +17,7 @@ import Foundation
 /// (always except a part streamed from `HTTPBodyStream` or pooled chunks, which the caller sends again).
 public final class S3Backend: UploadBackend {
     /// How a request reaches the server (the HTTP client, or a script in tests).
-    public typealias Transport = @Sendable (HTTPRequest) async throws(TransportError) -> HTTPResponse
+    package typealias Transport = @Sendable (HTTPRequest) async throws(TransportError) -> HTTPResponse
 
     /// Whether part bodies are covered by the signature.
     public enum PayloadSigning: Sendable, Hashable {

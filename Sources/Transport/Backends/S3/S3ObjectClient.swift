@@ -10,27 +10,27 @@ import AetherIO
 /// `.connectionRefused` (the endpoint is not listening). Messages never carry a credential or a signature.
 public final class S3ObjectClient: Sendable {
     /// How a request reaches the server.
-    public typealias Transport = S3Backend.Transport
+    package typealias Transport = S3Backend.Transport
 
     /// One object of a listing.
-    public struct Listed: Sendable, Hashable {
+    package struct Listed: Sendable, Hashable {
         /// The object's key.
-        public let key: String
+        package let key: String
         /// Its length in bytes.
-        public let size: Int64
+        package let size: Int64
         /// `LastModified` as S3 wrote it (ISO 8601, UTC): texts of one server compare in time order.
-        public let lastModified: String
+        package let lastModified: String
     }
 
     /// A part of a multipart upload, as `CompleteMultipartUpload` names it.
-    public struct CompletedPart: Sendable, Hashable {
+    package struct CompletedPart: Sendable, Hashable {
         /// 1...10,000.
-        public let number: Int
+        package let number: Int
         /// The ETag S3 answered for the part.
-        public let entityTag: String
+        package let entityTag: String
 
         /// A part.
-        public init(number: Int, entityTag: String) {
+        package init(number: Int, entityTag: String) {
             self.number = number
             self.entityTag = entityTag
         }
@@ -75,13 +75,13 @@ public final class S3ObjectClient: Sendable {
 
     /// `PutObject`: stores `bytes` as `key` (visible once this returns); returns the ETag.
     @discardableResult
-    public func putObject(_ key: String, bytes: [UInt8]) async throws(TransportError) -> String {
+    package func putObject(_ key: String, bytes: [UInt8]) async throws(TransportError) -> String {
         let response = try await perform("PutObject", method: "PUT", key: key, body: bytes)
         return response.headers["ETag"] ?? ""
     }
 
     /// `GetObject` of `range` of `key` (the whole object when nil). A range past the end is cut to the object.
-    public func getObject(_ key: String, range: Range<Int64>? = nil) async throws(TransportError) -> [UInt8] {
+    package func getObject(_ key: String, range: Range<Int64>? = nil) async throws(TransportError) -> [UInt8] {
         var headers = HTTPHeaders()
         var limit = 1 << 30
         if let range {
@@ -103,7 +103,7 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `HeadObject`: the length of `key`, nil when it does not exist.
-    public func headObject(_ key: String) async throws(TransportError) -> Int64? {
+    package func headObject(_ key: String) async throws(TransportError) -> Int64? {
         do throws(TransportError) {
             let response = try await perform("HeadObject", method: "HEAD", key: key)
             guard let length = response.headers["Content-Length"].flatMap({ Int64($0) }), length >= 0 else {
@@ -116,7 +116,7 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `DeleteObject`; a missing key is not an error.
-    public func deleteObject(_ key: String) async throws(TransportError) {
+    package func deleteObject(_ key: String) async throws(TransportError) {
         do throws(TransportError) {
             _ = try await perform("DeleteObject", method: "DELETE", key: key)
         } catch  where error.code == .gone {
@@ -125,7 +125,7 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `CopyObject` (server side, up to 5 GiB): `source` of this bucket becomes also `target`.
-    public func copyObject(from source: String, to target: String) async throws(TransportError) {
+    package func copyObject(from source: String, to target: String) async throws(TransportError) {
         var headers = HTTPHeaders()
         headers.add("x-amz-copy-source", try copySource(source))
         _ = try await perform("CopyObject", method: "PUT", key: target, headers: headers) {
@@ -134,7 +134,7 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `ListObjectsV2` of every key under `prefix`, page after page.
-    public func listObjects(prefix: String, pageSize: Int = 1000) async throws(TransportError) -> [Listed] {
+    package func listObjects(prefix: String, pageSize: Int = 1000) async throws(TransportError) -> [Listed] {
         var listed: [Listed] = []
         var token: String?
         while true {
@@ -163,7 +163,7 @@ public final class S3ObjectClient: Sendable {
 
     /// `CreateBucket` of this client's bucket (for tests and first runs against a fresh server); a bucket this
     /// account already owns is not an error.
-    public func createBucket() async throws(TransportError) {
+    package func createBucket() async throws(TransportError) {
         do throws(TransportError) {
             _ = try await perform("CreateBucket", method: "PUT", key: nil)
         } catch  where error.message.contains("BucketAlreadyOwnedByYou") {
@@ -172,14 +172,14 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `HeadBucket`: throws `.gone` when the bucket does not exist, `.accessDenied` when it is not ours.
-    public func headBucket() async throws(TransportError) {
+    package func headBucket() async throws(TransportError) {
         _ = try await perform("HeadBucket", method: "HEAD", key: nil)
     }
 
     // MARK: Multipart
 
     /// `CreateMultipartUpload` of `key`; returns the upload id.
-    public func createMultipartUpload(_ key: String) async throws(TransportError) -> String {
+    package func createMultipartUpload(_ key: String) async throws(TransportError) -> String {
         let response = try await perform("CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")])
         let document = try S3XMLElement.parse(response.body)
         guard document.name == "InitiateMultipartUploadResult", let uploadID = document.text("UploadId"),
@@ -189,7 +189,7 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `UploadPart` `number` of `bytes`; returns its ETag.
-    public func uploadPart(_ key: String, uploadID: String, number: Int, bytes: [UInt8]) async throws(TransportError)
+    package func uploadPart(_ key: String, uploadID: String, number: Int, bytes: [UInt8]) async throws(TransportError)
         -> String
     {
         let response = try await perform(
@@ -203,7 +203,7 @@ public final class S3ObjectClient: Sendable {
 
     /// `UploadPartCopy` `number` from `range` of `source` (the whole object when nil,
     /// `x-amz-copy-source-range` otherwise); returns the part's ETag.
-    public func uploadPartCopy(
+    package func uploadPartCopy(
         _ key: String, uploadID: String, number: Int, source: String, range: Range<Int64>? = nil
     ) async throws(TransportError) -> String {
         var headers = HTTPHeaders()
@@ -228,7 +228,7 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `CompleteMultipartUpload` with `parts` in order: the object appears whole, atomically.
-    public func completeMultipartUpload(_ key: String, uploadID: String, parts: [CompletedPart])
+    package func completeMultipartUpload(_ key: String, uploadID: String, parts: [CompletedPart])
         async throws(TransportError)
     {
         var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
@@ -248,7 +248,7 @@ public final class S3ObjectClient: Sendable {
     }
 
     /// `AbortMultipartUpload`; one already gone is not an error.
-    public func abortMultipartUpload(_ key: String, uploadID: String) async throws(TransportError) {
+    package func abortMultipartUpload(_ key: String, uploadID: String) async throws(TransportError) {
         do throws(TransportError) {
             _ = try await perform("AbortMultipartUpload", method: "DELETE", key: key, query: [("uploadId", uploadID)])
         } catch  where error.code == .gone {

@@ -1,4 +1,4 @@
-public import AetherIO
+package import AetherIO
 
 /// AWS Signature Version 4 over request headers (the `Authorization` header form), as S3 and every other AWS
 /// service check it: canonical request, string to sign, the derived signing key, the signature.
@@ -6,9 +6,9 @@ public import AetherIO
 /// The canonical URI is the path's bytes percent-encoded once, `/` kept (S3's rule; the AWS SigV4 test suite's
 /// cases use it too); `normalizePath` removes `.`/`..` segments and empty segments first (other services; never
 /// S3, where a key may hold them). The signing key is derived per request in `SecureBytes`.
-public struct S3SigV4Signer: Sendable {
+package struct S3SigV4Signer: Sendable {
     /// What the signature covers of the body (`x-amz-content-sha256`).
-    public enum Payload: Sendable, Hashable {
+    package enum Payload: Sendable, Hashable {
         /// The body is not covered: `UNSIGNED-PAYLOAD` (allowed by S3; use over TLS).
         case unsigned
         /// The body's SHA-256, which the server recomputes and compares.
@@ -23,20 +23,20 @@ public struct S3SigV4Signer: Sendable {
     }
 
     /// A request to sign: the path and query as decoded text (they are encoded here), the headers to sign.
-    public struct Request: Sendable {
+    package struct Request: Sendable {
         /// The method.
-        public var method: String
+        package var method: String
         /// `host` or `host:port` as sent in `Host` (the port only when it is not the scheme's default).
-        public var host: String
+        package var host: String
         /// The decoded absolute path (`/bucket/key` or `/key`).
-        public var path: String
+        package var path: String
         /// Decoded query parameters; a name without `=` has an empty value.
-        public var query: [(name: String, value: String)]
+        package var query: [(name: String, value: String)]
         /// Headers that are sent and signed (besides `host` and those the signer adds).
-        public var headers: HTTPHeaders
+        package var headers: HTTPHeaders
 
         /// A request.
-        public init(
+        package init(
             method: String, host: String, path: String, query: [(name: String, value: String)] = [],
             headers: HTTPHeaders = HTTPHeaders()
         ) {
@@ -50,28 +50,28 @@ public struct S3SigV4Signer: Sendable {
 
     /// What signing produced: the headers to add to the request, and the intermediate texts (for tests; they hold
     /// no secret).
-    public struct Signature: Sendable {
+    package struct Signature: Sendable {
         /// `X-Amz-Date`, `X-Amz-Security-Token`, `x-amz-content-sha256` (where asked) and `Authorization`.
-        public let headers: HTTPHeaders
+        package let headers: HTTPHeaders
         /// The canonical request.
-        public let canonicalRequest: String
+        package let canonicalRequest: String
         /// The string to sign.
-        public let stringToSign: String
+        package let stringToSign: String
         /// The signature in lower-case hex.
-        public let signature: String
+        package let signature: String
     }
 
     /// The key pair.
-    public let credentials: S3Credentials
+    package let credentials: S3Credentials
     /// The region (`us-east-1`; R2: `auto`).
-    public let region: String
+    package let region: String
     /// The service (`s3`).
-    public let service: String
+    package let service: String
     /// Remove dot and empty segments from the path before encoding (not S3).
-    public let normalizePath: Bool
+    package let normalizePath: Bool
 
     /// A signer.
-    public init(credentials: S3Credentials, region: String, service: String = "s3", normalizePath: Bool = false) {
+    package init(credentials: S3Credentials, region: String, service: String = "s3", normalizePath: Bool = false) {
         self.credentials = credentials
         self.region = region
         self.service = service
@@ -81,7 +81,7 @@ public struct S3SigV4Signer: Sendable {
     /// Signs `request` at `time` (seconds since 1970, UTC). `contentHashHeader` adds and signs
     /// `x-amz-content-sha256` (S3 requires it); `signSessionToken` false sends the token unsigned (an STS
     /// variant some services want; S3 signs it).
-    public func sign(
+    package func sign(
         _ request: Request, payload: Payload, at time: Int64, contentHashHeader: Bool = true,
         signSessionToken: Bool = true
     ) throws(TransportError) -> Signature {

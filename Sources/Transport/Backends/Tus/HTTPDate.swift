@@ -1,13 +1,13 @@
 /// The three date forms RFC 9110 section 5.6.7 obliges a recipient to accept (IMF-fixdate, the obsolete
 /// RFC 850 form and asctime), as seconds since 1970-01-01T00:00:00Z. Used for tus `Upload-Expires`.
-public enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let shortDays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     private static let longDays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37 GMT` or `Sun Nov  6 08:49:37 1994`; nil for
     /// anything else (including an impossible date such as 31 Feb).
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let value = text.trimmingASCIISpaces()
         if let comma = value.firstIndex(of: ",") {
             let day = String(value[..<comma])
@@ -50,7 +50,7 @@ public enum HTTPDate {
     }
 
     /// IMF-fixdate of `seconds` since 1970 (the form a server must send).
-    public static func format(_ seconds: Int64) -> String {
+    package static func format(_ seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let timeOfDay = seconds - days * 86_400
         let (year, month, day) = CivilDate.civil(fromDays: days)

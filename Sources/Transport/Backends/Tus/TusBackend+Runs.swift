@@ -2,12 +2,12 @@
 /// server's offset and continues from there. Uploads laid out as partial uploads (concatenation) take no runs.
 extension TusBackend: RunSendingBackend {
     /// One part per request under concatenation; else as many as fit in 64 MiB, at most 64.
-    public func maximumRunParts(of upload: RemoteUpload) -> Int {
+    package func maximumRunParts(of upload: RemoteUpload) -> Int {
         guard upload.partLocations == nil, upload.partSize > 0 else { return 1 }
         return Int(max(1, min(64, (64 << 20) / upload.partSize)))
     }
 
-    public func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome {
+    package func send(run parts: [UploadPart], to upload: RemoteUpload) async throws(TransportError) -> RunOutcome {
         let (first, length) = try checkRun(parts, of: upload)
         for part in parts { try check(part, size: upload.size, partSize: upload.partSize) }
         try checkNotExpired(upload)

@@ -2,10 +2,10 @@ import FoundationEssentials
 
 /// tus `Upload-Metadata` (creation extension): comma-separated `key base64(value)` pairs. Keys are non-empty,
 /// unique, printable ASCII without space or comma; values are any bytes, sent in standard base64.
-public enum TusMetadata {
+package enum TusMetadata {
     /// The header value for `metadata`, keys in sorted order so the same metadata gives the same bytes. An empty
     /// value is sent as the key alone. A key the protocol cannot carry throws `.invalidArgument`.
-    public static func encode(_ metadata: [String: String]) throws(TransportError) -> String {
+    package static func encode(_ metadata: [String: String]) throws(TransportError) -> String {
         var pairs: [String] = []
         for key in metadata.keys.sorted() {
             guard !key.isEmpty, key.utf8.count <= 256, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x2C })
@@ -21,7 +21,7 @@ public enum TusMetadata {
 
     /// The pairs of a received header value. Malformed base64, a value that is not UTF-8, a bad or repeated key
     /// throws `.protocolViolation`.
-    public static func decode(_ header: String) throws(TransportError) -> [String: String] {
+    package static func decode(_ header: String) throws(TransportError) -> [String: String] {
         var metadata: [String: String] = [:]
         if header.trimmingASCIISpaces().isEmpty { return metadata }
         for pair in header.split(separator: ",", omittingEmptySubsequences: false) {
