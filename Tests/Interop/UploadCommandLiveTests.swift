@@ -57,7 +57,12 @@ final class UploadChild: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    /// Sends `number` to the child while it runs; never to a pid the child no longer holds (once it has exited and
+    /// been reaped, the number may name another process, or a thread of this one).
+    func signal(_ number: Int32) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, number)
+    }
 
     deinit {
         if process.isRunning {

@@ -16,7 +16,8 @@ import Testing
     /// same one when the client reuses it, as libcurl does), reads its head and `argv[1]` bytes of its body, closes
     /// the listening socket and resets that connection (SO_LINGER 0). Prints `port N`, then `received BYTES`.
     static let peer = """
-        import select, socket, struct, sys
+        import select, signal, socket, struct, sys
+        signal.alarm(600)  # never outlive a test process that died: its stderr would hold `swift test` open
         s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
         print("port", s.getsockname()[1], flush=True)
         def head(c):
@@ -85,25 +86,24 @@ import Testing
     }
 
     /// The peer's next line (it prints one at a time and flushes; empty at its end), read without blocking a thread of
-    /// the cooperative pool: the descriptor is non-blocking and an empty pipe is waited on with a short sleep.
+    /// the cooperative pool: the descriptor is non-blocking and an empty pipe is waited on with a short sleep. The
+    /// deadline is looked at only when the pipe is empty: a task that the busy pool resumed late (over 100 s in a full
+    /// `make test`) still reads what the peer printed meanwhile.
     static func line(_ handle: FileHandle) async throws -> String {
         let descriptor = handle.fileDescriptor
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline {
+        let deadline = ContinuousClock.now + .seconds(300)
+        while true {
             let got = unsafe read(descriptor, &byte, 1)
             if got == 1 {
                 if byte == UInt8(ascii: "\n") { break }
                 bytes.append(byte)
-            } else if got == 0 {
-                break
-            } else if errno == EAGAIN || errno == EINTR {
-                try await Task.sleep(for: .milliseconds(10))
-            } else {
-                break
+                continue
             }
+            guard got < 0, errno == EAGAIN || errno == EINTR, ContinuousClock.now < deadline else { break }
+            try await Task.sleep(for: .milliseconds(10))
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -4,7 +4,8 @@
 /// crosses t × 1.05 (for "lower is worse" signals, t / 1.05) and falls back below it only when the reading crosses
 /// t × 0.90 (t / 0.90), so a reading hovering at a threshold does not flap. The combined level is the worst signal,
 /// plus one when the temperature rises faster than 0.3 °C/min (the predictive step). A new combined level is applied
-/// only after it has held for the 5 s debounce. Unknown readings (nil) count as level 0 for their signal.
+/// only after it has held for the 5 s debounce (at once with a debounce of 0). Unknown readings (nil) count as level 0
+/// for their signal.
 public struct ResourceStateMachine: Sendable, Equatable {
     /// Thresholds and timing.
     public struct Configuration: Sendable, Equatable {
@@ -73,6 +74,10 @@ public struct ResourceStateMachine: Sendable, Equatable {
         }
         let target = DegradationLevel(rawValue: min(candidate, 5)) ?? .paused
         if target == level {
+            pending = nil
+        } else if c.debounceSeconds <= 0 {
+            // No debounce: the new level applies at the reading that shows it.
+            level = target
             pending = nil
         } else if let waiting = pending, waiting.level == target {
             if now - waiting.since >= c.debounceSeconds {
