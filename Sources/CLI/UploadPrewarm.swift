@@ -1,3 +1,4 @@
+import AetherIO
 import AetherTransport
 
 /// Opens the connections the first requests will run on (DNS, TCP, TLS) while the uploader reads and digests the
@@ -18,9 +19,15 @@ enum UploadPrewarm {
     /// configured `--parallel`, else four where parts may go in parallel, else one). The detection's connection is
     /// idle while they are asked for, so one of them finds it (`already_warm`); a single stream needs none beyond it.
     static func connections(for detected: DetectedBackend, parallel: Int?) -> Int {
+        // Under a low open-file limit, connections opened ahead only compete with the upload's own descriptors (the
+        // snapshot, the telemetry, its requests): none then, so the warm-up never makes an upload fail.
+        guard OpenFileLimit.current >= minimumOpenFileLimit else { return 0 }
         let streams = detected.backend.capabilities.parallelParts ? min(parallel ?? 4, 16) : 1
         return streams == 1 && detected.offer != nil ? 0 : streams
     }
+
+    /// The open-file limit under which nothing is opened ahead.
+    static let minimumOpenFileLimit = 64
 
     /// The origin the upload's requests go to: the destination's, or the S3 endpoint's.
     static func origin(of detected: DetectedBackend, destination: String) -> String {

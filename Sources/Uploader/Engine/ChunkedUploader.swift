@@ -847,7 +847,8 @@ public actor ChunkedUploader {
                         }
                         throw UploaderError(
                             .transportFailed,
-                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))\(note)")
+                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))\(note)",
+                            errno: error.errno)
                     }
                     attempt += 1
                     base = min(
