@@ -69,7 +69,15 @@ for module in "${modules[@]}"; do
     done
 done
 for module in "${c_objects[@]}"; do objects+=("$debug/$module.build/"*.o); done
+# The targets may use what the modules give this package (`package` access, e.g. the native wire types): they are
+# compiled as part of the same package, whose name SwiftPM derived from the checkout (its build description says it).
+package_name=$(python3 -c 'import re, sys; m = re.search(r"\"-package-name\",\s*\"([^\"]+)\"", open(sys.argv[1]).read()); print(m.group(1) if m else "")' "$debug/description.json")
+if [ -z "$package_name" ]; then
+    echo "fuzz: no -package-name in $debug/description.json" >&2
+    exit 1
+fi
 flags=(
+    -package-name "$package_name"
     -sanitize=fuzzer,address -parse-as-library -swift-version 6 -strict-memory-safety -warnings-as-errors -g -Onone
     -I "$debug/Modules"
     -Xcc -fmodule-map-file=Sources/C/CAetherOpenSSL/module.modulemap
