@@ -56,8 +56,12 @@ extension ChunkedUploader {
     /// The stream count `plan` allows, within the backend's and the configuration's limits and the device's level
     /// (a configured `parallel` is capped by it too).
     nonisolated func streams(of plan: LinkPlan, inputs: PlanningInputs) -> Int {
-        let wanted = min(inputs.parallelLimit, max(1, configuration.parallel ?? plan.streams))
-        return resourceLevel.parallelismCap.map { min(wanted, max(1, $0)) } ?? wanted
+        cappedByDevice(min(inputs.parallelLimit, max(1, configuration.parallel ?? plan.streams)))
+    }
+
+    /// `streams` within the device level's cap (at least one: `paused` holds requests in `admitAttempt` instead).
+    nonisolated func cappedByDevice(_ streams: Int) -> Int {
+        resourceLevel.parallelismCap.map { min(streams, max(1, $0)) } ?? streams
     }
 
     /// The device's degradation level now (`normal` when it is not read).

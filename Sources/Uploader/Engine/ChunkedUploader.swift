@@ -333,7 +333,7 @@ public actor ChunkedUploader {
                     ?? (configuration.flags.adaptiveChunking
                         ? Self.firstParallelism(decision, loopback: loopback)
                         : UploadConstants.maxParallelChunkUploads)))
-        let parallel = resourceLevel.parallelismCap.map { min(wanted, max(1, $0)) } ?? wanted
+        let parallel = cappedByDevice(wanted)
         var tier = decision.strategy.tier
         let runSender = runSender(for: snapshot.remote, extras: extras)
         // Before the first measurement: on loopback the ULTRAFAST tier's request (the link runs at memory speed
