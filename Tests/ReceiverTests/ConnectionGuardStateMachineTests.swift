@@ -110,28 +110,30 @@ import Testing
         #expect(machine.counters.closedHeaderTimeout == 0)
     }
 
-    /// Near the connection limit each admitted connection evicts the one that has waited longest for a request
-    /// head, so connections that never send one (a slowloris from many addresses) cannot hold every slot:
-    /// libmicrohttpd closes a connection accepted at its limit before the accept policy runs, which locked every
-    /// other client out while the attack lasted.
-    @Test func nearTheLimitTheConnectionWaitingLongestForAHeadIsEvictedNeverOneRunningARequest() {
+    /// Near the connection limit each admitted connection evicts a connection waiting for a request head of the
+    /// address holding the most, the one waiting longest of those, so connections that never send one (a slowloris
+    /// from many addresses) cannot hold every slot: libmicrohttpd closes a connection accepted at its limit before
+    /// the accept policy runs, which locked every other client out while the attack lasted.
+    @Test func nearTheLimitAWaitingConnectionOfTheBusiestAddressIsEvictedNeverOneRunningARequest() {
         var machine = ConnectionGuardStateMachine(
             perClientLimit: 0, headerTimeoutNanoseconds: 20 * Self.second, connectionLimit: 32)
         #expect(machine.evictionHeadroom == 2)
-        // 29 open: room left, nothing evicted.
+        // 29 open from three addresses (id % 3: 9, 10 and 10 of them): room left, nothing evicted.
         for id in 1...29 {
             machine.opened(UInt(id), key: .v4(UInt32(id % 3)), socket: Int32(100 + id), now: Int64(id) * Self.second)
         }
         #expect(machine.evictionDue() == nil)
-        // The oldest waits for a request's answer (a long append): never chosen; the next oldest waited since 2 s.
+        // The oldest waits for a request's answer (a long append): never chosen. Addresses 1 and 2 hold ten each;
+        // of their waiting connections id 2 has waited longest.
         machine.headerReceived(1)
         machine.opened(30, key: .v4(9), socket: 130, now: 40 * Self.second)
         #expect(machine.evictionDue() == 102)
-        // Chosen once: the next admission evicts the next oldest waiter.
-        #expect(machine.evictionDue() == 103)
-        // A kept-alive connection waits again from the end of its request: younger than the others now.
-        machine.requestEnded(1, now: 41 * Self.second, timedOut: false)
+        // Chosen once, and no longer counted for its address: address 1 holds the most now.
         #expect(machine.evictionDue() == 104)
+        // Nine each: the longest waiter of all. A kept-alive connection waits again from the end of its request:
+        // younger than the others.
+        machine.requestEnded(1, now: 41 * Self.second, timedOut: false)
+        #expect(machine.evictionDue() == 103)
         #expect(machine.counters.closedEvicted == 3)
         // The evicted connections close: below the headroom again, nothing more is evicted.
         for id in [2, 3, 4] { machine.closed(UInt(id)) }
@@ -141,5 +143,46 @@ import Testing
         var unlimited = ConnectionGuardStateMachine(perClientLimit: 0, headerTimeoutNanoseconds: Self.second)
         for id in 1...100 { unlimited.opened(UInt(id), key: .v4(1), socket: Int32(id), now: 0) }
         #expect(unlimited.evictionDue() == nil)
+    }
+
+    /// Near the limit an address holding its equal share (the limit over the addresses holding connections, the
+    /// new one's counted) is refused at accept, so attackers that reconnect the moment they are evicted cannot
+    /// keep libmicrohttpd at its own limit, where it closes a legitimate client's connection before the policy
+    /// runs; an address with fewer is admitted. Below the headroom only the per-client limit applies.
+    @Test func nearTheLimitAnAddressHoldingItsEqualShareIsRefusedAndANewOneAdmitted() {
+        var machine = ConnectionGuardStateMachine(
+            perClientLimit: 16, headerTimeoutNanoseconds: 20 * Self.second, connectionLimit: 32)
+        // 29 open, three attacking addresses: each may still connect.
+        for id in 1...29 { machine.opened(UInt(id), key: .v4(UInt32(id % 3)), socket: Int32(id), now: 0) }
+        let early = machine.admit(.v4(0))
+        #expect(early)
+        machine.opened(30, key: .v4(0), socket: 30, now: 0)
+        // 30 open: 10 each, a third of 32 is 10: every attacker is refused, a new address admitted.
+        for key in UInt32(0)...2 {
+            let admitted = machine.admit(.v4(key))
+            #expect(!admitted)
+        }
+        #expect(machine.counters.refusedFairShare == 3)
+        #expect(machine.counters.refusedPerClient == 0)
+        let newcomer = machine.admit(.v4(7))
+        #expect(newcomer)
+        // A connection being cut no longer counts: its address may replace it.
+        let evicted = machine.evictionDue()
+        #expect(evicted != nil)
+        let refusedBefore = machine.counters.refusedFairShare
+        var admitted = 0
+        for key in UInt32(0)...2 where machine.admit(.v4(key)) { admitted += 1 }
+        #expect(admitted == 1)
+        #expect(machine.counters.refusedFairShare == refusedBefore + 2)
+        // One address alone near the limit has the whole limit as its share.
+        var alone = ConnectionGuardStateMachine(
+            perClientLimit: 0, headerTimeoutNanoseconds: 20 * Self.second, connectionLimit: 32)
+        for id in 1...31 { alone.opened(UInt(id), key: .v4(5), socket: Int32(id), now: 0) }
+        let below = alone.admit(.v4(5))
+        #expect(below)
+        alone.opened(32, key: .v4(5), socket: 32, now: 0)
+        let atShare = alone.admit(.v4(5))
+        #expect(!atShare)
+        #expect(alone.counters.refusedFairShare == 1)
     }
 }

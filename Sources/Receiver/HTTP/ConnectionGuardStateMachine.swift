@@ -12,10 +12,11 @@ enum ClientAddressKey: Hashable, Sendable {
 /// `headerTimeout` of its accept, and each later one within `keepAliveTimeout` of the end of the request before it
 /// (a kept-alive connection may wait as long as a request may stay idle, as it could before, while a new one must
 /// show a whole request soon). Both deadlines are total: bytes trickling in do not move them, so a client cannot
-/// keep a connection by sending one header byte at a time. Near the connection limit each admitted connection
-/// evicts the one that has waited longest for a request head (`evictionDue`), so that connections from many
-/// addresses that never send a head cannot hold every slot. Pure: the owner passes the monotonic time and holds it
-/// in a Mutex; connections are named by an opaque id.
+/// keep a connection by sending one header byte at a time. Near the connection limit the slots are shared fairly
+/// between addresses: an address holding its equal share already is refused at accept (`admit`), and each admitted
+/// connection evicts a waiting one of the address holding the most (`evictionDue`), so that connections from many
+/// addresses that never send a head cannot hold every slot, nor churn it full. Pure: the owner passes the
+/// monotonic time and holds it in a Mutex; connections are named by an opaque id.
 struct ConnectionGuardStateMachine: Sendable {
     /// What is counted, for `/metrics`.
     struct Counters: Sendable, Hashable {
@@ -23,6 +24,8 @@ struct ConnectionGuardStateMachine: Sendable {
         var accepted = 0
         /// Connections refused at accept because their client held `perClientLimit` already.
         var refusedPerClient = 0
+        /// Connections refused at accept near the connection limit because their client held its fair share.
+        var refusedFairShare = 0
         /// Connections cut because a header block was not complete by its deadline.
         var closedHeaderTimeout = 0
         /// Requests cut by the idle timeout (no byte received or sent for that long).
@@ -39,6 +42,8 @@ struct ConnectionGuardStateMachine: Sendable {
         /// Since when the connection has waited for a header block (its accept, or the end of its last request);
         /// nil while a request runs or once it is being cut.
         var waitingSince: Int64?
+        /// Shut down by a deadline or an eviction, not yet closed: it no longer counts toward its address's share.
+        var cut = false
     }
 
     /// Connections at once per client address; 0 is no limit.
@@ -76,13 +81,34 @@ struct ConnectionGuardStateMachine: Sendable {
 
     /// Whether a socket just accepted from `key` may become a connection (a refusal is counted). The server's
     /// accepting thread calls this and then `opened` for the same socket before it accepts the next one, so the
-    /// count checked here is the one `opened` raises.
+    /// count checked here is the one `opened` raises. Near the connection limit (`evictionHeadroom` below it) an
+    /// address that holds its equal share of the limit (the limit over the addresses holding connections, this one
+    /// counted) is refused too: an eviction only shuts a socket down and libmicrohttpd counts it until its thread
+    /// has closed it, so attackers that reconnect the moment they are evicted would otherwise keep the daemon at
+    /// its own limit, where it closes every new connection, a legitimate client's included, before this runs.
     mutating func admit(_ key: ClientAddressKey) -> Bool {
         guard perClientLimit == 0 || (perClient[key] ?? 0) < perClientLimit else {
             counters.refusedPerClient += 1
             return false
         }
+        guard nearLimit else { return true }
+        let held = liveCounts()
+        let addresses = held.count + (held[key] == nil ? 1 : 0)
+        guard (held[key] ?? 0) < max(1, connectionLimit / addresses) else {
+            counters.refusedFairShare += 1
+            return false
+        }
         return true
+    }
+
+    /// Whether the open connections have reached the limit less its headroom.
+    private var nearLimit: Bool { connectionLimit > 0 && connections.count >= connectionLimit - evictionHeadroom }
+
+    /// The connections each address holds, those already being cut left out.
+    private func liveCounts() -> [ClientAddressKey: Int] {
+        var held: [ClientAddressKey: Int] = [:]
+        for tracked in connections.values where !tracked.cut { held[tracked.key, default: 0] += 1 }
+        return held
     }
 
     /// Connection `id` from `key` on `socket` started at `now`: its first header block is due by the deadline.
@@ -123,6 +149,7 @@ struct ConnectionGuardStateMachine: Sendable {
         for id in due.keys {
             connections[id]?.headerDeadline = nil
             connections[id]?.waitingSince = nil
+            connections[id]?.cut = true
         }
         let sockets = due.values.map(\.socket).filter { $0 >= 0 }
         counters.closedHeaderTimeout += sockets.count
@@ -130,24 +157,29 @@ struct ConnectionGuardStateMachine: Sendable {
     }
 
     /// The socket to shut down to make room for a connection being admitted: with `connectionLimit -
-    /// evictionHeadroom` or more open, the connection that has waited longest for a request head (since its accept
-    /// or the end of its last request), or nil (there is room, or every connection runs a request, which is never
-    /// chosen). The choice is counted and its wait ended, so it is chosen once. The limit is never reached by
-    /// connections that wait: a legitimate client's connection sends its head at once and is then out of reach,
-    /// while a slowloris connection is the oldest waiter soon; a flood that holds the slots must keep replacing
-    /// its own connections.
+    /// evictionHeadroom` or more open, a connection waiting for a request head (since its accept or the end of its
+    /// last request) of the address that holds the most connections, the one that has waited longest of those; or
+    /// nil (there is room, or every connection runs a request, which is never chosen). The choice is counted and
+    /// its wait ended, so it is chosen once. The limit is never reached by connections that wait: a legitimate
+    /// client's connection sends its head at once and is then out of reach, and an address with few connections is
+    /// chosen only after those that hold more, while a slowloris's connections are many and wait; a flood that
+    /// holds the slots must keep replacing its own connections.
     mutating func evictionDue() -> Int32? {
-        guard connectionLimit > 0, connections.count >= connectionLimit - evictionHeadroom else { return nil }
-        var oldest: (id: UInt, since: Int64, socket: Int32)?
+        guard nearLimit else { return nil }
+        let held = liveCounts()
+        var chosen: (id: UInt, held: Int, since: Int64, socket: Int32)?
         for (id, tracked) in connections {
-            guard let since = tracked.waitingSince, tracked.socket >= 0 else { continue }
-            if oldest.map({ since < $0.since }) ?? true { oldest = (id, since, tracked.socket) }
+            guard let since = tracked.waitingSince, tracked.socket >= 0, !tracked.cut else { continue }
+            let count = held[tracked.key] ?? 0
+            let better = chosen.map { count > $0.held || (count == $0.held && since < $0.since) } ?? true
+            if better { chosen = (id, count, since, tracked.socket) }
         }
-        guard let oldest else { return nil }
-        connections[oldest.id]?.waitingSince = nil
-        connections[oldest.id]?.headerDeadline = nil
+        guard let chosen else { return nil }
+        connections[chosen.id]?.waitingSince = nil
+        connections[chosen.id]?.headerDeadline = nil
+        connections[chosen.id]?.cut = true
         counters.closedEvicted += 1
-        return oldest.socket
+        return chosen.socket
     }
 
     private func deadline(_ now: Int64, _ timeout: Int64) -> Int64? {

@@ -88,7 +88,8 @@ public final class HTTPServer: Sendable {
             headerTimeoutSeconds: max(0, configuration.headerTimeoutSeconds),
             idleTimeoutSeconds: Double(configuration.idleTimeoutSeconds), accepted: counters.accepted,
             refusedPerClient: counters.refusedPerClient, closedHeaderTimeout: counters.closedHeaderTimeout,
-            closedIdleTimeout: counters.closedIdleTimeout, closedEvicted: counters.closedEvicted)
+            closedIdleTimeout: counters.closedIdleTimeout, closedEvicted: counters.closedEvicted,
+            refusedFairShare: counters.refusedFairShare)
     }
 
     /// Requests under way now (headers read, answer not yet sent).

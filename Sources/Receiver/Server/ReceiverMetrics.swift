@@ -99,7 +99,7 @@ public final class ReceiverMetrics: Sendable {
         out += "aether_active_connections \(connections.open)\n"
         family(
             "aether_connection_limit",
-            "Connections open at once, in all (near it, the one waiting longest for a head is evicted).", "gauge")
+            "Connections open at once, in all (near it, slots are shared fairly between addresses).", "gauge")
         out += "aether_connection_limit \(connections.limit)\n"
         family(
             "aether_connection_limit_per_client", "Connections open at once per client address or IPv6 /64 (0: none).",
@@ -119,6 +119,7 @@ public final class ReceiverMetrics: Sendable {
         out += "aether_connections_accepted_total \(connections.accepted)\n"
         family("aether_connections_refused_total", "Connections refused at accept, by reason.", "counter")
         out += "aether_connections_refused_total{reason=\"per-client-limit\"} \(connections.refusedPerClient)\n"
+        out += "aether_connections_refused_total{reason=\"fair-share\"} \(connections.refusedFairShare)\n"
         family("aether_connections_closed_total", "Connections or requests cut by a limit, by reason.", "counter")
         out += "aether_connections_closed_total{reason=\"header-timeout\"} \(connections.closedHeaderTimeout)\n"
         out += "aether_connections_closed_total{reason=\"idle-timeout\"} \(connections.closedIdleTimeout)\n"
