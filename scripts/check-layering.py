@@ -103,7 +103,7 @@ def failures_of(package):
     return failures
 
 
-# A cast or type test to a backend type: `x as? any NativeExtrasBackend`, `x as! S3Backend`, `x is NativeBackend`.
+# A cast or type test to a backend type: `x as? any NativeFeaturesBackend`, `x as! S3Backend`, `x is NativeBackend`.
 BACKEND_CAST = re.compile(r"(?<![\w.])(as[?!]|is)\s+(any\s+)?([A-Z]\w*Backend)\b")
 
 

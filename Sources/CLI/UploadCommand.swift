@@ -141,7 +141,7 @@ enum UploadRun {
             stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")), uploadKey: key,
             traceFile: arguments.path("trace"))
         let target = ChunkedUploader.Target(
-            file: file, destination: destination, protocolName: detected.mode.description, endpoint: endpoint)
+            file: file, destination: destination, mode: detected.mode, endpoint: endpoint)
         let task: Task<UploadOutcome, any Error>
         let scheduler = FusionScheduler()
         if let follow {

@@ -204,7 +204,7 @@ final class UploadProgressView: Sendable {
         }
     }
 
-    static func describe(_ valve: MultiLayerProgressTracker.Event) -> String {
+    static func describe(_ valve: ProgressLayers.Event) -> String {
         switch valve {
         case .wireAckDivergence(let share):
             "wire-ack divergence: \(Int(share * 100))% of the file is sent but not acknowledged"

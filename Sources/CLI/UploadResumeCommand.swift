@@ -43,7 +43,7 @@ enum UploadResumeCommand: CLICommand {
         }
         return try await UploadRun.run(
             file: file, destination: snapshot.destination,
-            forced: try TransportMode(name: snapshot.protocolName), endpoint: snapshot.endpoint,
+            forced: snapshot.mode, endpoint: snapshot.endpoint,
             flavor: try UploadSetup.s3Flavor(parsed, destination: snapshot.destination), key: id,
             configuration: configuration, arguments: parsed, follow: follow)
     }
@@ -70,7 +70,7 @@ enum UploadCancelCommand: CLICommand {
         let client = try UploadSetup.client(parsed)
         defer { client.shutDown() }
         let detected = try await UploadSetup.backend(
-            destination: snapshot.destination, forced: try TransportMode(name: snapshot.protocolName),
+            destination: snapshot.destination, forced: snapshot.mode,
             endpoint: snapshot.endpoint, token: try UploadSetup.token(parsed), client: client)
         do {
             try await detected.backend.abort(snapshot.remote)

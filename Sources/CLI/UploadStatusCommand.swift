@@ -46,7 +46,7 @@ enum UploadStatusCommand: CLICommand {
                             location: snapshot.remote.location, partsSent: snapshot.acknowledged.count))
                 } else {
                     StandardOutput.write(
-                        "\(id)  \(snapshot.protocolName)  \(snapshot.acknowledged.count)/\(snapshot.partCount) parts  "
+                        "\(id)  \(snapshot.mode)  \(snapshot.acknowledged.count)/\(snapshot.partCount) parts  "
                             + "\(UploadProgressView.bytes(snapshot.acknowledgedBytes))/"
                             + "\(UploadProgressView.bytes(snapshot.remote.size))  "
                             + TerminalText.safe("\(file) -> \(snapshot.destination)") + "\n")

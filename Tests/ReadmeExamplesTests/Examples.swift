@@ -88,7 +88,7 @@ func upload(file: String, to uploadsURL: String, stateDirectory: String) async t
     let backend = try await NativeBackend.discover(creationURL: uploadsURL, client: client)
     let snapshots = try VaultSnapshotStore(stateDirectory: UploadStateDirectory(path: FilePath(stateDirectory)))
     let uploader = ChunkedUploader(
-        target: .init(file: FilePath(file), destination: uploadsURL, protocolName: "native"),
+        target: .init(file: FilePath(file), destination: uploadsURL, mode: .native),
         backend: backend, snapshots: snapshots, snapshotKey: "example-upload")
     var outcome: UploadOutcome?
     for try await event in uploader.events() {

@@ -174,7 +174,7 @@ import Testing
         defer { tree.destroy() }
         try tree.write("sys/class/thermal/thermal_zone0/temp", "70000\n")
         let clock = ManualClock()
-        let manager = UnifiedResourceManager(reader: DeviceResourceReader(root: tree.root), clock: clock)
+        let manager = DeviceResourceMonitor(reader: DeviceResourceReader(root: tree.root), clock: clock)
         #expect(manager.refresh() == .normal)
         clock.advance(by: .seconds(5))
         #expect(manager.refresh() == .heavy)

@@ -162,7 +162,7 @@ final class CuttingNativeBackend: RunSendingBackend, @unchecked Sendable {
         configuration.connectionBackoffLimit = 0.004
         return ChunkedUploader(
             target: .init(
-                file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "native"),
+                file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .native),
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),

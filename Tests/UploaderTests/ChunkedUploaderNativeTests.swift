@@ -28,7 +28,7 @@ final class NativeWire: Sendable {
 
 /// A native backend that can withhold chunks (answering as if they were stored, without sending them) and records
 /// what it sends; every variant (`with(options:)`) shares the record.
-struct WatchedNativeBackend: NativeExtrasBackend, ChainReportingBackend {
+struct WatchedNativeBackend: NativeFeaturesBackend, ChainReportingBackend {
     let inner: NativeBackend
     let wire: NativeWire
     let withhold: Set<Int>
@@ -164,7 +164,7 @@ final class NativeUploadFixture: @unchecked Sendable {
         _ backend: WatchedNativeBackend, parity: Bool = false, flags: FeatureFlags = .defaults
     ) throws -> ChunkedUploader {
         ChunkedUploader(
-            target: .init(file: FilePath(upload.file), destination: destination, protocolName: "native"),
+            target: .init(file: FilePath(upload.file), destination: destination, mode: .native),
             backend: backend, snapshots: try upload.store(),
             snapshotKey: SnapshotKey.derive(canonicalPath: FilePath(upload.file), destination: destination),
             configuration: UploadConfiguration(
@@ -326,7 +326,7 @@ final class NativeUploadFixture: @unchecked Sendable {
         let extra = FilePath(fixture.directory + "/extra.trace")
         let recorder = try TelemetryRecorder(stateDirectory: state, uploadKey: fixture.key, traceFile: extra)
         let uploader = ChunkedUploader(
-            target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+            target: .init(file: FilePath(fixture.file), destination: "memory://dest", mode: .native),
             backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key,
             configuration: UploadConfiguration(
                 chunkSize: 64 << 10, parallel: 2, initialBackoff: 0.001, maximumBackoff: 0.004),
@@ -373,7 +373,7 @@ final class NativeUploadFixture: @unchecked Sendable {
         let recorder = try TelemetryRecorder(stateDirectory: state, uploadKey: key)
         let uploader = ChunkedUploader(
             target: .init(
-                file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "native"),
+                file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .native),
             backend: try await fixture.backend(), snapshots: try fixture.upload.store(), snapshotKey: key,
             configuration: UploadConfiguration(
                 chunkSize: 16 << 10, parallel: 2,

@@ -75,14 +75,14 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
     static let size = 300_000
     static let partCount = 19
 
-    static func uploader<B: RunSendingBackend>(_ fixture: NativeUploadFixture, _ backend: B, protocolName: String)
+    static func uploader<B: RunSendingBackend>(_ fixture: NativeUploadFixture, _ backend: B, mode: TransportMode)
         throws -> ChunkedUploader
     {
         var configuration = UploadConfiguration(parallel: 2, initialBackoff: 0.001, maximumBackoff: 0.004)
         configuration.partSize = 16 << 10
         return ChunkedUploader(
             target: .init(
-                file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: protocolName),
+                file: FilePath(fixture.upload.file), destination: fixture.destination, mode: mode),
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),
@@ -119,7 +119,7 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         let fixture = try NativeUploadFixture(bytes: content)
         let ietf = try await IETFResumableBackend.discover(creationURL: fixture.destination, client: fixture.client)
         let backend = FaultyRunBackend(inner: ietf, maximum: 4, fault: .throwing, prefix: 2)
-        let (outcome, requests, retries) = try await Self.run(try Self.uploader(fixture, backend, protocolName: "ietf"))
+        let (outcome, requests, retries) = try await Self.run(try Self.uploader(fixture, backend, mode: .ietfResumable))
         #expect(try fixture.object(at: outcome.receipt.location) == content)
         let runs = backend.runs.withLock { $0 }
         Self.checkRuns(runs, maximum: 4)
@@ -145,7 +145,7 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         #expect(native.server.maximumRun == ReceiverLimits().maximumRunChunks)
         let backend = FaultyRunBackend(inner: native, maximum: 5, fault: .reporting, prefix: 2)
         let (outcome, requests, retries) = try await Self.run(
-            try Self.uploader(fixture, backend, protocolName: "native"))
+            try Self.uploader(fixture, backend, mode: .native))
         #expect(try fixture.object(at: outcome.receipt.location) == content)
         let runs = backend.runs.withLock { $0 }
         Self.checkRuns(runs, maximum: 5)
@@ -166,7 +166,7 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         let fixture = try NativeUploadFixture(bytes: content)
         let native = try await NativeBackend.discover(creationURL: fixture.destination, client: fixture.client)
         let backend = FaultyRunBackend(inner: native, maximum: 5, fault: .throwing, prefix: 3)
-        let (outcome, _, retries) = try await Self.run(try Self.uploader(fixture, backend, protocolName: "native"))
+        let (outcome, _, retries) = try await Self.run(try Self.uploader(fixture, backend, mode: .native))
         #expect(try fixture.object(at: outcome.receipt.location) == content)
         let runs = backend.runs.withLock { $0 }
         Self.checkRuns(runs, maximum: 5)
@@ -189,7 +189,7 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         let tus = try await TusBackend.discover(
             creationURL: fixture.destination, client: fixture.client, options: options)
         let backend = FaultyRunBackend(inner: tus, maximum: 6, fault: .throwing, prefix: 3)
-        let (outcome, requests, _) = try await Self.run(try Self.uploader(fixture, backend, protocolName: "tus"))
+        let (outcome, requests, _) = try await Self.run(try Self.uploader(fixture, backend, mode: .tus))
         #expect(try fixture.object(at: outcome.receipt.location) == content)
         Self.checkRuns(backend.runs.withLock { $0 }, maximum: 6)
         #expect(requests.contains { $0.parts > 1 })
@@ -201,7 +201,7 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         let ietf = try await IETFResumableBackend.discover(creationURL: fixture.destination, client: fixture.client)
         let backend = FaultyRunBackend(inner: ietf, maximum: 4, fault: .throwing, prefix: 100)
         let uploader = ChunkedUploader(
-            target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "ietf"),
+            target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .ietfResumable),
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),
@@ -220,7 +220,7 @@ final class FaultyRunBackend<Inner: RunSendingBackend>: RunSendingBackend {
         var flags = FeatureFlags.defaults
         flags.adaptiveChunking = false
         let uploader = ChunkedUploader(
-            target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "ietf"),
+            target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .ietfResumable),
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),

@@ -36,7 +36,7 @@ struct UploadFixture {
         _ backend: InMemoryBackend, chunkSize: Int = 64 << 10, parallel: Int? = 4, breaker: UploadCircuitBreaker? = nil
     ) throws -> ChunkedUploader {
         ChunkedUploader(
-            target: .init(file: FilePath(file), destination: "memory://dest", protocolName: "native"),
+            target: .init(file: FilePath(file), destination: "memory://dest", mode: .native),
             backend: backend, snapshots: try store(), snapshotKey: key,
             configuration: UploadConfiguration(
                 chunkSize: chunkSize, parallel: parallel, initialBackoff: 0.001, maximumBackoff: 0.004),
@@ -306,7 +306,7 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
             configuration.circuitWaitLimit = 0.5
             configuration.connectionBackoffLimit = 0.004
             let uploader = ChunkedUploader(
-                target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+                target: .init(file: FilePath(fixture.file), destination: "memory://dest", mode: .native),
                 backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key,
                 configuration: configuration, breaker: UploadCircuitBreaker(configuration: strict))
             let log = EventLog()
@@ -332,7 +332,7 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         configuration.connectionWaitLimit = 0.3
         configuration.connectionBackoffLimit = 0.05
         let uploader = ChunkedUploader(
-            target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+            target: .init(file: FilePath(fixture.file), destination: "memory://dest", mode: .native),
             backend: backend, snapshots: try fixture.store(), snapshotKey: fixture.key, configuration: configuration)
         await #expect {
             _ = try await uploader.run { _ in }
@@ -414,7 +414,7 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         var flags = FeatureFlags.defaults
         flags.set(.adaptiveChunking, false)
         let uploader = ChunkedUploader(
-            target: .init(file: FilePath(fixture.file), destination: "memory://dest", protocolName: "native"),
+            target: .init(file: FilePath(fixture.file), destination: "memory://dest", mode: .native),
             backend: InMemoryBackend(), snapshots: try fixture.store(), snapshotKey: fixture.key,
             configuration: UploadConfiguration(flags: flags))
         let log = EventLog()
@@ -446,7 +446,7 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         ] as [(String, String?, Bool)])
     func anS3UploadIsOnLoopbackWhenItsEndpointIs(destination: String, endpoint: String?, loopback: Bool) {
         let target = ChunkedUploader.Target(
-            file: FilePath("/dev/null"), destination: destination, protocolName: "s3", endpoint: endpoint)
+            file: FilePath("/dev/null"), destination: destination, mode: .s3Multipart, endpoint: endpoint)
         #expect(target.isLoopback == loopback)
     }
 
@@ -461,7 +461,7 @@ func runUntilCancelled(_ uploader: ChunkedUploader, holder: TaskHolder) async ->
         defer { fixture.clean() }
         let backend = InMemoryBackend()
         let uploader = ChunkedUploader(
-            target: .init(file: FilePath(fixture.file), destination: destination, protocolName: "native"),
+            target: .init(file: FilePath(fixture.file), destination: destination, mode: .native),
             backend: backend, snapshots: try fixture.store(),
             snapshotKey: SnapshotKey.derive(canonicalPath: FilePath(fixture.file), destination: destination))
         let log = EventLog()

@@ -22,7 +22,7 @@ import Testing
     {
         FollowedUploader(
             target: .init(
-                file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "native"),
+                file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .native),
             backend: backend, snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),

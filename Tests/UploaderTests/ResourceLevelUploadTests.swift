@@ -40,7 +40,7 @@ import Testing
         configuration.resourceThresholds = thresholds
         let uploader = ChunkedUploader(
             target: .init(
-                file: FilePath(fixture.upload.file), destination: fixture.destination, protocolName: "native"),
+                file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .native),
             backend: try await fixture.backend(), snapshots: try fixture.upload.store(),
             snapshotKey: SnapshotKey.derive(
                 canonicalPath: FilePath(fixture.upload.file), destination: fixture.destination),

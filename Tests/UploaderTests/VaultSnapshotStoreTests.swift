@@ -11,7 +11,7 @@ import Testing
         defer { fixture.clean() }
         let store = try fixture.store()
         let snapshot = ResumeSnapshot(
-            filePath: Array(fixture.file.utf8), destination: "memory://dest", protocolName: "native", endpoint: nil,
+            filePath: Array(fixture.file.utf8), destination: "memory://dest", mode: .native, endpoint: nil,
             fingerprint: .init(try FileFingerprint(path: fixture.file)),
             remote: RemoteUpload(location: "memory://upload/1", uploadID: nil, size: 3, partSize: 1),
             partSize: 1, partCount: 3, chainSessionID: "abc",

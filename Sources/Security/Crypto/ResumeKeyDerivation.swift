@@ -1,4 +1,4 @@
-/// The resume-snapshot session key of the spec's EnhancedResumeManager (upload-engine v2.2, BUG-17):
+/// The resume-snapshot session key of the spec's ResumePlanner (upload-engine v2.2, BUG-17):
 /// `HKDF-SHA-256(IKM: master, salt: UTF-8(sessionID), info: UTF-8("PR9-resume-" + sessionID), L = 32)`.
 ///
 /// The labels are byte-exact and part of the on-disk format (docs/UPLOAD-SECURITY.md); changing them makes

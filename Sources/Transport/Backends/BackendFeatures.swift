@@ -5,8 +5,8 @@ public struct BackendFeatures: Sendable {
     /// Several parts in one request, the destination's holdings with the received prefixes of cut parts, and runs
     /// that continue from them (native, IETF, tus).
     package var runs: (any RunSendingBackend)?
-    /// The native protocol's extras: parity shards, content codings, spot checks, possession dedup, status.
-    package var native: (any NativeExtrasBackend)?
+    /// The native protocol's features: parity shards, content codings, spot checks, possession dedup, status.
+    package var native: (any NativeFeaturesBackend)?
     /// The head of the destination's commitment chain over its stored prefix (resume level 3).
     package var chain: (any ChainReportingBackend)?
     /// Whether the parts of a file still being written (`aether upload --follow`) may travel several at a time: the
@@ -16,7 +16,7 @@ public struct BackendFeatures: Sendable {
 
     /// The features offered; none by default.
     package init(
-        runs: (any RunSendingBackend)? = nil, native: (any NativeExtrasBackend)? = nil,
+        runs: (any RunSendingBackend)? = nil, native: (any NativeFeaturesBackend)? = nil,
         chain: (any ChainReportingBackend)? = nil, parallelFollow: Bool = false
     ) {
         self.runs = runs

@@ -23,6 +23,46 @@ final class LinkPlanning: Sendable {
 }
 
 extension ChunkedUploader {
+    /// The part size before any measurement: the scheduler's when it has a prediction, else the ULTRAFAST tier's
+    /// for a loopback destination and the NORMAL tier's for any other.
+    static func firstChunkSize(_ decision: SchedulingDecision, loopback: Bool = false) -> Int {
+        guard decision.predictedBitsPerSecond > 0 else {
+            return NetworkSpeedTier(loopback: loopback).strategy(availableMemoryBytes: nil).chunkSizeBytes
+        }
+        return decision.chunkSizeBytes
+    }
+
+    /// The parallelism before any measurement: the scheduler's, or the ULTRAFAST tier's on loopback.
+    static func firstParallelism(_ decision: SchedulingDecision, loopback: Bool) -> Int {
+        guard decision.predictedBitsPerSecond <= 0, loopback else { return decision.parallelism }
+        return NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: nil).parallelChunks
+    }
+
+    /// The most bytes read ahead: prefetched chunks are buffers beyond the ones in flight, and the upload keeps its
+    /// memory within parallel x chunk size + 64 MiB (issue 17), so read-ahead takes at most 4 MiB of that slack.
+    static let prefetchByteBudget = 4 << 20
+
+    /// The chunks read ahead: the ULTRAFAST tier's prefetch (when memory allows it) on a loopback destination before
+    /// any measurement, else what the scheduler's tier says; never more than `prefetchByteBudget` bytes of chunks.
+    static func firstPrefetch(
+        _ decision: SchedulingDecision, loopback: Bool, availableMemoryBytes: Int64?, chunkSize: Int
+    ) -> Int {
+        let wanted =
+            decision.predictedBitsPerSecond <= 0 && loopback
+            ? NetworkSpeedTier.ultrafast.strategy(availableMemoryBytes: availableMemoryBytes).prefetchChunks
+            : decision.strategy.prefetchChunks
+        return min(wanted, prefetchByteBudget / max(1, chunkSize))
+    }
+
+    func initialDecision(size: Int64, availableMemoryBytes: Int64?) -> SchedulingDecision {
+        let capabilities = backend.capabilities
+        let context = SchedulingContext(
+            minimumChunkBytes: Int(clamping: capabilities.minimumPartSize),
+            maximumChunkBytes: Int(clamping: capabilities.maximumPartSize), maximumParts: capabilities.maximumParts,
+            totalBytes: size, availableMemoryBytes: availableMemoryBytes, parallelismCap: configuration.parallel)
+        return scheduler.decide(context.applying(resourceLevel))
+    }
+
     /// The scheduler's decision for now, bounded by the link planner (`docs/SCHEDULING.md`, "Progress on
     /// interrupted paths"): the streams, the parts per request and whether to hold new requests back. nil before
     /// an upload is under way.
@@ -79,11 +119,11 @@ extension ChunkedUploader {
     nonisolated func admitAttempt(bytes: Int64) async throws {
         // A paused device (battery or temperature at its last threshold) starts nothing until it recovers.
         while refreshedResourceLevel() == .paused {
-            try await Self.sleep(seconds: 0.25)
+            try await RetryPolicy.sleep(seconds: 0.25)
         }
         if configuration.flags.adaptiveChunking {
             while let (plan, _) = plannedRequests(), plan.holdsBack {
-                try await Self.sleep(seconds: 0.25)
+                try await RetryPolicy.sleep(seconds: 0.25)
             }
             if let (plan, _) = plannedRequests(), let inputs = linkPlanning.current {
                 linkPlanning.gate.setLimit(streams(of: plan, inputs: inputs))

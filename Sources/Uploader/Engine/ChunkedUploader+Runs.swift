@@ -171,28 +171,28 @@ final class RunProgress: Sendable {
 extension ChunkedUploader {
     /// The backend that sends runs of this upload and the most parts one run may hold; nil when runs are off
     /// (S3, tus concatenation, a backend without runs, adaptive chunking off, `chunkSize` fixing every request).
-    func runSender(for remote: RemoteUpload, extras: RunExtras) -> (any RunSendingBackend, Int)? {
+    func runSender(for remote: RemoteUpload, variants: SendVariants) -> (any RunSendingBackend, Int)? {
         guard configuration.flags.adaptiveChunking, configuration.chunkSize == nil,
-            let sender = extras.plain.features.runs
+            let sender = variants.plain.features.runs
         else { return nil }
         let maximum = sender.maximumRunParts(of: remote)
         return maximum > 1 ? (sender, maximum) : nil
     }
 
     /// The next part, and when runs are on, the consecutive unacknowledged parts after it up to the current run
-    /// length (parity shards waiting go first, as in `nextWork`).
-    func nextWorkOrRun() throws -> Work? {
-        guard let work = try nextWork() else { return nil }
+    /// length (parity shards waiting go first, as in `nextPartOrParity`).
+    func nextRequest() throws -> PlannedRequest? {
+        guard let work = try nextPartOrParity() else { return nil }
         guard case .part(let first) = work, let run = state, let (sender, _) = run.runSender else { return work }
         // A lone part goes as a run of one to a destination that keeps a cut part's prefix: a cut then costs only
         // what was in flight (the run retry continues from the prefix), on its own variant (compression kept).
-        let lone: Work =
-            sender.continuesCutParts(of: run.snapshot.remote)
+        let lone: PlannedRequest =
+            sender.continuesCutParts(of: run.machine.snapshot.remote)
             ? first.via.features.runs.map { .run([first], $0) } ?? work : work
-        guard run.runParts > 1 else { return lone }
+        guard run.machine.decision.runParts > 1 else { return lone }
         let planned = RunPlanner.run(
-            from: first.index, length: run.runParts, partCount: run.snapshot.partCount,
-            isAcknowledged: { run.acknowledged[$0] != nil })
+            from: first.index, length: run.machine.decision.runParts, partCount: run.machine.snapshot.partCount,
+            isAcknowledged: { run.machine.holds($0) })
         var parts = [first]
         while parts.count < planned.count, state?.pendingParityIsEmpty ?? false,
             let part = try nextPart()
@@ -209,9 +209,9 @@ extension ChunkedUploader {
     /// the destination gains bytes between cuts, the retries start afresh: a slow link reset often still finishes.
     nonisolated func send(
         run parts: [PartToSend], via sender: any RunSendingBackend, to remote: RemoteUpload, length: RunLength,
-        tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager,
+        tracker: ProgressLayers, idempotency: ChunkIdempotencyManager,
         emit: @escaping @Sendable (UploadEvent) -> Void
-    ) async throws -> SentWork {
+    ) async throws -> AnsweredRequest {
         let total = parts.reduce(Int64(0)) { $0 + $1.length }
         if let pacer { try await pacer.admit(total) }
         let start = clock.monotonicSeconds()
@@ -295,7 +295,7 @@ extension ChunkedUploader {
     /// destination); one trace line per request, naming where it starts and the bytes it carries.
     private static func attempt(
         run parts: [PartToSend], from: Int64, to remote: RemoteUpload, sender: any RunSendingBackend,
-        tracker: MultiLayerProgressTracker, idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?,
+        tracker: ProgressLayers, idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?,
         interruptions: InterruptionLog, clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> RunOutcome {
         var keys: [IdempotencyKey] = []
@@ -353,7 +353,9 @@ extension ChunkedUploader {
         } catch {
             for key in keys { idempotency.release(key) }
             for event in tracker.wireFailed(UInt64(bytes)) { emit(.safetyValve(event)) }
-            trace(error.code == .cancelled ? .cancelled : (isRetryable(error.code) ? .retried : .failed), error)
+            trace(
+                error.code == .cancelled ? .cancelled : (RetryPolicy.isRetryable(error.code) ? .retried : .failed),
+                error)
             throw error
         }
         let acknowledged = min(outcome.receipts.count, parts.count)
@@ -364,7 +366,7 @@ extension ChunkedUploader {
             for event in tracker.wireFailed(UInt64(unacknowledged)) { emit(.safetyValve(event)) }
         }
         if let stopped = outcome.stoppedBy {
-            trace(isRetryable(stopped.code) || outcome.heldPrefix != nil ? .retried : .failed, stopped)
+            trace(RetryPolicy.isRetryable(stopped.code) || outcome.heldPrefix != nil ? .retried : .failed, stopped)
         } else {
             trace(.acknowledged)
         }

@@ -138,7 +138,7 @@ extension ChunkedUploader {
     /// One round, with retries of requests that fail on the way: status (the acknowledgement), issue, challenge,
     /// judgement. Each attempt prepares a fresh nonce (the last one may have reached the receiver).
     private nonisolated func spotCheckRound(
-        _ native: any NativeExtrasBackend, _ remote: RemoteUpload, verifier: ByzantineVerifier, uploadID: [UInt8],
+        _ native: any NativeFeaturesBackend, _ remote: RemoteUpload, verifier: ByzantineVerifier, uploadID: [UInt8],
         items: [ByzantineChallenge.Item], bytes: [[UInt8]], chunkHashes: [Digest32],
         emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> SpotCheckRound {

@@ -4,7 +4,7 @@ import FoundationEssentials
 
 extension ResumeSnapshot: Codable {
     private enum CodingKeys: String, CodingKey {
-        case version, filePath = "file_path", destination, protocolName = "protocol", endpoint, fingerprint, remote
+        case version, filePath = "file_path", destination, mode = "protocol", endpoint, fingerprint, remote
         case partSize = "part_size", partCount = "part_count", chainSessionID = "chain_session_id"
         case acknowledged, createdAt = "created_at", receiptMismatch = "receipt_mismatch"
     }
@@ -18,7 +18,12 @@ extension ResumeSnapshot: Codable {
         }
         filePath = try container.decode([UInt8].self, forKey: .filePath)
         destination = try container.decode(String.self, forKey: .destination)
-        protocolName = try container.decode(String.self, forKey: .protocolName)
+        let name = try container.decode(String.self, forKey: .mode)
+        do {
+            mode = try TransportMode(name: name)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: .mode, in: container, debugDescription: error.message)
+        }
         endpoint = try container.decodeIfPresent(String.self, forKey: .endpoint)
         fingerprint = try container.decode(Fingerprint.self, forKey: .fingerprint)
         remote = try container.decode(RemoteUpload.self, forKey: .remote)
@@ -51,7 +56,7 @@ extension ResumeSnapshot: Codable {
         try container.encode(version, forKey: .version)
         try container.encode(filePath, forKey: .filePath)
         try container.encode(destination, forKey: .destination)
-        try container.encode(protocolName, forKey: .protocolName)
+        try container.encode(mode.description, forKey: .mode)
         try container.encodeIfPresent(endpoint, forKey: .endpoint)
         try container.encode(fingerprint, forKey: .fingerprint)
         try container.encode(remote, forKey: .remote)

@@ -50,8 +50,8 @@ public struct ResumeSnapshot: Sendable, Hashable {
     public var filePath: [UInt8]
     /// The destination as given.
     public var destination: String
-    /// The protocol in use (`native`, `ietf`, `tus`, `s3`).
-    public var protocolName: String
+    /// The protocol in use (stored by its name: `native`, `ietf`, `tus`, `s3`).
+    public var mode: TransportMode
     /// The S3 endpoint URL, when one was given.
     public var endpoint: String?
     /// The file fingerprint (level 1).
@@ -80,14 +80,14 @@ public struct ResumeSnapshot: Sendable, Hashable {
 
     /// A snapshot.
     public init(
-        filePath: [UInt8], destination: String, protocolName: String, endpoint: String?, fingerprint: Fingerprint,
+        filePath: [UInt8], destination: String, mode: TransportMode, endpoint: String?, fingerprint: Fingerprint,
         remote: RemoteUpload, partSize: Int64, partCount: Int, chainSessionID: String,
         acknowledged: [Int: AcknowledgedPart] = [:], createdAt: Int64
     ) {
         self.version = Self.currentVersion
         self.filePath = filePath
         self.destination = destination
-        self.protocolName = protocolName
+        self.mode = mode
         self.endpoint = endpoint
         self.fingerprint = fingerprint
         self.remote = remote

@@ -10,7 +10,7 @@ public struct UploadConfiguration: Sendable {
     /// The most parts in flight at once; nil lets the scheduler decide (and re-decide) it. A backend that takes
     /// parts only in order (IETF, tus) always gets one at a time.
     public var parallel: Int?
-    /// Asks for parity chunks on a lossy link; only backends that take parity (`NativeExtrasBackend`) get any;
+    /// Asks for parity chunks on a lossy link; only backends that take parity (`NativeFeaturesBackend`) get any;
     /// true forces shards for every group, false leaves it to the measured loss (AdaptiveRedundancy).
     public var parity: Bool
     /// How often one part is sent before the upload fails (the first send counts).
@@ -42,7 +42,7 @@ public struct UploadConfiguration: Sendable {
     /// Where the device's thermal, battery and memory state is read (`DeviceResourceReader`: `sys/class/thermal`,
     /// `sys/class/power_supply`, `proc/meminfo` and the cgroup's memory files under it): "" is the real system, a
     /// directory laid out the same way drives it in tests; nil reads nothing. The degradation level it gives
-    /// (`UnifiedResourceManager`, with hysteresis and a debounce) caps parallelism and the request size at every
+    /// (`DeviceResourceMonitor`, with hysteresis and a debounce) caps parallelism and the request size at every
     /// decision, switches compression off from `heavy` on, and holds new requests while `paused`.
     public var resourceRoot: String? = ""
     /// The thresholds, hysteresis and debounce of the degradation levels.

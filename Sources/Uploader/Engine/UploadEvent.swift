@@ -16,7 +16,7 @@ public enum UploadEvent: Sendable {
     /// A part is sent again after a retryable failure.
     case retry(RetryReport)
     /// A progress safety valve opened or closed (wire-ack divergence over 8%, acknowledged bytes not verified).
-    case safetyValve(MultiLayerProgressTracker.Event)
+    case safetyValve(ProgressLayers.Event)
     /// The upload finished and its receipt matched the local digests (always the last event).
     case completed(UploadOutcome)
 }
@@ -33,7 +33,7 @@ public struct ResumeReport: Sendable, Hashable {
     public let reason: String?
 }
 
-/// How far the resume checks went (EnhancedResumeManager's three levels).
+/// How far the resume checks went (ResumePlanner's three levels).
 public enum ResumeLevel: Int, Sendable, Hashable, Comparable, CustomStringConvertible {
     /// No usable earlier attempt: a fresh upload.
     case none = 0
@@ -87,7 +87,7 @@ public struct UploadProgress: Sendable, Hashable {
     /// The current speed tier.
     public let tier: NetworkSpeedTier
     /// What to show, 0...1: the acknowledged share smoothed (Savitzky-Golay), never going back, slowed in the
-    /// last 5%, reaching 1 only when every byte is acknowledged and verified (MultiLayerProgressTracker).
+    /// last 5%, reaching 1 only when every byte is acknowledged and verified (ProgressLayers).
     public let displayedFraction: Double
     /// Seconds until every byte is acknowledged at the current rate; nil while unknown.
     public let secondsRemaining: Double?

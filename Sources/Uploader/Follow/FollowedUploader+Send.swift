@@ -12,7 +12,7 @@ extension FollowedUploader {
     ) async throws {
         do {
             let backend = self.backend
-            let (receipt, attempts) = try await retrier.withRetries(index: part.index, emit: emit) {
+            let (receipt, attempts) = try await retries.withRetries(index: part.index, emit: emit) {
                 () async throws(TransportError) -> PartReceipt in
                 let key: IdempotencyKey
                 do throws(UploaderError) {
@@ -101,7 +101,7 @@ extension FollowedUploader {
             merkleRoot: summary.merkleRoot, chainHead: summary.chainHead)
         let backend = self.backend
         let finished = remote
-        let (receipt, _) = try await retrier.withRetries(index: -1, emit: current.emit) {
+        let (receipt, _) = try await retries.withRetries(index: -1, emit: current.emit) {
             () async throws(TransportError) in
             try await backend.complete(finished, summary: completion)
         }

@@ -29,8 +29,8 @@ public actor FollowedUploader {
     let options: FollowOptions
     let clock: any AetherClock
     let telemetry: TelemetryRecorder?
-    /// Lends its retry loop and circuit breaker (`withRetries`).
-    let retrier: ChunkedUploader
+    /// Retries, backoff and the circuit breaker for every request (the same policy a plain upload uses).
+    let retries: RetryPolicy
     var run: FollowRun?
 
     /// A follower of `target.file` into `backend`, keeping its snapshot under `snapshotKey`.
@@ -47,9 +47,7 @@ public actor FollowedUploader {
         self.options = options
         self.clock = clock
         self.telemetry = telemetry
-        retrier = ChunkedUploader(
-            target: target, backend: backend, snapshots: snapshots, snapshotKey: snapshotKey,
-            configuration: configuration, clock: clock, telemetry: telemetry)
+        retries = RetryPolicy(configuration: configuration)
     }
 
     /// Follows the file until the writer is done, then completes; returns the outcome (also sent as `.completed`).
@@ -69,9 +67,9 @@ public actor FollowedUploader {
                 try? await backend.abort(mismatch.remote)
                 forceFresh = "part \(mismatch.index) differs from the earlier run (the file changed); starting fresh"
             } catch {
-                let failure = retrier.runFailure(error)
+                let failure = ChunkedUploader.runFailure(error, telemetry: telemetry)
                 if failure.code == .verificationFailed {
-                    await EnhancedResumeManager(store: snapshots, key: snapshotKey).recordMismatch(failure.message)
+                    await ResumePlanner(store: snapshots, key: snapshotKey).recordMismatch(failure.message)
                 }
                 throw failure
             }
@@ -209,12 +207,12 @@ public actor FollowedUploader {
         } catch  where error.code == .protocolUnsupported {
             throw UploaderError(.followUnsupported, "--follow is not available here: \(error.message)")
         } catch {
-            if !ChunkedUploader.isRetryable(error.code) && !ChunkedUploader.isPathFailure(error.code) {
+            if !RetryPolicy.isRetryable(error.code) && !RetryPolicy.isPathFailure(error.code) {
                 throw UploaderError(
                     .transportFailed, "the upload could not be created: \(error.message) (\(error.code))",
                     errno: error.errno)
             }
-            (remote, _) = try await retrier.withRetries(index: -1, emit: emit) {
+            (remote, _) = try await retries.withRetries(index: -1, emit: emit) {
                 () async throws(TransportError) -> RemoteUpload in
                 try await backend.create(description)
             }
@@ -225,7 +223,7 @@ public actor FollowedUploader {
         let size = try file.currentSize()
         let head = try file.read(offset: 0, count: Int(min(size, 4096)))
         var snapshot = ResumeSnapshot(
-            filePath: target.file.bytes, destination: target.destination, protocolName: target.protocolName,
+            filePath: target.file.bytes, destination: target.destination, mode: target.mode,
             endpoint: target.endpoint,
             fingerprint: ResumeSnapshot.Fingerprint(
                 followed: file, size: size, modificationNanoseconds: 0, headSHA256: SHA256.hash(head).hex),

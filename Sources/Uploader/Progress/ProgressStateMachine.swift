@@ -1,8 +1,8 @@
 /// The progress of one upload as a pure value: four byte counters, the display filter's window, and the
-/// safety valves. `MultiLayerProgressTracker` holds it behind a lock; nothing here reads a clock.
+/// safety valves. `ProgressLayers` holds it behind a lock; nothing here reads a clock.
 struct ProgressStateMachine {
-    typealias Event = MultiLayerProgressTracker.Event
-    typealias Snapshot = MultiLayerProgressTracker.Snapshot
+    typealias Event = ProgressLayers.Event
+    typealias Snapshot = ProgressLayers.Snapshot
 
     private struct Sample {
         var time: Int64
@@ -83,7 +83,7 @@ struct ProgressStateMachine {
         return snapshot
     }
 
-    /// The last-5% deceleration (upload-engine v2.2, MultiLayerProgressTracker): below 95% the display follows
+    /// The last-5% deceleration (upload-engine v2.2, ProgressLayers): below 95% the display follows
     /// the value; above it, with u the share of the last 5% acknowledged, it shows 0.95 + 0.05 (u - u^2/2), so it
     /// moves at (1 - u) times the speed of the acknowledgements and reaches 97.5% when all are in. The last
     /// 2.5% appear only when every byte is acknowledged and Merkle-verified.
@@ -117,7 +117,7 @@ struct ProgressStateMachine {
         var events: [Event] = []
         let gap = wire - min(wire, acknowledged)
         let share = totalBytes == 0 ? 0 : Double(gap) / Double(totalBytes)
-        let wireOpen = share > MultiLayerProgressTracker.wireAckDivergenceLimit
+        let wireOpen = share > ProgressLayers.wireAckDivergenceLimit
         if wireOpen != wireAckDivergent {
             wireAckDivergent = wireOpen
             events.append(wireOpen ? .wireAckDivergence(share: share) : .wireAckConverged)

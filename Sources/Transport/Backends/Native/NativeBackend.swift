@@ -13,14 +13,14 @@ package import AetherSecurity
 ///
 /// The bearer token (`options.bearerToken`) is only ever written into the `Authorization` field: no error, message
 /// or description carries it.
-public struct NativeBackend: NativeExtrasBackend {
+public struct NativeBackend: NativeFeaturesBackend {
     /// How a request reaches the receiver (the HTTP client, or a script in tests).
     package typealias Transport = @Sendable (HTTPRequest) async throws(TransportError) -> HTTPResponse
 
     /// Re-blocking rules from the receiver's capabilities: equal chunks of `chunkSize` (the last holds the rest),
     /// parallel and out-of-order parts, SHA-256 and CRC32C per chunk, resume by bitmap.
     public let capabilities: BackendCapabilities
-    /// Runs, the native extras, the chain head over the checked prefix, and parts of a growing file in parallel.
+    /// Runs, the native features, the chain head over the checked prefix, and parts of a growing file in parallel.
     public var features: BackendFeatures {
         BackendFeatures(runs: self, native: self, chain: self, parallelFollow: true)
     }

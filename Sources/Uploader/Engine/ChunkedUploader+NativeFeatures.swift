@@ -6,29 +6,29 @@ import AetherSecurity
 import AetherTransport
 import Synchronization
 
-/// The native extras of one run: the backend variants that send chunks (with and without compression) and
+/// The native variants of one run: the backend variants that send chunks (with and without compression) and
 /// parity shards, and the parity scheme the upload was created with.
-struct RunExtras: Sendable {
+struct SendVariants: Sendable {
     /// Sends chunks without a content coding (the ULTRAFAST tier, or when compression is off).
     let plain: any UploadBackend
     /// Sends chunks that may travel compressed (the probe in `NativeBackend` decides per chunk), if allowed.
     let compressing: (any UploadBackend)?
     /// Sends parity shards, when the upload has a parity scheme.
-    let parity: (any NativeExtrasBackend)?
+    let parity: (any NativeFeaturesBackend)?
     /// The scheme announced at creation.
     let scheme: ParityScheme?
 }
 
 /// What the send loop does next.
-enum Work: Sendable {
+enum PlannedRequest: Sendable {
     case part(PartToSend)
-    case parity(ParityShard, any NativeExtrasBackend)
+    case parity(ParityShard, any NativeFeaturesBackend)
     /// Consecutive parts in one request.
     case run([PartToSend], any RunSendingBackend)
 }
 
 /// What a finished send reports.
-enum SentWork: Sendable {
+enum AnsweredRequest: Sendable {
     case part(SentPart)
     case parity(bytesOnWire: Int64)
     case run([SentPart])
@@ -52,7 +52,7 @@ extension ChunkedUploader {
     // MARK: Backend variants
 
     /// The backend with `parity` announced and chunks allowed to travel in `compression`; the backend itself when it
-    /// speaks no native extras.
+    /// speaks no native variants.
     func sender(parity: ParityScheme?, compression: ContentCoding?) throws(UploaderError) -> any UploadBackend {
         guard let native = backend.features.native else { return backend }
         var options = native.options
@@ -67,12 +67,12 @@ extension ChunkedUploader {
 
     /// The variant for the next chunk: compressing when the tier allows it (never ULTRAFAST).
     static func sender(for run: RunState) -> any UploadBackend {
-        if let compressing = run.extras.compressing, run.resourceLevel < .heavy,
-            run.tier.strategy(availableMemoryBytes: nil).compressionEnabled
+        if let compressing = run.variants.compressing, run.machine.decision.resourceLevel < .heavy,
+            run.machine.decision.tier.strategy(availableMemoryBytes: nil).compressionEnabled
         {
             return compressing
         }
-        return run.extras.plain
+        return run.variants.plain
     }
 
     /// The coding chunks may travel in: zstd, else deflate, when the flag is on and the receiver takes it.
@@ -109,9 +109,9 @@ extension ChunkedUploader {
 
     /// The variants of this run. A resumed upload takes its parity scheme from the receiver's status document (the
     /// snapshot does not record it); without the status, this run sends no parity.
-    func extrasOfRun(snapshot: ResumeSnapshot, fresh: Bool, scheme created: ParityScheme?) async -> RunExtras {
+    func sendVariants(snapshot: ResumeSnapshot, fresh: Bool, scheme created: ParityScheme?) async -> SendVariants {
         guard let native = backend.features.native else {
-            return RunExtras(plain: backend, compressing: nil, parity: nil, scheme: nil)
+            return SendVariants(plain: backend, compressing: nil, parity: nil, scheme: nil)
         }
         var scheme = created
         if !fresh, configuration.flags.parity {
@@ -127,25 +127,25 @@ extension ChunkedUploader {
             let compressing = try compressionCoding().map { coding throws(UploaderError) in
                 try sender(parity: scheme, compression: coding)
             }
-            return RunExtras(
+            return SendVariants(
                 plain: plain, compressing: compressing, parity: scheme == nil ? nil : plain.features.native,
                 scheme: scheme)
         } catch {
-            return RunExtras(plain: backend, compressing: nil, parity: nil, scheme: nil)
+            return SendVariants(plain: backend, compressing: nil, parity: nil, scheme: nil)
         }
     }
 
     // MARK: Parity
 
     /// Parity shards waiting, then the next part, then the last group's shards.
-    func nextWork() throws -> Work? {
+    func nextPartOrParity() throws -> PlannedRequest? {
         if let shard = popParity() { return shard }
         if let part = try nextPart() { return .part(part) }
         return popParity()
     }
 
-    private func popParity() -> Work? {
-        guard var run = state, !run.pendingParity.isEmpty, let via = run.extras.parity else { return nil }
+    private func popParity() -> PlannedRequest? {
+        guard var run = state, !run.pendingParity.isEmpty, let via = run.variants.parity else { return nil }
         let shard = run.pendingParity.removeFirst()
         state = run
         return .parity(shard, via)
@@ -153,13 +153,13 @@ extension ChunkedUploader {
 
     /// How many parity shards the group starting now gets: all of the scheme's when `--parity` forces them,
     /// else what AdaptiveRedundancy asks for at the loss rate measured so far in this run (none before any loss,
-    /// none on ULTRAFAST), capped by the scheme. Interruptions of the path are not loss (`answeredFailures`).
+    /// none on ULTRAFAST), capped by the scheme. Interruptions of the path are not loss (`RetryPolicy.answeredFailures`).
     func parityShardsForNextGroup(_ run: RunState) -> Int {
-        guard let scheme = run.extras.scheme else { return 0 }
+        guard let scheme = run.variants.scheme else { return 0 }
         if configuration.parity { return scheme.parity }
-        let failures = answeredFailures.load(ordering: .relaxed)
-        guard run.tier != .ultrafast, run.attempts > 0, failures > 0 else { return 0 }
-        let loss = min(1, Double(failures) / Double(run.attempts))
+        let failures = retries.answeredFailures.load(ordering: .relaxed)
+        guard run.machine.decision.tier != .ultrafast, run.machine.attempts > 0, failures > 0 else { return 0 }
+        let loss = min(1, Double(failures) / Double(run.machine.attempts))
         do {
             switch try AdaptiveRedundancy.decide(dataShards: scheme.data, lossRate: loss, ultrafastLink: false) {
             case .none: return 0
@@ -175,8 +175,8 @@ extension ChunkedUploader {
     /// rs8 (`docs/ERASURE-CODING.md`, the receiver's code) and queues the shards. Only the group's buffers are
     /// held: its data chunks, zero-padded to the chunk size, and the shards it gets.
     func collectParity(_ run: inout RunState, chunk: Chunk, isNew: Bool) throws(UploaderError) {
-        guard let scheme = run.extras.scheme, run.extras.parity != nil else { return }
-        let size = Int(run.snapshot.partSize)
+        guard let scheme = run.variants.scheme, run.variants.parity != nil else { return }
+        let size = Int(run.machine.snapshot.partSize)
         let position = chunk.index % scheme.data
         if position == 0 {
             run.group = []
@@ -188,7 +188,7 @@ extension ChunkedUploader {
         if bytes.count < size { bytes += [UInt8](repeating: 0, count: size - bytes.count) }
         run.group.append(bytes)
         if isNew { run.groupHasNew = true }
-        guard position == scheme.data - 1 || chunk.index == run.snapshot.partCount - 1 else { return }
+        guard position == scheme.data - 1 || chunk.index == run.machine.snapshot.partCount - 1 else { return }
         // The short last group: positions past the last chunk are all-zero shards both sides know (PROTOCOL 3.3).
         while run.group.count < scheme.data { run.group.append([UInt8](repeating: 0, count: size)) }
         defer { run.group = [] }
@@ -212,9 +212,9 @@ extension ChunkedUploader {
 
     /// Sends one parity shard with retries.
     nonisolated func sendParity(
-        _ shard: ParityShard, via sender: any NativeExtrasBackend, to remote: RemoteUpload,
+        _ shard: ParityShard, via sender: any NativeFeaturesBackend, to remote: RemoteUpload,
         emit: @escaping @Sendable (UploadEvent) -> Void
-    ) async throws -> SentWork {
+    ) async throws -> AnsweredRequest {
         if let pacer { try await pacer.admit(shard.length) }
         let unsent = UnsentAttempts()
         let (_, attempts) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
@@ -263,7 +263,7 @@ extension ChunkedUploader {
     /// with no chunk sent (the receipt is checked against the digest); a failed one returns nil and the chunks are
     /// sent. A receipt that differs from the digest is `.verificationFailed`.
     func deduplicated(
-        _ native: any NativeExtrasBackend, remote: RemoteUpload, challenge: [UInt8], digest: DedupDigest,
+        _ native: any NativeFeaturesBackend, remote: RemoteUpload, challenge: [UInt8], digest: DedupDigest,
         snapshot: ResumeSnapshot, plan: ResumePlan, tier: NetworkSpeedTier,
         emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> UploadOutcome? {
@@ -297,7 +297,7 @@ extension ChunkedUploader {
         let size = snapshot.remote.size
         let report = ResumeReport(level: plan.level, reusedParts: 0, reusedBytes: 0, reason: plan.reason)
         emit(.resume(report))
-        let tracker = MultiLayerProgressTracker(totalBytes: UInt64(size), clock: clock)
+        let tracker = ProgressLayers(totalBytes: UInt64(size), clock: clock)
         _ = tracker.wireSent(UInt64(size))
         _ = tracker.acknowledged(UInt64(size), merkleVerified: true)
         var counters = Counters(total: size, reused: size)
@@ -321,7 +321,7 @@ extension ChunkedUploader {
     /// idempotent, so asking it returns the receipt, checked against `summary` as the proof's would have been (a
     /// mismatch is `.verificationFailed`). Nil while the upload is still open: the receiver answers that every
     /// chunk is missing (409), nothing changes there, and the chunks are sent.
-    func completedByLostProof(_ native: any NativeExtrasBackend, remote: RemoteUpload, summary: CompletionSummary)
+    func completedByLostProof(_ native: any NativeFeaturesBackend, remote: RemoteUpload, summary: CompletionSummary)
         async throws -> UploadReceipt?
     {
         do {

@@ -1,7 +1,7 @@
 public import AetherIO
 import Synchronization
 
-/// The progress of one upload in four layers (upload-engine v2.2, MultiLayerProgressTracker): bytes handed to
+/// The progress of one upload in four layers (upload-engine v2.2, ProgressLayers): bytes handed to
 /// the transport (wire), acknowledged by the server, Merkle-verified (the receipt's proof checked against the
 /// local tree) and reconstructed by the server (rebuilt from parity). The displayed fraction is the
 /// acknowledged share smoothed by a Savitzky-Golay filter (window 7, order 2, read at the newest sample),
@@ -12,7 +12,7 @@ import Synchronization
 /// Two safety valves report events: wire-ack divergence above 8% of the total, and any acknowledged byte
 /// that is not Merkle-verified. Updates are synchronous and thread-safe (a `Mutex` around a
 /// `ProgressStateMachine`); the caller samples the display at its own pace (`sample()`, e.g. 10 times a second).
-public final class MultiLayerProgressTracker: Sendable {
+public final class ProgressLayers: Sendable {
     /// The wire-ack divergence above which the valve opens: 8% of the total.
     public static let wireAckDivergenceLimit = 0.08
 

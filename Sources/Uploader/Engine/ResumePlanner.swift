@@ -2,7 +2,7 @@ public import AetherIO
 import AetherIntegrity
 public import AetherTransport
 
-/// Decides how an upload starts from its snapshot, in three levels (upload-engine v2.2 EnhancedResumeManager):
+/// Decides how an upload starts from its snapshot, in three levels (upload-engine v2.2 ResumePlanner):
 /// 1. the file fingerprint (size, mtime, inode, device, first 4 KiB) is unchanged: the local snapshot is trusted;
 /// 2. the destination says what it holds (`progress`): only parts it holds are skipped;
 /// 3. where the destination keeps the commitment chain (`ChainReportingBackend`), its head over the held prefix
@@ -10,7 +10,7 @@ public import AetherTransport
 /// A damaged snapshot is reported and a fresh upload starts; a changed file starts fresh and abandons the old
 /// remote upload, so stored bytes of two versions are never combined. Snapshots are saved after each
 /// acknowledged part. One actor per store serialises every snapshot read and write (RACE-7: no callbacks).
-public actor EnhancedResumeManager {
+public actor ResumePlanner {
     private let store: any SnapshotStore
     private let key: String
 

@@ -41,10 +41,10 @@ import Testing
     }
 }
 
-@Suite struct MultiLayerProgressTrackerTests {
+@Suite struct ProgressLayersTests {
     @Test func theDisplayIsTheSmoothedAcknowledgedShareWorkedByHand() {
         let clock = ManualClock()
-        let tracker = MultiLayerProgressTracker(totalBytes: 100, clock: clock)
+        let tracker = ProgressLayers(totalBytes: 100, clock: clock)
         let acknowledged: [UInt64] = [10, 12, 12, 15, 16, 18, 22]
         var previous: UInt64 = 0
         var shown: [Double] = []
@@ -64,7 +64,7 @@ import Testing
         var generator = SplitMix64(seed: 7)
         let clock = ManualClock()
         let total: UInt64 = 1_000_000
-        let tracker = MultiLayerProgressTracker(totalBytes: total, clock: clock)
+        let tracker = ProgressLayers(totalBytes: total, clock: clock)
         var last = 0.0
         var acknowledged: UInt64 = 0
         var steps = 0
@@ -88,7 +88,7 @@ import Testing
 
     @Test func theLastFivePercentSlowDownAndOneNeedsVerification() {
         let clock = ManualClock()
-        let tracker = MultiLayerProgressTracker(totalBytes: 1000, clock: clock)
+        let tracker = ProgressLayers(totalBytes: 1000, clock: clock)
         func hold(_ count: Int) -> Double {
             var shown = 0.0
             for _ in 0..<count {
@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func theWireAckValveOpensAboveEightPercentAndCloses() {
-        let tracker = MultiLayerProgressTracker(totalBytes: 1000, clock: ManualClock())
+        let tracker = ProgressLayers(totalBytes: 1000, clock: ManualClock())
         #expect(tracker.wireSent(80) == [])
         let opened = tracker.wireSent(1)
         #expect(opened.count == 1)
@@ -132,7 +132,7 @@ import Testing
     }
 
     @Test func theAckMerkleValveOpensOnAnyUnverifiedByte() {
-        let tracker = MultiLayerProgressTracker(totalBytes: 1000, clock: ManualClock())
+        let tracker = ProgressLayers(totalBytes: 1000, clock: ManualClock())
         tracker.wireSent(20)
         #expect(tracker.acknowledged(10, merkleVerified: true) == [])
         #expect(tracker.acknowledged(1, merkleVerified: false) == [.ackMerkleDivergence(unverifiedBytes: 1)])
@@ -146,7 +146,7 @@ import Testing
 
     @Test func rateAndTimeRemainingComeFromTheWindow() {
         let clock = ManualClock()
-        let tracker = MultiLayerProgressTracker(totalBytes: 1000, clock: clock)
+        let tracker = ProgressLayers(totalBytes: 1000, clock: clock)
         #expect(tracker.sample().bytesPerSecond == nil)
         for _ in 0..<2 {
             clock.advance(by: .seconds(1))
@@ -161,8 +161,8 @@ import Testing
 
     @Test func anEmptyUploadIsDoneAndAGrowingOneNeverGoesBack() {
         let clock = ManualClock()
-        #expect(MultiLayerProgressTracker(totalBytes: 0, clock: clock).sample().displayedFraction == 1)
-        let growing = MultiLayerProgressTracker(totalBytes: 100, clock: clock)
+        #expect(ProgressLayers(totalBytes: 0, clock: clock).sample().displayedFraction == 1)
+        let growing = ProgressLayers(totalBytes: 100, clock: clock)
         growing.acknowledged(50, merkleVerified: true)
         #expect(growing.sample().displayedFraction == 0.5)
         growing.setTotalBytes(200)

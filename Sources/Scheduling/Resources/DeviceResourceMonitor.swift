@@ -2,7 +2,7 @@ public import AetherIO
 import Synchronization
 
 /// Reads the device's thermal, battery and memory state and turns it into a degradation level.
-public final class UnifiedResourceManager: Sendable {
+public final class DeviceResourceMonitor: Sendable {
     private let reader: DeviceResourceReader
     private let clock: any AetherClock
     private let machine: Mutex<(ResourceStateMachine, ResourceSnapshot)>

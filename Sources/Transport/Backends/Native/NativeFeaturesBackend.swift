@@ -2,12 +2,12 @@ package import AetherIO
 package import AetherIntegrity
 package import AetherSecurity
 
-/// A backend that speaks the native protocol's extras (`docs/PROTOCOL.md` 3.1, 3.3, 3.6, 3.7): a parity scheme
+/// A backend that speaks the native protocol's features (`docs/PROTOCOL.md` 3.1, 3.3, 3.6, 3.7): a parity scheme
 /// announced at creation and parity shards, content codings on chunks, Byzantine spot checks and
 /// proof-of-possession dedup.
 /// `NativeBackend` is one; tests wrap it to withhold or count requests. A backend offers it through
 /// `features.native`.
-package protocol NativeExtrasBackend: UploadBackend {
+package protocol NativeFeaturesBackend: UploadBackend {
     /// What the receiver announced in `Aether-Capabilities`.
     var server: AetherCapabilities { get }
     /// How this backend talks (its parity scheme and compression).

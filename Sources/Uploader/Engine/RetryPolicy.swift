@@ -1,0 +1,157 @@
+import AetherIO
+import AetherScheduling
+import AetherTransport
+import Synchronization
+
+/// The one retry policy of an upload's requests, shared by `ChunkedUploader` and `FollowedUploader` and by every
+/// backend behind them: which failures are sent again (`isRetryable`), which are the path's rather than the
+/// destination's (`isPathFailure`: waited out for `connectionWaitLimit` without counting as attempts), the
+/// backoff with jitter, the circuit breaker around the destination, and what the failures said about the link
+/// (the interruptions the link planner forecasts, the answered failures the parity decision reads).
+final class RetryPolicy: Sendable {
+    /// A resource each attempt holds while it runs (the link planner's stream gate): acquired before the attempt,
+    /// released when it ends, either way.
+    struct Slot: Sendable {
+        let acquire: @Sendable () async throws -> Void
+        let release: @Sendable () -> Void
+    }
+
+    let configuration: UploadConfiguration
+    private let breaker: UploadCircuitBreaker
+    /// Resets, refusals and timeouts seen by the requests: the scheduler keeps requests short of them.
+    let interruptions = InterruptionLog()
+    /// Failed attempts that were the destination's answer or a damaged transfer, not an interruption of the path:
+    /// the loss the parity decision reads. A reset, refusal or timeout fails every request in flight at once and
+    /// its retry resends them; a parity shard repairs none of that and only adds bytes (`docs/UPLOADER.md`).
+    let answeredFailures = Atomic<Int>(0)
+    /// Wakes requests waiting out a reset or refused connection once another request gets through.
+    let pathRecovery = PathRecovery()
+
+    /// A policy with `configuration`'s attempts, backoff and waits, around `breaker`.
+    init(configuration: UploadConfiguration, breaker: UploadCircuitBreaker = UploadCircuitBreaker()) {
+        self.configuration = configuration
+        self.breaker = breaker
+    }
+
+    /// Runs `operation` through the circuit breaker, retrying retryable `TransportError`s with backoff.
+    /// Returns the result and how many times the operation was sent. A reset or refused connection is retried
+    /// for up to `connectionWaitLimit` seconds without counting as an attempt or opening the breaker.
+    /// With `slot`, each attempt first acquires it and gives it back when the attempt ends.
+    func withRetries<T: Sendable>(
+        index: Int, slot: Slot? = nil, emit: @Sendable (UploadEvent) -> Void,
+        _ operation: @Sendable () async throws(TransportError) -> T
+    ) async throws -> (T, Int) {
+        var attempt = 1
+        var sends = 0
+        var pathFailures = 0
+        var pathFailingSince: ContinuousClock.Instant?
+        var waitedForBreaker = 0.0
+        // The first attempt that timed out (a stalled connection): a later refusal may be the destination still
+        // holding that request, which the final message then says.
+        var firstTimeout: (attempt: Int, error: TransportError)?
+        while true {
+            try Task.checkCancellation()
+            switch breaker.permission() {
+            case .allowed, .probe: break
+            case .refused(let retryAfter):
+                waitedForBreaker += retryAfter
+                guard waitedForBreaker <= configuration.circuitWaitLimit else {
+                    throw UploaderError(
+                        .circuitOpen,
+                        "the destination kept failing and the circuit breaker stayed open; try again later")
+                }
+                try await Self.sleep(seconds: max(retryAfter, 0.01))
+                continue
+            }
+            if let slot { try await slot.acquire() }
+            do throws(TransportError) {
+                sends += 1
+                let result: T
+                do throws(TransportError) {
+                    result = try await operation()
+                } catch {
+                    slot?.release()
+                    throw error
+                }
+                slot?.release()
+                breaker.recordSuccess()
+                pathRecovery.noteSuccess()
+                return (result, sends)
+            } catch {
+                if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
+                let recoveries = pathRecovery.mark
+                interruptions.note(error.code)
+                if !InterruptionLog.interrupts(error.code) { answeredFailures.add(1, ordering: .relaxed) }
+                let what = index >= 0 ? "part \(index)" : "the request"
+                let pathFailure = Self.isPathFailure(error.code)
+                let base: Double
+                if pathFailure {
+                    // Real time, as the sleeps between attempts are (an injected clock may stand still).
+                    let since = pathFailingSince ?? .now
+                    pathFailingSince = since
+                    let failing = since.duration(to: .now) / .seconds(1)
+                    guard failing <= configuration.connectionWaitLimit else {
+                        throw UploaderError(
+                            .transportFailed,
+                            "\(what) could not reach the destination for \(Int(failing)) s: \(error.message) "
+                                + "(\(error.code))")
+                    }
+                    pathFailures += 1
+                    base = min(
+                        configuration.connectionBackoffLimit,
+                        configuration.initialBackoff * Double(1 << min(pathFailures - 1, 20)))
+                } else if error.code == .receiptMismatch {
+                    // The destination says it stored other bytes than this file's: final, and exit 4, not a
+                    // transport failure to retry.
+                    throw UploaderError(
+                        .verificationFailed,
+                        "the destination's receipt does not match the file\(index >= 0 ? " at part \(index)" : ""): "
+                            + error.message)
+                } else {
+                    breaker.recordFailure()
+                    if error.code == .timedOut, firstTimeout == nil { firstTimeout = (sends, error) }
+                    guard Self.isRetryable(error.code), attempt < configuration.maximumAttempts else {
+                        var note = ""
+                        if let firstTimeout, error.code != .timedOut {
+                            note =
+                                "; attempt \(firstTimeout.attempt) timed out first (\(firstTimeout.error.message)), and "
+                                + "the destination may still hold that request"
+                        }
+                        throw UploaderError(
+                            .transportFailed,
+                            "\(what) failed after \(attempt) attempt(s): \(error.message) (\(error.code))\(note)",
+                            errno: error.errno)
+                    }
+                    attempt += 1
+                    base = min(
+                        configuration.maximumBackoff, configuration.initialBackoff * Double(1 << min(attempt - 2, 20)))
+                }
+                let delay = base / 2 + Double(SecureRandom.uniform(1000)) / 1000 * base / 2
+                emit(.retry(RetryReport(index: index, attempt: sends + 1, cause: error, delay: delay)))
+                if pathFailure {
+                    try await pathRecovery.sleep(seconds: delay, since: recoveries)
+                } else {
+                    try await Self.sleep(seconds: delay)
+                }
+            }
+        }
+    }
+
+    /// Failures of the path rather than of the destination's answer: the connection was reset or refused.
+    static func isPathFailure(_ code: TransportError.Code) -> Bool {
+        code == .connectionClosed || code == .connectionRefused
+    }
+
+    static func sleep(seconds: Double) async throws {
+        guard seconds > 0 else { return }
+        try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
+    }
+
+    /// Failures worth sending again: the network or the server had a moment, or the destination caught bytes
+    /// damaged in transit and refused them (`.checksumMismatch`). A receipt that disagrees with the client's own
+    /// computation (`.receiptMismatch`) is never among them.
+    static func isRetryable(_ code: TransportError.Code) -> Bool {
+        [.timedOut, .connectionClosed, .connectionRefused, .notConnected, .serverFailed, .throttled, .checksumMismatch]
+            .contains(code)
+    }
+}
