@@ -19,7 +19,7 @@ enum BenchArguments {
     /// Options that take a value (`--traces DIR`, `--size-mib N`).
     static let valueOptions: Set<String> = [
         "--traces", "--size-mib", "--runs", "--chunk-size", "--parallel", "--link-mib", "--lines", "--trace",
-        "--trace-start", "--cc",
+        "--trace-start", "--cc", "--compare-aether",
     ]
     /// Options that stand alone.
     static let flagOptions: Set<String> = ["--print-sink", "--train", "--keep-logs", "--no-baselines"]
@@ -58,7 +58,7 @@ enum BenchArguments {
         var lines = [
             "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N] [--runs N] [--train]",
             "       [--chunk-size N] [--parallel N] [--link-mib N] [--lines LIST] [--trace PATH] [--trace-start S]",
-            "       [--cc cubic|bbr|reno] [--keep-logs] [--no-baselines]",
+            "       [--cc cubic|bbr|reno] [--keep-logs] [--no-baselines] [--compare-aether PATH]",
             "       swift run -c release aether-bench [SUITE ...]   (release builds only)",
             "",
             "Prints the median of several runs of each benchmark and a ratio against a baseline measured in the same run.",
@@ -93,6 +93,8 @@ enum BenchArguments {
             "                 request log)",
             "  --no-baselines e2e lab lines: run Aether's clients only (no tuspy, boto3, awscli; no ratios to them)",
             "  --cc NAME      e2e lab lines: the client namespace's congestion control, cubic, bbr or reno (default cubic)",
+            "  --compare-aether PATH  receiver, e2e lab-mobile: another build's `aether` (an older commit's release",
+            "                 build) measured in the same run beside this one, its ratio printed (a regression check)",
             "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",
             "",

@@ -66,8 +66,13 @@ struct E2ELabLines {
             try await tools.tuspy(
                 file: bench.file, url: bench.servers.tusURL, name: name, namespace: namespace, deadline: deadline)
         }
+        let comparedNative = try await compared("compared build: aether upload (native)", bench) {
+            tools, name, namespace, deadline in
+            try await tools.aetherToReceiver(
+                file: bench.file, servers: bench.servers, name: name, namespace: namespace, deadline: deadline)
+        }
         printGroup(
-            "e2e_lab_mobile_\(size)_native", ours: native, baselines: tuspy, uplink: uplink,
+            "e2e_lab_mobile_\(size)_native", ours: native, baselines: comparedNative + tuspy, uplink: uplink,
             targets: "(targets <= 1.15 ideal, <= 0.7 tuspy)")
 
         let endpoint = bench.servers.motoEndpoint
@@ -75,7 +80,12 @@ struct E2ELabLines {
             try await tools.aetherToS3(
                 file: bench.file, endpoint: endpoint, key: name, name: name, namespace: namespace, deadline: deadline)
         }
-        var baselines = try await baseline("boto3", "boto3 upload_file", bench) { name, namespace, deadline in
+        var baselines = try await compared("compared build: aether upload s3://", bench) {
+            tools, name, namespace, deadline in
+            try await tools.aetherToS3(
+                file: bench.file, endpoint: endpoint, key: name, name: name, namespace: namespace, deadline: deadline)
+        }
+        baselines += try await baseline("boto3", "boto3 upload_file", bench) { name, namespace, deadline in
             try await tools.boto3(
                 file: bench.file, endpoint: endpoint, key: name, name: name, namespace: namespace, deadline: deadline)
         }
@@ -100,6 +110,20 @@ struct E2ELabLines {
     {
         guard options.baselines else { return [] }
         return [(key, try await bench.measure(label, client))]
+    }
+
+    /// `--runs` runs of another build's client (`--compare-aether`), their median labelled `compared`; none without
+    /// the option.
+    func compared(
+        _ label: String, _ bench: E2ELabSession,
+        _ client: @escaping (E2ETools, String, String, Double) async throws -> ClientFinish
+    ) async throws -> [(String, E2ELabRun)] {
+        guard let path = options.comparedAether else { return [] }
+        let other = tools.using(aether: path)
+        let runs = try await bench.repeated(label, runs: options.runs) { name, namespace, deadline in
+            try await client(other, name, namespace, deadline)
+        }
+        return E2ELabRun.median(runs).map { [("compared", $0)] } ?? []
     }
 
     /// The line's summary and a row per client; ratios to the ideal over each client's own span.

@@ -37,6 +37,8 @@ struct E2ELabOptions: Equatable {
     var runs: Int
     /// Whether the baselines (tuspy, boto3, awscli) run beside Aether's clients (`--no-baselines`: not).
     var baselines = true
+    /// Another build's `aether`, run as a client beside this one's in `lab-mobile` (`--compare-aether`).
+    var comparedAether: String? = nil
 
     /// The options of `options` (as `BenchArguments` passes them); `outOfSample` is the directory of the default
     /// trace (Bench/OutOfSample). Without `--trace` the start defaults to the default trace's; with it, to 0.
@@ -45,13 +47,18 @@ struct E2ELabOptions: Equatable {
         let control = try E2EBench.option("--cc", in: options)
         let runs = try E2EBench.option("--runs", in: options)
         let named = try E2EBench.option("--trace", in: options)
+        let compared = try E2EBench.option("--compare-aether", in: options)
+        if let compared, !FileManager.default.isExecutableFile(atPath: compared) {
+            throw BenchError("--compare-aether \(compared) is not an executable")
+        }
         return E2ELabOptions(
             tracePath: named ?? outOfSample + "/" + defaultTrace,
             traceSHA256: named == nil ? defaultTraceSHA256 : nil,
             traceStart: try start.map(seconds) ?? (named == nil ? defaultTraceStart : 0),
             congestionControl: try control.map(congestionControl) ?? .cubic,
             sizeMiB: try E2EBench.mebibytes(E2EBench.option("--size-mib", in: options), default: defaultSizeMiB),
-            runs: try runs.map(runCount) ?? defaultRuns, baselines: !options.contains("--no-baselines"))
+            runs: try runs.map(runCount) ?? defaultRuns, baselines: !options.contains("--no-baselines"),
+            comparedAether: compared)
     }
 
     /// A start offset: a finite number of seconds, at least 0.

@@ -37,7 +37,7 @@ struct LinkServers {
 /// bench's peer script (`E2EPeerScript`), written into the bench's temporary directory.
 struct E2ETools {
     let directory: String
-    let aether: String
+    private(set) var aether: String
     let python: String
     let script: String
     let projectRoot: String
@@ -64,6 +64,13 @@ struct E2ETools {
         python = root + "/.venv/bin/python"
         script = directory + "/e2e_peer.py"
         try Data(E2EPeerScript.text.utf8).write(to: URL(fileURLWithPath: script))
+    }
+
+    /// These tools with another build's `aether` as the client (`--compare-aether`).
+    func using(aether path: String) -> E2ETools {
+        var copy = self
+        copy.aether = path
+        return copy
     }
 
     private func logs(_ name: String) -> String { directory + "/" + name }

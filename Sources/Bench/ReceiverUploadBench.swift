@@ -44,6 +44,11 @@ enum ReceiverUploadBench: BenchSuite {
         guard unsafe access(aether, X_OK) == 0 else {
             throw BenchError("\(aether) is missing: build it with `swift build -c release` (make release)")
         }
+        // Another build's `aether` (client and receiver both), measured in the same run, alternating.
+        let compared = try E2EBench.option("--compare-aether", in: options)
+        if let compared, unsafe access(compared, X_OK) != 0 {
+            throw BenchError("--compare-aether \(compared) is not an executable")
+        }
         let base = "/dev/shm/aether-bench-receiver-\(getpid())"
         try FileManager.default.createDirectory(atPath: base + "/webdav", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: base) }
@@ -54,6 +59,8 @@ enum ReceiverUploadBench: BenchSuite {
 
         let server = try ReceiverChild(aether: aether, store: base + "/store")
         defer { server.stop() }
+        let comparedServer = try compared.map { try ReceiverChild(aether: $0, store: base + "/store-compared") }
+        defer { comparedServer?.stop() }
         let nginx = try NginxProcess(directory: base + "/nginx", seed: 24_000) { ports in
             """
                 client_max_body_size 0;
@@ -71,25 +78,30 @@ enum ReceiverUploadBench: BenchSuite {
                 + "(child) -> aether serve (child); load average \(IOBench.loadAverage())")
 
         var attempt = 0
-        func ours() throws -> Sample {
+        func upload(_ binary: String, into server: ReceiverChild, store: String) throws -> Sample {
             attempt += 1
             let before = try server.cpuSeconds()
             let run = IOBaseline.run(
                 [
-                    aether, "upload", source, server.url + "/uploads", "--protocol", "native", "--quiet",
+                    binary, "upload", source, server.url + "/uploads", "--protocol", "native", "--quiet",
                     "--state-dir", base + "/state-\(attempt)",
                 ] + extra)
             let serverCPU = try server.cpuSeconds() - before
-            guard run.status == 0 else { throw BenchError("aether upload exited \(run.status)") }
-            let objects = try FileManager.default.contentsOfDirectory(atPath: base + "/store/objects")
+            guard run.status == 0 else { throw BenchError("\(binary) upload exited \(run.status)") }
+            let objects = try FileManager.default.contentsOfDirectory(atPath: store + "/objects")
             guard objects.count == 1 else { throw BenchError("the store holds \(objects.count) objects, not 1") }
-            let stored = base + "/store/objects/" + objects[0]
+            let stored = store + "/objects/" + objects[0]
             guard try FileDigester.digest(path: stored).file.sha256 == sourceDigest else {
                 throw BenchError("the receiver's object differs from the source")
             }
             try FileManager.default.removeItem(atPath: stored)
             try? FileManager.default.removeItem(atPath: base + "/state-\(attempt)")
             return Sample(seconds: run.seconds, serverCPU: serverCPU, clientCPU: run.cpuSeconds)
+        }
+        func ours() throws -> Sample { try upload(aether, into: server, store: base + "/store") }
+        func other() throws -> Sample? {
+            guard let compared, let comparedServer else { return nil }
+            return try upload(compared, into: comparedServer, store: base + "/store-compared")
         }
         func baseline() throws -> Sample {
             attempt += 1
@@ -108,11 +120,14 @@ enum ReceiverUploadBench: BenchSuite {
             return Sample(seconds: run.seconds, serverCPU: serverCPU, clientCPU: run.cpuSeconds)
         }
         _ = try ours()
+        _ = try other()
         _ = try baseline()
         var oursSamples: [Sample] = []
+        var comparedSamples: [Sample] = []
         var baselineSamples: [Sample] = []
         for _ in 0..<runs {
             oursSamples.append(try ours())
+            if let sample = try other() { comparedSamples.append(sample) }
             baselineSamples.append(try baseline())
         }
         let gib = Double(size) / Double(1 << 30)
@@ -135,6 +150,17 @@ enum ReceiverUploadBench: BenchSuite {
                 + "curl_cpu=\(Measure.formatted(curlCPU, decimals: 2)) s/GiB")
         Measure.line("e2e_loopback_\(label)", Measure.rate(bytes: size, seconds: oursSeconds), ratios: ratio)
         print("  (e2e_loopback: the same measurement as receiver_native_\(label), issue 17's loopback line)")
+        if let compared, !comparedSamples.isEmpty {
+            let comparedSeconds = IOBench.median(comparedSamples.map(\.seconds))
+            Measure.line(
+                "receiver_native_compared_\(label)", Measure.rate(bytes: size, seconds: comparedSeconds),
+                ratios: [("this_build_vs_compared", comparedSeconds / oursSeconds)])
+            print(
+                Measure.pad("  compared build's CPU", 28)
+                    + "receiver \(Measure.formatted(IOBench.median(comparedSamples.map(\.serverCPU)) / gib, decimals: 2))"
+                    + " s/GiB, client \(Measure.formatted(IOBench.median(comparedSamples.map(\.clientCPU)) / gib, decimals: 2))"
+                    + " s/GiB (\(compared), median of \(runs), alternating; above 1 this build is faster)")
+        }
 
         // The bound: the most any upload that hashes every byte `passes` times could reach on this machine, if its
         // copies cost no more CPU than curl's and nginx's (with libcurl and libmicrohttpd moving the bytes they cannot

@@ -63,6 +63,20 @@ import Testing
         #expect(error.description.contains(options[0]) || options[0] == "--size-mib")
     }
 
+    /// Another build's `aether` for the regression check: an executable is taken, anything else refused naming it.
+    @Test func theComparedBuildMustBeAnExecutable() throws {
+        let parsed = try E2ELabOptions.parse(["--compare-aether", "/bin/true"], outOfSample: "/x")
+        #expect(parsed.comparedAether == "/bin/true")
+        #expect(try E2ELabOptions.parse([], outOfSample: "/x").comparedAether == nil)
+        for path in ["/etc/hostname", "/nonexistent/aether"] {
+            let error = try #require(throws: BenchError.self) {
+                try E2ELabOptions.parse(["--compare-aether", path], outOfSample: "/x")
+            }
+            #expect(error.description.contains("--compare-aether \(path)"))
+        }
+        #expect(BenchArguments.usage(suites: []).contains("--compare-aether PATH"))
+    }
+
     @Test(arguments: [("0", 0.0), ("180", 180), ("12.5", 12.5)])
     func aTraceStartIsSecondsIntoTheTrace(text: String, value: Double) throws {
         #expect(try E2ELabOptions.seconds(text) == value)

@@ -381,30 +381,16 @@ public struct IETFResumableBackend: UploadBackend {
     func transfer(
         _ part: UploadPart, to upload: RemoteUpload, from start: Int64, bodySent: Bool, sendsDigest: Bool = true
     ) async throws(TransportError) {
-        let partEnd = part.offset + part.length
-        var offset = start
-        var streamUsed = bodySent
+        var append = OffsetAppendRecovery(
+            partStart: part.offset, partEnd: part.offset + part.length, offset: start, bodySent: bodySent,
+            moveLimit: options.recoveryAttempts, heldWait: options.heldAppendWait, server: "the server",
+            request: "append", requests: "appends")
         var recoveries = 0
-        var moves = 0
-        var held = HeldAppendWait(limit: options.heldAppendWait)
         // The last failure of the connection, for the message if the append cannot be finished.
         var lastFailure: TransportError?
-        while offset < partEnd {
-            guard offset >= part.offset else {
-                throw TransportError(
-                    .conflict,
-                    "the server holds \(offset) bytes, fewer than where part \(part.index) starts (\(part.offset))")
-            }
-            let body: HTTPRequestBody
-            if let sliced = part.body.dropping(first: offset - part.offset) {
-                body = sliced
-            } else if offset == part.offset, !streamUsed {
-                body = part.body
-            } else {
-                throw TransportError(
-                    .conflict, "the server holds \(offset) bytes and part \(part.index)'s body cannot be sent again")
-            }
-            streamUsed = true
+        while !append.isComplete {
+            let offset = append.offset
+            let body = try append.remaining(of: part.body)
             var headers = HTTPHeaders([
                 ("Upload-Offset", "\(offset)"), ("Upload-Complete", StructuredField.serialize(false)),
                 ("Content-Type", Self.partialUploadMediaType),
@@ -418,17 +404,17 @@ public struct IETFResumableBackend: UploadBackend {
                     headers.add("Content-Digest", Self.digestField(SHA256.hash(rest)))
                 }
             }
-            let end = partEnd
+            let end = append.partEnd
             let response: HTTPResponse
             do {
                 response = try await exchange("PATCH", upload.location, headers, body: body)
             } catch {
                 guard error.code == .connectionClosed || error.code == .timedOut,
-                    part.body.dropping(first: 0) != nil, recoveries < options.recoveryAttempts
+                    OffsetAppendRecovery.canResend(part.body), recoveries < options.recoveryAttempts
                 else { throw Self.after(lastFailure, error) }
                 recoveries += 1
                 lastFailure = error
-                offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
+                append.resume(at: try await offsetAfterFailure(upload, recoveries: &recoveries))
                 continue
             }
             switch response.status {
@@ -441,29 +427,16 @@ public struct IETFResumableBackend: UploadBackend {
                     throw TransportError(
                         .protocolViolation, "the append answer reports \(reported) bytes, not \(end)")
                 }
-                offset = end
+                append.resume(at: end)
             case 409:
                 let now = try await offsetAfterFailure(upload, recoveries: &recoveries)
-                if now == offset {
-                    guard let delay = held.next() else {
-                        throw Self.after(
-                            lastFailure,
-                            TransportError(
-                                .conflict,
-                                "the server refused \(held.refusals) appends at its own offset \(offset) with 409 over "
-                                    + "\(Int(held.waited)) s: it still holds an earlier append to this upload; run the "
-                                    + "same command again once the server has let it go"))
-                    }
-                    try await HeldAppendWait.sleep(delay)
-                } else {
-                    // Forward is the held append finishing what it carried; backward, the server lost bytes.
-                    if now < offset { moves += 1 }
-                    guard moves <= options.recoveryAttempts else {
-                        throw TransportError(
-                            .conflict, "the server's offset kept going back (\(moves) answers 409, now \(now))")
-                    }
-                    offset = now
+                let delay: Double?
+                do {
+                    delay = try append.conflicted(serverOffset: now)
+                } catch {
+                    throw Self.after(lastFailure, error)
                 }
+                if let delay { try await HeldAppendWait.sleep(delay) }
             case 507:
                 throw Self.after(lastFailure, error(for: response, "PATCH"))
             case 422 where headers["Content-Digest"] != nil:
@@ -478,7 +451,7 @@ public struct IETFResumableBackend: UploadBackend {
                     throw Self.after(lastFailure, error(for: response, "PATCH"))
                 }
                 recoveries += 1
-                offset = try await offsetAfterFailure(upload, recoveries: &recoveries)
+                append.resume(at: try await offsetAfterFailure(upload, recoveries: &recoveries))
             default:
                 throw error(for: response, "PATCH")
             }

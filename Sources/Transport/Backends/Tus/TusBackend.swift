@@ -301,24 +301,14 @@ public struct TusBackend: UploadBackend {
     func transfer(
         _ body: HTTPRequestBody, to url: String, partStart: Int64, partEnd: Int64, knownOffset: Int64? = nil
     ) async throws(TransportError) {
-        var offset = knownOffset.map { $0 + partStart } ?? partStart
-        var streamSent = false
-        var moves = 0
+        var append = OffsetAppendRecovery(
+            partStart: partStart, partEnd: partEnd, offset: knownOffset.map { $0 + partStart } ?? partStart,
+            bodySent: false, moveLimit: 3, heldWait: options.heldAppendWait, server: "the tus server",
+            request: "PATCH", requests: "PATCHes")
         var stalls = 0
-        var held = HeldAppendWait(limit: options.heldAppendWait)
-        while offset < partEnd {
-            let remaining: HTTPRequestBody
-            if let sliced = body.dropping(first: offset - partStart) {
-                remaining = sliced
-            } else if offset == partStart && !streamSent {
-                remaining = body
-                streamSent = true
-            } else {
-                throw TransportError(
-                    .conflict,
-                    "the server holds \(offset) bytes and the part's body is a stream that cannot be sent again from there"
-                )
-            }
+        while !append.isComplete {
+            let offset = append.offset
+            let remaining = try append.remaining(of: body)
             var headers = HTTPHeaders([
                 ("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "\(offset)"),
             ])
@@ -338,32 +328,10 @@ public struct TusBackend: UploadBackend {
                 guard stalls < 3 else {
                     throw TransportError(.protocolViolation, "the server took none of three PATCH bodies")
                 }
-                offset = next
+                append.resume(at: next)
             case 409:
-                let now = try await head(url).offset
-                guard now >= partStart else {
-                    throw TransportError(
-                        .conflict,
-                        "the server holds \(now) bytes, fewer than where this part starts (\(partStart)): "
-                            + "the parts before it must be sent first")
-                }
-                if now == offset {
-                    guard let delay = held.next() else {
-                        throw TransportError(
-                            .conflict,
-                            "the tus server refused \(held.refusals) PATCHes at its own offset \(offset) with 409 over "
-                                + "\(Int(held.waited)) s: it still holds an earlier PATCH to this upload; run the same "
-                                + "command again once the server has let it go")
-                    }
+                if let delay = try append.conflicted(serverOffset: try await head(url).offset) {
                     try await HeldAppendWait.sleep(delay)
-                } else {
-                    // Forward is an earlier PATCH finishing what it carried; backward, the server lost bytes.
-                    if now < offset { moves += 1 }
-                    guard moves <= 3 else {
-                        throw TransportError(
-                            .conflict, "the server's offset kept going back (\(moves) answers 409, now \(now))")
-                    }
-                    offset = now
                 }
             default: throw Self.error(for: response, "PATCH")
             }
