@@ -174,4 +174,32 @@ import Testing
         #expect(outcome.receipts.map(\.index) == [0, 1])
         #expect(try await ReceiverNativeRunTests.received(fixture, location: upload.location) == [0, 1])
     }
+
+    /// `chainLink` is in a status document only when the request asks for it (`Aether-Chain-Link: ?1`): clients
+    /// built before it parse the document strictly and failed every status answer that carried it (an upload of
+    /// such a client ended "status document is malformed (unknownMember, member chainLink)" after its last chunk).
+    /// The native backend asks for it, so resume level 3 still reads it.
+    @Test func theChainLinkIsInTheStatusDocumentOnlyWhenAskedFor() async throws {
+        let fixture = try ReceiverFixture()
+        let backend = try await NativeBackend.discover(creationURL: fixture.uploadsURL, client: fixture.client)
+        let content = Self.content(seed: 17)
+        let layout = try PartLayout(
+            objectSize: Int64(content.bytes.count), preferred: 16 * 1024, capabilities: backend.capabilities)
+        let upload = try await backend.create(
+            UploadDescription(
+                size: Int64(content.bytes.count), layout: layout, contentType: nil, chainSessionID: content.session))
+        _ = try await backend.send(
+            UploadPart(
+                index: 0, offset: 0, body: .bytes(content.chunks[0]), length: Int64(content.chunks[0].count),
+                sha256: content.hashes[0], crc32c: CRC32C.checksum(content.chunks[0]), chainLink: content.links[0]),
+            to: upload)
+        let plain = try await fixture.send("GET", upload.location, headers: [("Aether-Protocol", "1")])
+        #expect(plain.status == 200)
+        #expect(!String(decoding: plain.body, as: UTF8.self).contains("chainLink"))
+        #expect(try NativeStatusDocument(json: plain.body).chainVerifiedThrough == 0)
+        let asked = try await fixture.send(
+            "GET", upload.location, headers: [("Aether-Protocol", "1"), (AetherWire.chainLinkRequestField, "?1")])
+        #expect(try NativeStatusDocument(json: asked.body).chainLink == content.links[0])
+        #expect(try await backend.status(of: upload).chainLink == content.links[0])
+    }
 }

@@ -148,7 +148,8 @@ enum NativeHandler {
             let partials =
                 request.header(AetherWire.partialsRequestField)?.trimmingSpacesAndTabs() == "?1"
                 ? try context.engine.partials(id, owner: owner) : nil
-            return try statusResponse(status, context: context, code: 200, partials: partials)
+            let chainLink = request.header(AetherWire.chainLinkRequestField)?.trimmingSpacesAndTabs() == "?1"
+            return try statusResponse(status, context: context, code: 200, partials: partials, chainLink: chainLink)
         } catch {
             return problem(error)
         }
@@ -240,9 +241,11 @@ enum NativeHandler {
             })
     }
 
-    /// The status document answer (`application/aether-status+json`).
+    /// The status document answer (`application/aether-status+json`); `chainLink` only when the request asked for
+    /// it (`Aether-Chain-Link: ?1`), as `partials`.
     static func statusResponse(
-        _ status: UploadStatus, context: ReceiverContext, code: Int, partials: [ChunkPrefix]? = nil
+        _ status: UploadStatus, context: ReceiverContext, code: Int, partials: [ChunkPrefix]? = nil,
+        chainLink: Bool = false
     ) throws(ReceiverError) -> HTTPServerResponse {
         let record = status.record
         let state: NativeStatusDocument.State =
@@ -268,7 +271,7 @@ enum NativeHandler {
             expires: status.expiresAt ?? status.receipt?.completedAt ?? record.updatedAt, parity: parity,
             possessionChallenge: status.possessionChallenge, state: state)
         document.sizeDeferred = record.size == nil
-        document.chainLink = record.chainVerifiedThrough >= 0 ? record.chainLink : nil
+        document.chainLink = chainLink && record.chainVerifiedThrough >= 0 ? record.chainLink : nil
         document.partials = partials?.map { .init(index: $0.index, received: Int64($0.received)) }
         var response = json(code, document.jsonBytes, type: AetherWire.statusMediaType)
         response.add("Cache-Control", "no-store")

@@ -24,6 +24,10 @@ package enum AetherWire {
     /// prefixes of cut chunks (`partials`). A client of before section 3.2.2 does not send it and gets the document
     /// it parses.
     package static let partialsRequestField = "Aether-Partials"
+    /// `Aether-Chain-Link: ?1` on `GET /uploads/{id}` (section 3.5): the status document is to carry `chainLink`,
+    /// the head of the chain over the checked prefix. A client of before it parses documents strictly and refused
+    /// every status answer that carried the member (`unknownMember`), so a receiver adds it only when asked.
+    package static let chainLinkRequestField = "Aether-Chain-Link"
 
     /// The create request's body (section 3.1).
     package static let createMediaType = "application/aether-upload+json"

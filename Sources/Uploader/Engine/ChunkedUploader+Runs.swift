@@ -317,29 +317,17 @@ extension ChunkedUploader {
         }
         let bytes = parts.reduce(Int64(0)) { $0 + $1.length }
         for event in tracker.wireSent(UInt64(bytes)) { emit(.safetyValve(event)) }
-        let started = clock.wallMilliseconds()
-        let start = clock.monotonicSeconds()
-        let observer = HTTPTelemetryObserver()
+        let attemptTrace = AttemptTrace(clock: clock)
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
-            let http = observer.last
-            if let http, !http.connectionReused {
-                interruptions.noteHandshake(
-                    seconds: http.connect / .seconds(1), congestionControl: http.congestionControl)
-            }
-            telemetry?.trace(
-                ChunkTrace(
-                    uploadID: "", index: parts[0].index, offset: parts[0].offset + from, length: Int(bytes - from),
-                    attempt: attemptNumber, startedAtMs: started,
-                    durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
-                    errorCode: error.map { "\($0.code)" },
-                    transportProtocol: http.map { TransportProtocol(measured: $0) },
-                    connectionReused: http?.connectionReused, pathChanges: nil,
-                    rttMicroseconds: interruptions.roundTripTime.map { Int64($0 * 1e6) }, requestParts: parts.count,
-                    congestionControl: http?.congestionControl))
+            attemptTrace.ended(
+                outcome, error, index: parts[0].index, offset: parts[0].offset + from, length: bytes - from,
+                attempt: attemptNumber, requestParts: parts.count, telemetry: telemetry, interruptions: interruptions)
         }
         let outcome: RunOutcome
         do {
-            let sent: Result<RunOutcome, TransportError> = await HTTPTelemetryObserver.$current.withValue(observer) {
+            let sent: Result<RunOutcome, TransportError> = await HTTPTelemetryObserver.$current.withValue(
+                attemptTrace.observer
+            ) {
                 do throws(TransportError) {
                     return .success(
                         from > 0

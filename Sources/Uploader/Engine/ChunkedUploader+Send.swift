@@ -24,28 +24,16 @@ extension ChunkedUploader {
             index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
             crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex)
         emitValves(tracker.wireSent(UInt64(part.length)), emit)
-        let started = clock.wallMilliseconds()
-        let start = clock.monotonicSeconds()
-        let observer = HTTPTelemetryObserver()
+        let attemptTrace = AttemptTrace(clock: clock)
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
-            let http = observer.last
-            if let http, !http.connectionReused {
-                interruptions.noteHandshake(
-                    seconds: http.connect / .seconds(1), congestionControl: http.congestionControl)
-            }
-            telemetry?.trace(
-                ChunkTrace(
-                    uploadID: "", index: part.index, offset: part.offset, length: Int(part.length),
-                    attempt: attemptNumber, startedAtMs: started,
-                    durationMs: Int64(((clock.monotonicSeconds() - start) * 1000).rounded()), outcome: outcome,
-                    errorCode: error.map { "\($0.code)" },
-                    transportProtocol: http.map { TransportProtocol(measured: $0) },
-                    connectionReused: http?.connectionReused, pathChanges: nil,
-                    rttMicroseconds: interruptions.roundTripTime.map { Int64($0 * 1e6) },
-                    congestionControl: http?.congestionControl))
+            attemptTrace.ended(
+                outcome, error, index: part.index, offset: part.offset, length: part.length, attempt: attemptNumber,
+                telemetry: telemetry, interruptions: interruptions)
         }
         do {
-            let sent: Result<PartReceipt, TransportError> = await HTTPTelemetryObserver.$current.withValue(observer) {
+            let sent: Result<PartReceipt, TransportError> = await HTTPTelemetryObserver.$current.withValue(
+                attemptTrace.observer
+            ) {
                 do throws(TransportError) {
                     return .success(try await backend.send(upload, to: remote))
                 } catch {

@@ -308,8 +308,9 @@ public struct NativeBackend: NativeFeaturesBackend {
     /// The status document (`GET`), checked against the upload's layout; with `partials`, asked with the received
     /// prefixes of cut chunks (`Aether-Partials: ?1`, section 3.5), which a receiver that keeps none leaves out.
     package func status(of upload: RemoteUpload, partials: Bool) async throws(TransportError) -> NativeStatusDocument {
-        let response = try await exchange(
-            "GET", upload.location, partials ? HTTPHeaders([(AetherWire.partialsRequestField, "?1")]) : HTTPHeaders())
+        var headers = HTTPHeaders([(AetherWire.chainLinkRequestField, "?1")])
+        if partials { headers.add(AetherWire.partialsRequestField, "?1") }
+        let response = try await exchange("GET", upload.location, headers)
         guard response.status == 200 else { throw error(for: response, "status request") }
         let status = try statusDocument(response.body, "status answer")
         guard status.sizeDeferred ? upload.sizeDeferred == true : status.size == upload.size,
