@@ -48,9 +48,7 @@ struct E2ELabOptions: Equatable {
         let runs = try E2EBench.option("--runs", in: options)
         let named = try E2EBench.option("--trace", in: options)
         let compared = try E2EBench.option("--compare-aether", in: options)
-        if let compared, !FileManager.default.isExecutableFile(atPath: compared) {
-            throw BenchError("--compare-aether \(compared) is not an executable")
-        }
+        try comparedBuild(compared)
         return E2ELabOptions(
             tracePath: named ?? outOfSample + "/" + defaultTrace,
             traceSHA256: named == nil ? defaultTraceSHA256 : nil,
@@ -59,6 +57,15 @@ struct E2ELabOptions: Equatable {
             sizeMiB: try E2EBench.mebibytes(E2EBench.option("--size-mib", in: options), default: defaultSizeMiB),
             runs: try runs.map(runCount) ?? defaultRuns, baselines: !options.contains("--no-baselines"),
             comparedAether: compared)
+    }
+
+    /// Checks `--compare-aether`'s path names an executable regular file (a directory passes `access(X_OK)`).
+    static func comparedBuild(_ path: String?) throws {
+        guard let path else { return }
+        var info = stat()
+        guard unsafe stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, unsafe access(path, X_OK) == 0 else {
+            throw BenchError("--compare-aether \(path) is not an executable file")
+        }
     }
 
     /// A start offset: a finite number of seconds, at least 0.

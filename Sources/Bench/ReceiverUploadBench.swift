@@ -46,9 +46,7 @@ enum ReceiverUploadBench: BenchSuite {
         }
         // Another build's `aether` (client and receiver both), measured in the same run, alternating.
         let compared = try E2EBench.option("--compare-aether", in: options)
-        if let compared, unsafe access(compared, X_OK) != 0 {
-            throw BenchError("--compare-aether \(compared) is not an executable")
-        }
+        try E2ELabOptions.comparedBuild(compared)
         let base = "/dev/shm/aether-bench-receiver-\(getpid())"
         try FileManager.default.createDirectory(atPath: base + "/webdav", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: base) }

@@ -68,7 +68,12 @@ import Testing
         let parsed = try E2ELabOptions.parse(["--compare-aether", "/bin/true"], outOfSample: "/x")
         #expect(parsed.comparedAether == "/bin/true")
         #expect(try E2ELabOptions.parse([], outOfSample: "/x").comparedAether == nil)
-        for path in ["/etc/hostname", "/nonexistent/aether"] {
+        let plain = FileManager.default.temporaryDirectory.appendingPathComponent("aether-not-executable-\(getpid())")
+        #expect(
+            FileManager.default.createFile(
+                atPath: plain.path, contents: Data([1]), attributes: [.posixPermissions: 0o644]))
+        defer { try? FileManager.default.removeItem(at: plain) }
+        for path in [plain.path, "/nonexistent/aether", "/usr/bin"] {
             let error = try #require(throws: BenchError.self) {
                 try E2ELabOptions.parse(["--compare-aether", path], outOfSample: "/x")
             }
