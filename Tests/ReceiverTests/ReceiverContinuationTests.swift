@@ -151,13 +151,7 @@ import Testing
 
     @Test func theNativeBackendLearnsThePrefixAndContinuesFromIt() async throws {
         let fixture = try ReceiverFixture()
-        let backend = try await NativeBackend.discover(creationURL: fixture.uploadsURL, client: fixture.client)
-        let content = Self.content(seed: 13)
-        let layout = try PartLayout(
-            objectSize: Int64(content.bytes.count), preferred: 16 * 1024, capabilities: backend.capabilities)
-        let upload = try await backend.create(
-            UploadDescription(
-                size: Int64(content.bytes.count), layout: layout, contentType: nil, chainSessionID: content.session))
+        let (backend, content, upload) = try await ReceiverNativeRunTests.created(fixture, seed: 13)
         Self.cut(fixture, upload.location, content, 0, count: 12_000)
         _ = try await Self.waitForPartial(fixture, upload.location, 0)
         let holdings = try await backend.holdings(of: upload)
@@ -181,13 +175,7 @@ import Testing
     /// The native backend asks for it, so resume level 3 still reads it.
     @Test func theChainLinkIsInTheStatusDocumentOnlyWhenAskedFor() async throws {
         let fixture = try ReceiverFixture()
-        let backend = try await NativeBackend.discover(creationURL: fixture.uploadsURL, client: fixture.client)
-        let content = Self.content(seed: 17)
-        let layout = try PartLayout(
-            objectSize: Int64(content.bytes.count), preferred: 16 * 1024, capabilities: backend.capabilities)
-        let upload = try await backend.create(
-            UploadDescription(
-                size: Int64(content.bytes.count), layout: layout, contentType: nil, chainSessionID: content.session))
+        let (backend, content, upload) = try await ReceiverNativeRunTests.created(fixture, seed: 17)
         _ = try await backend.send(
             UploadPart(
                 index: 0, offset: 0, body: .bytes(content.chunks[0]), length: Int64(content.chunks[0].count),

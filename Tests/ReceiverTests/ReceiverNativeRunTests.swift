@@ -127,15 +127,22 @@ import Testing
         #expect(try await Self.received(fixture, location) == [0, 1])
     }
 
-    @Test func theNativeBackendReportsTheStoredPrefixOfARunThatFailedPartWay() async throws {
-        let fixture = try ReceiverFixture()
+    /// A native backend on `fixture` and an upload created through it for the content of `seed`, in 16 KiB chunks.
+    static func created(_ fixture: ReceiverFixture, seed: UInt64) async throws -> (NativeBackend, Content, RemoteUpload)
+    {
         let backend = try await NativeBackend.discover(creationURL: fixture.uploadsURL, client: fixture.client)
-        let content = Self.content(seed: 4)
+        let content = Self.content(seed: seed)
         let layout = try PartLayout(
             objectSize: Int64(content.bytes.count), preferred: 16 * 1024, capabilities: backend.capabilities)
         let upload = try await backend.create(
             UploadDescription(
                 size: Int64(content.bytes.count), layout: layout, contentType: nil, chainSessionID: content.session))
+        return (backend, content, upload)
+    }
+
+    @Test func theNativeBackendReportsTheStoredPrefixOfARunThatFailedPartWay() async throws {
+        let fixture = try ReceiverFixture()
+        let (backend, content, upload) = try await ReceiverNativeRunTests.created(fixture, seed: 4)
         func part(_ index: Int, sha256: Digest32? = nil) -> UploadPart {
             UploadPart(
                 index: index, offset: Int64(index * content.chunkSize), body: .bytes(content.chunks[index]),
