@@ -13,24 +13,18 @@ extension ChunkedUploader {
         idempotency: ChunkIdempotencyManager, telemetry: TelemetryRecorder?, interruptions: InterruptionLog,
         clock: any AetherClock, emit: @Sendable (UploadEvent) -> Void
     ) async throws(TransportError) -> PartReceipt {
-        let key: IdempotencyKey
-        let attemptNumber: Int
-        do {
-            (key, attemptNumber) = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256)
-        } catch {
-            throw TransportError(.invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
-        }
-        let upload = UploadPart(
-            index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
-            crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex)
-        emitValves(tracker.wireSent(UInt64(part.length)), emit)
-        let attemptTrace = AttemptTrace(clock: clock)
-        func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
-            attemptTrace.ended(
-                outcome, error, index: part.index, offset: part.offset, length: part.length, attempt: attemptNumber,
-                telemetry: telemetry, interruptions: interruptions)
-        }
-        do {
+        try await idempotency.attempt(index: part.index, chunkHash: part.sha256) {
+            (key, attemptNumber) async throws(TransportError) -> PartReceipt in
+            let upload = UploadPart(
+                index: part.index, offset: part.offset, body: part.body, length: part.length, sha256: part.sha256,
+                crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key)
+            emitValves(tracker.wireSent(UInt64(part.length)), emit)
+            let attemptTrace = AttemptTrace(clock: clock)
+            func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
+                attemptTrace.ended(
+                    outcome, error, index: part.index, offset: part.offset, length: part.length,
+                    attempt: attemptNumber, telemetry: telemetry, interruptions: interruptions)
+            }
             let sent: Result<PartReceipt, TransportError> = await HTTPTelemetryObserver.$current.withValue(
                 attemptTrace.observer
             ) {
@@ -40,29 +34,26 @@ extension ChunkedUploader {
                     return .failure(error)
                 }
             }
-            let receipt = try sent.get()
-            idempotency.complete(key)
-            trace(.acknowledged)
-            return receipt
-        } catch {
-            idempotency.release(key)
-            emitValves(tracker.wireFailed(UInt64(part.length)), emit)
-            trace(
-                error.code == .cancelled ? .cancelled : (RetryPolicy.isRetryable(error.code) ? .retried : .failed),
-                error)
-            throw error
+            switch sent {
+            case .success(let receipt):
+                trace(.acknowledged)
+                return receipt
+            case .failure(let error):
+                emitValves(tracker.wireFailed(UInt64(part.length)), emit)
+                trace(
+                    error.code == .cancelled
+                        ? .cancelled : (RetryPolicy.isRetryable(error.code) ? .retried : .failed), error)
+                throw error
+            }
         }
     }
 
-    static func emitValves(
-        _ events: [ProgressLayers.Event], _ emit: @Sendable (UploadEvent) -> Void
-    ) {
+    /// Emits the progress layers' safety-valve events.
+    static func emitValves(_ events: [ProgressLayers.Event], _ emit: @Sendable (UploadEvent) -> Void) {
         for event in events { emit(.safetyValve(event)) }
     }
 
-    nonisolated func emitValves(
-        _ events: [ProgressLayers.Event], _ emit: @Sendable (UploadEvent) -> Void
-    ) {
+    nonisolated func emitValves(_ events: [ProgressLayers.Event], _ emit: @Sendable (UploadEvent) -> Void) {
         Self.emitValves(events, emit)
     }
 

@@ -18,7 +18,8 @@ import Synchronization
 /// decision, requests in flight) and answers each event with actions; the driver does the I/O, in extensions with
 /// one job each: `+Creation` (the remote upload), `+Reading` (parts read and digested), `+NativeFeatures` (parity,
 /// compression, dedup), `+Runs` (several parts in one request), `+Send` (one part's attempts), `+Planning` (the
-/// link planner's decisions), `+SpotChecks` (the Byzantine sample after the last part).
+/// link planner's decisions), `+SpotChecks` (the Byzantine sample after the last part), `+Completion` (the
+/// completion request and the receipt's check).
 ///
 /// Memory: at most `parallel` part buffers are held by sends, plus the reader's read-ahead.
 /// Cancellation (ERR-3) is checked in every loop; a cancelled upload keeps its snapshot (paused), and throws
@@ -174,34 +175,6 @@ public actor ChunkedUploader {
         return UploaderError(.transportFailed, "\(error)", errno: (error as? TransportError)?.errno)
     }
 
-    /// Checks the destination's receipt against what was sent: the size, then every digest the destination reports
-    /// (SHA-256, Merkle root, chain head), compared in constant time; returns the names of the digests checked.
-    static func verify(
-        _ receipt: UploadReceipt, size: Int64, sha256: Digest32, merkleRoot: Digest32, chainHead: Digest32
-    ) throws(UploaderError)
-        -> [String]
-    {
-        guard receipt.size == size else {
-            throw UploaderError(
-                .verificationFailed, "the destination stored \(receipt.size) bytes where \(size) were sent")
-        }
-        var checked: [String] = []
-        for (name, theirs, ours) in [
-            ("sha256", receipt.serverSHA256, sha256),
-            ("merkle-root", receipt.serverMerkleRoot, merkleRoot),
-            ("chain-head", receipt.serverChainHead, chainHead),
-        ] {
-            guard let theirs else { continue }
-            guard ConstantTime.equals(theirs.bytes, ours.bytes) else {
-                throw UploaderError(
-                    .verificationFailed,
-                    "the destination's \(name) does not match the local one; the stored object is not this file")
-            }
-            checked.append(name)
-        }
-        return checked
-    }
-
     struct PartMismatch: Error {
         let index: Int
         let remote: RemoteUpload
@@ -237,7 +210,7 @@ public actor ChunkedUploader {
         }
         let variants = await sendVariants(snapshot: snapshot, fresh: plan.snapshot == nil, scheme: createdScheme)
         // Parts held elsewhere but not (yet) known to this snapshot are trusted from the plan.
-        var acknowledged = plan.held
+        let acknowledged = plan.held
         snapshot.acknowledged = snapshot.acknowledged.filter { acknowledged[$0.key] != nil }
         let reused = acknowledged.values.reduce(Int64(0)) { $0 + $1.length }
         let report = ResumeReport(
@@ -259,7 +232,7 @@ public actor ChunkedUploader {
                         ? Self.firstParallelism(decision, loopback: loopback)
                         : UploadConstants.maxParallelChunkUploads)))
         let parallel = cappedByDevice(wanted)
-        var tier = decision.strategy.tier
+        let tier = decision.strategy.tier
         let runSender = runSender(for: snapshot.remote, variants: variants)
         // Before the first measurement: on loopback the ULTRAFAST tier's request (the link runs at memory speed
         // unless a relay fronts it, and a cut run keeps its finished parts), elsewhere one part per request; the
@@ -368,51 +341,7 @@ public actor ChunkedUploader {
         }
         try Task.checkCancellation()
         guard let run = state else { throw UploaderError(.cancelled, "the upload stopped") }
-        snapshot = run.machine.snapshot
-        acknowledged = run.machine.acknowledged
-        counters = run.machine.counters
-        tier = run.machine.decision.tier
-        let partsSent = run.machine.partsSent
-        let fileSHA = run.prePass?.sha256 ?? run.fileHash.finalize()
-        guard acknowledged.count == snapshot.partCount, ledger.count == snapshot.partCount else {
-            throw UploaderError(
-                .fileChanged, "\(target.file) gave \(ledger.count) parts where \(snapshot.partCount) were expected")
-        }
-        let spotChecks = try await spotCheck(
-            remote, chunkHashes: run.chunkHashes, identity: reader.identity, emit: emit)
-        // Listed only from a verifier that judged every sampled chunk's MAC right: never for hashes alone.
-        var checked: [String] = spotChecks.passed ? ["byzantine-sample"] : []
-        let summary = ledger.summary
-        let sha256 = fileSHA
-        let completion = CompletionSummary(
-            parts: (0..<snapshot.partCount).compactMap { acknowledged[$0] }, fileSHA256: sha256,
-            merkleRoot: summary.merkleRoot, chainHead: summary.chainHead)
-        let backend = self.backend
-        let (receipt, _) = try await withRetries(index: -1, emit: emit) { () async throws(TransportError) in
-            try await backend.complete(remote, summary: completion)
-        }
-        checked += try Self.verify(
-            receipt, size: size, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead)
-        try await resume.remove()
-        snapshots.discardIdempotencyJournal(session: snapshot.chainSessionID)
-        if !checked.isEmpty {
-            let unverified = UInt64(size) - tracker.snapshot.merkleVerified
-            if unverified > 0 { emitValves(tracker.merkleVerified(unverified), emit) }
-            counters.verified = size
-        }
-        emit(.progress(counters.progress(tracker.sample(), tier: tier)))
-        telemetry?.audit(.verified)
-        telemetry?.audit(.completed)
-        telemetry?.finish(
-            completed: true, resumed: plan.snapshot != nil, totalBytes: UInt64(size),
-            seconds: clock.monotonicSeconds() - run.started)
-        let outcome = UploadOutcome(
-            receipt: receipt, sha256: sha256, merkleRoot: summary.merkleRoot, chainHead: summary.chainHead,
-            serverVerified: checked, partsSent: partsSent, bytesSent: counters.runBytes,
-            partCount: snapshot.partCount, resume: report, parityShardsSent: run.machine.parityShardsSent,
-            spotChecks: spotChecks, congestionControl: interruptions.congestionControl)
-        emit(.completed(outcome))
-        return outcome
+        return try await complete(run, size: size, plan: plan, report: report, emit: emit)
     }
 
     private var mayStartRequest: Bool { state?.machine.mayStartRequest ?? false }

@@ -14,23 +14,13 @@ extension FollowedUploader {
             let backend = self.backend
             let (receipt, attempts) = try await retries.withRetries(index: part.index, emit: emit) {
                 () async throws(TransportError) -> PartReceipt in
-                let key: IdempotencyKey
-                do throws(UploaderError) {
-                    (key, _) = try idempotency.reserveNextAttempt(index: part.index, chunkHash: part.sha256)
-                } catch {
-                    throw TransportError(
-                        .invalidArgument, "no idempotency key for part \(part.index): \(error.message)")
-                }
-                let upload = UploadPart(
-                    index: part.index, offset: part.offset, body: .bytes(part.bytes), length: part.length,
-                    sha256: part.sha256, crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex)
-                do throws(TransportError) {
-                    let receipt = try await backend.send(upload, to: part.remote)
-                    idempotency.complete(key)
-                    return receipt
-                } catch {
-                    idempotency.release(key)
-                    throw error
+                try await idempotency.attempt(index: part.index, chunkHash: part.sha256) {
+                    (key, _) async throws(TransportError) -> PartReceipt in
+                    try await backend.send(
+                        UploadPart(
+                            index: part.index, offset: part.offset, body: .bytes(part.bytes), length: part.length,
+                            sha256: part.sha256, crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key),
+                        to: part.remote)
                 }
             }
             guard receipt.index == part.index, receipt.length == part.length else {
