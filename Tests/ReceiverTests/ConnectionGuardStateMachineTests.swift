@@ -176,7 +176,7 @@ import Testing
         #expect(machine.counters.refusedFairShare == refusedBefore + 2)
         // One address alone near the limit has the whole limit as its share.
         var alone = ConnectionGuardStateMachine(
-            perClientLimit: 0, headerTimeoutNanoseconds: 20 * Self.second, connectionLimit: 32)
+            perClientLimit: 64, headerTimeoutNanoseconds: 20 * Self.second, connectionLimit: 32)
         for id in 1...31 { alone.opened(UInt(id), key: .v4(5), socket: Int32(id), now: 0) }
         let below = alone.admit(.v4(5))
         #expect(below)
@@ -184,5 +184,15 @@ import Testing
         let atShare = alone.admit(.v4(5))
         #expect(!atShare)
         #expect(alone.counters.refusedFairShare == 1)
+        // Without a per-client limit (behind a proxy) no share is enforced: the proxy's address, holding far more
+        // than half, is admitted beside a health check from another address (and evicts a waiting connection).
+        var proxied = ConnectionGuardStateMachine(
+            perClientLimit: 0, headerTimeoutNanoseconds: 20 * Self.second, connectionLimit: 32)
+        for id in 1...29 { proxied.opened(UInt(id), key: .v4(5), socket: Int32(id), now: 0) }
+        proxied.opened(30, key: .v4(6), socket: 30, now: 0)
+        let proxy = proxied.admit(.v4(5))
+        #expect(proxy)
+        #expect(proxied.evictionDue() != nil)
+        #expect(proxied.counters.refusedFairShare == 0)
     }
 }

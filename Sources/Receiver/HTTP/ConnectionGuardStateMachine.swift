@@ -86,12 +86,14 @@ struct ConnectionGuardStateMachine: Sendable {
     /// counted) is refused too: an eviction only shuts a socket down and libmicrohttpd counts it until its thread
     /// has closed it, so attackers that reconnect the moment they are evicted would otherwise keep the daemon at
     /// its own limit, where it closes every new connection, a legitimate client's included, before this runs.
+    /// Without a per-client limit (behind a proxy every client shares its address) no share is enforced: a health
+    /// check from another address would otherwise halve the proxy's share.
     mutating func admit(_ key: ClientAddressKey) -> Bool {
         guard perClientLimit == 0 || (perClient[key] ?? 0) < perClientLimit else {
             counters.refusedPerClient += 1
             return false
         }
-        guard nearLimit else { return true }
+        guard nearLimit, perClientLimit > 0 else { return true }
         let held = liveCounts()
         let addresses = held.count + (held[key] == nil ? 1 : 0)
         guard (held[key] ?? 0) < max(1, connectionLimit / addresses) else {
