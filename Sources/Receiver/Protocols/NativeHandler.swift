@@ -146,9 +146,9 @@ enum NativeHandler {
                 return response
             }
             let partials =
-                request.header(AetherWire.partialsRequestField)?.trimmingSpacesAndTabs() == "?1"
+                (try? RequestFields.boolean(request, AetherWire.partialsRequestField)) == true
                 ? try context.engine.partials(id, owner: owner) : nil
-            let chainLink = request.header(AetherWire.chainLinkRequestField)?.trimmingSpacesAndTabs() == "?1"
+            let chainLink = (try? RequestFields.boolean(request, AetherWire.chainLinkRequestField)) == true
             return try statusResponse(status, context: context, code: 200, partials: partials, chainLink: chainLink)
         } catch {
             return problem(error)

@@ -229,7 +229,7 @@ extension ChunkedUploader {
                     let (held, gained) = progress.acknowledgeHeld(
                         try await sender.holdings(of: remote), continues: continues)
                     // Their bytes reached the destination after all (the failed attempt took them back from the wire).
-                    if held > 0 { for event in tracker.wireSent(UInt64(held)) { emit(.safetyValve(event)) } }
+                    if held > 0 { emitValves(tracker.wireSent(UInt64(held)), emit) }
                     if progress.isDone { return }
                     // A retry takes the run length planned now: after a cut the interruption it was is known. Planned
                     // here, once the holdings are in: asking them ends the attempt's unknown outcome, and a retry
@@ -316,7 +316,7 @@ extension ChunkedUploader {
                     crc32c: part.crc32c, chainLink: part.link, idempotencyKey: key.hex))
         }
         let bytes = parts.reduce(Int64(0)) { $0 + $1.length }
-        for event in tracker.wireSent(UInt64(bytes)) { emit(.safetyValve(event)) }
+        emitValves(tracker.wireSent(UInt64(bytes)), emit)
         let attemptTrace = AttemptTrace(clock: clock)
         func trace(_ outcome: ChunkOutcome, _ error: TransportError? = nil) {
             attemptTrace.ended(
@@ -340,7 +340,7 @@ extension ChunkedUploader {
             outcome = try sent.get()
         } catch {
             for key in keys { idempotency.release(key) }
-            for event in tracker.wireFailed(UInt64(bytes)) { emit(.safetyValve(event)) }
+            emitValves(tracker.wireFailed(UInt64(bytes)), emit)
             trace(
                 error.code == .cancelled ? .cancelled : (RetryPolicy.isRetryable(error.code) ? .retried : .failed),
                 error)
@@ -351,7 +351,7 @@ extension ChunkedUploader {
         for key in keys[acknowledged...] { idempotency.release(key) }
         let unacknowledged = parts[acknowledged...].reduce(Int64(0)) { $0 + $1.length }
         if unacknowledged > 0 {
-            for event in tracker.wireFailed(UInt64(unacknowledged)) { emit(.safetyValve(event)) }
+            emitValves(tracker.wireFailed(UInt64(unacknowledged)), emit)
         }
         if let stopped = outcome.stoppedBy {
             trace(RetryPolicy.isRetryable(stopped.code) || outcome.heldPrefix != nil ? .retried : .failed, stopped)

@@ -156,7 +156,4 @@ struct TransferStateMachine: Sendable {
     func progress(_ sample: ProgressLayers.Snapshot) -> UploadProgress {
         counters.progress(sample, tier: decision.tier)
     }
-
-    /// Every part acknowledged and the destination about to verify it all: every byte counts as verified.
-    mutating func allVerified() { counters.verified = counters.total }
 }
