@@ -79,7 +79,7 @@ enum UploadCommand: CLICommand {
             // tus servers such as tuspyserver require a file name in Upload-Metadata.
             configuration.metadata["filename"] = String(decoding: file.lastComponent.bytes, as: UTF8.self)
         }
-        let canonical = try UploadSetup.canonical(file)
+        let canonical = try UploadJob.canonical(file)
         let key = SnapshotKey.derive(canonicalPath: canonical, destination: destination)
         let follow = try UploadRun.followOptions(parsed, configuration: &configuration)
         return try await UploadRun.run(
@@ -114,68 +114,30 @@ enum UploadRun {
         key: String, configuration: UploadConfiguration, arguments: Arguments, follow: FollowOptions? = nil
     ) async throws -> Int32 {
         let view = UploadProgressView(id: key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
-        let store = try UploadSetup.store(arguments)
-        let lock = try UploadSetup.lock(arguments, key: key)
-        defer { withExtendedLifetime(lock) {} }
-        let token = try UploadSetup.token(arguments)
-        let client = try UploadSetup.client(arguments, maximumSendRate: configuration.maximumBytesPerSecond)
-        defer { client.shutDown() }
-        let detected: DetectedBackend
-        do {
-            detected = try await UploadSetup.backend(
-                destination: destination, forced: forced, endpoint: endpoint, flavor: flavor, token: token,
-                client: client)
-        } catch {
-            // The probe failed (the destination is down or never answers): `--json` readers get the `failed`
-            // event too; the line on standard error comes from the caller.
-            if view.mode == .json {
-                view.json(
-                    EventJSON(
-                        event: "failed", id: key, message: FailureAdvice.line(for: error), exit: UploadSetup.Exit.failed
-                    ))
-            }
-            throw error
-        }
-        if let reason = detected.fallbackReason { view.note(reason) }
-        let recorder = try TelemetryRecorder(
-            stateDirectory: UploadStateDirectory.resolve(override: arguments.path("state-dir")), uploadKey: key,
+        var options = UploadJob.Options(
+            configuration: configuration,
+            client: try UploadSetup.clientConfiguration(
+                arguments, maximumSendRate: configuration.maximumBytesPerSecond),
+            forcedProtocol: forced, stateDirectory: arguments.path("state-dir"), follow: follow,
             traceFile: arguments.path("trace"))
-        let target = ChunkedUploader.Target(
-            file: file, destination: destination, mode: detected.mode, endpoint: endpoint)
-        let task: Task<UploadOutcome, any Error>
-        let scheduler = FusionScheduler()
-        if let follow {
-            let follower = FollowedUploader(
-                target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
-                configuration: configuration, options: follow, telemetry: recorder)
-            view.note(
-                "following \(file) until it is closed and idle for \(UploadProgressView.oneDecimal(follow.idleSeconds)) s "
-                    + "(parity and dedup are off: they need the whole file)")
-            task = Task { try await follower.run { view.handle($0) } }
-        } else {
-            let uploader = ChunkedUploader(
-                target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
-                configuration: configuration, scheduler: scheduler, telemetry: recorder)
-            task = Task { try await uploader.run { view.handle($0) } }
-        }
-        let origin = UploadPrewarm.origin(of: detected, destination: destination)
-        let connections = UploadPrewarm.connections(for: detected, parallel: configuration.parallel)
-        let warmUp = Task {
-            if let result = await UploadPrewarm.run(client: client, origin: origin, count: connections) {
-                view.notePrewarm(result)
+        options.detection.s3Endpoint = endpoint
+        options.detection.s3Flavor = flavor
+        if let token = try UploadSetup.token(arguments) { options.bearerToken(token) }
+        let job = UploadJob(file: file, destination: destination, key: key, options: options)
+        let task = Task {
+            try await job.run { event in
+                if case .destination = event, let follow {
+                    view.note(
+                        "following \(file) until it is closed and idle for "
+                            + "\(UploadProgressView.oneDecimal(follow.idleSeconds)) s (parity and dedup are off: they "
+                            + "need the whole file)")
+                }
+                view.handle(event)
             }
         }
-        let pathWatch = UploadPathWatch.start(
-            client: client, scheduler: scheduler,
-            reprobe: { _ = await UploadPrewarm.run(client: client, origin: origin, count: max(1, connections)) },
-            changed: { view.notePathChange($0) })
         let signals = UploadSignals { task.cancel() }
         defer { signals.stop() }
-        // The upload's end, then the warm-up's (cancelled if still running), before the client shuts down.
         let ended = await task.result
-        pathWatch?.stop()
-        warmUp.cancel()
-        await warmUp.value
         do {
             _ = try ended.get()
             return UploadSetup.Exit.done
@@ -185,7 +147,8 @@ enum UploadRun {
             case .cancelled:
                 // Stopped before the destination created the upload (digesting the file, or the creation itself):
                 // nothing is kept, so `aether resume` would not find it; the same command starts it again.
-                let kept = (try? store.load(key: key)) != nil
+                let kept =
+                    (try? UploadSetup.store(arguments).load(key: key)) != nil
                 let hint =
                     kept
                     ? "paused; resume with: aether resume \(key)"
@@ -205,6 +168,16 @@ enum UploadRun {
                 report(error, view: view, exit: UploadSetup.Exit.failed)
                 return UploadSetup.Exit.failed
             }
+        } catch {
+            // The probe failed (the destination is down or never answers): `--json` readers get the `failed`
+            // event too; the line on standard error comes from the caller.
+            if view.mode == .json {
+                view.json(
+                    EventJSON(
+                        event: "failed", id: key, message: FailureAdvice.line(for: error), exit: UploadSetup.Exit.failed
+                    ))
+            }
+            throw error
         }
     }
 

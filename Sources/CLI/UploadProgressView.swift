@@ -19,7 +19,7 @@ final class UploadProgressView: Sendable {
         var tier = "-"
         var drewBar = false
         var lastFraction = -1.0
-        var prewarm: UploadPrewarm.Result?
+        var prewarm: ConnectionWarmup.Report?
     }
 
     let mode: Mode
@@ -40,11 +40,11 @@ final class UploadProgressView: Sendable {
 
     /// Keeps what the connection warm-up did, for the `completed` line (`prewarmed`); left out when the upload
     /// finished first.
-    func notePrewarm(_ result: UploadPrewarm.Result) {
+    func notePrewarm(_ result: ConnectionWarmup.Report) {
         state.withLock { $0.prewarm = result }
     }
 
-    /// The default route moved mid-upload (`UploadPathWatch`): the requests in flight were abandoned and go again.
+    /// The default route moved mid-upload (`PathWatch`): the requests in flight were abandoned and go again.
     func notePathChange(_ what: String) {
         switch mode {
         case .json: json(EventJSON(event: "path", id: id, message: what))
@@ -65,6 +65,10 @@ final class UploadProgressView: Sendable {
 
     func handle(_ event: UploadEvent) {
         switch event {
+        case .waiting(let what): StandardError.write("aether: \(what)\n")
+        case .destination(let report): if let note = report.note { self.note(note) }
+        case .connectionsWarmed(let report): notePrewarm(report)
+        case .pathChanged(let what): notePathChange(what)
         case .resume(let report):
             if mode == .json {
                 json(
@@ -332,7 +336,7 @@ struct PrewarmJSON: Encodable {
     var failed: Int
     var slowestMilliseconds: Double
 
-    init(_ result: UploadPrewarm.Result) {
+    init(_ result: ConnectionWarmup.Report) {
         connections = result.connections
         alreadyWarm = result.alreadyWarm
         failed = result.failed

@@ -62,9 +62,17 @@ enum UploadSetup {
         return token
     }
 
-    /// An HTTP client, pinned to `--pin` (a SHA-256 SPKI pin in hex) when given, each request's body sent at most
-    /// at `maximumSendRate` bytes per second when given (`--max-rate`).
-    static func client(_ arguments: Arguments, maximumSendRate: Int64? = nil) throws -> HTTPClient {
+    /// An HTTP client, pinned to `--pin` (a SHA-256 SPKI pin in hex) when given.
+    static func client(_ arguments: Arguments) throws -> HTTPClient {
+        try HTTPClient(configuration: clientConfiguration(arguments))
+    }
+
+    /// The HTTP client's settings: pinned to `--pin` (a SHA-256 SPKI pin in hex) when given, the congestion control
+    /// of `--congestion`, each request's body sent at most at `maximumSendRate` bytes per second when given
+    /// (`--max-rate`).
+    static func clientConfiguration(_ arguments: Arguments, maximumSendRate: Int64? = nil) throws
+        -> HTTPClientConfiguration
+    {
         var configuration = HTTPClientConfiguration(maximumSendBytesPerSecond: maximumSendRate)
         if let name = arguments.option("congestion") {
             guard name == "system" || HTTPClientConfiguration(congestionControl: name).congestionControl == name else {
@@ -84,7 +92,7 @@ enum UploadSetup {
             configuration.pinning = try CertificatePinManager(
                 configuration: PinConfiguration(caPins: [pin], emergencyLeafPins: [pin], issuedAt: Date()))
         }
-        return try HTTPClient(configuration: configuration)
+        return configuration
     }
 
     /// `--s3-flavor NAME` (aws, r2, minio, ceph, unknown), nil without it; only with an `s3://` destination.
@@ -100,38 +108,18 @@ enum UploadSetup {
     }
 
     /// The backend for `destination`: probed (`http(s)://`) or S3 (`s3://` with `endpoint`, of `flavor` or else the
-    /// endpoint's: AWS without one, unknown for a custom one), forcing `forced`.
-    /// A probe whose connection was reset (a receiver restarting under it) is sent again for up to `resetWait`
-    /// seconds, as the upload's own requests are; a refused connection only for `refusedWait` seconds, since at
-    /// the start it more often means a wrong address than a receiver coming back.
+    /// endpoint's: AWS without one, unknown for a custom one), forcing `forced`; a reset or refused probe is sent
+    /// again for a while (`UploadJob.probe`), which standard error says.
     static func backend(
         destination: String, forced: TransportMode?, endpoint: String?, flavor: S3Flavor? = nil, token: String?,
-        client: HTTPClient, resetWait: Double = UploadConfiguration().connectionWaitLimit, refusedWait: Double = 10
+        client: HTTPClient
     ) async throws -> DetectedBackend {
-        var headers = HTTPHeaders()
-        if let token { headers.replace("Authorization", "Bearer " + token) }
-        let options = BackendDetector.Options(
-            headers: headers, s3Endpoint: endpoint, s3Flavor: flavor)
-        let detector = BackendDetector(client: client, options: options)
-        let wait = PathFailureWait(resetLimit: resetWait, refusedLimit: refusedWait)
-        return try await wait.run(waiting: { error, limit in
-            let what = error.code == .connectionRefused ? "refuses connections" : "reset the connection"
-            StandardError.write("aether: the destination \(what); trying again for up to \(Int(limit)) s\n")
-        }) { () async throws(TransportError) in try await detector.detect(destination, forcing: forced) }
-    }
-
-    /// The canonical path of `path` (symbolic links and `..` resolved), as bytes.
-    static func canonical(_ path: FilePath) throws -> FilePath {
-        let resolved: [UInt8]? = unsafe path.withCString { pointer in
-            guard let result = unsafe realpath(pointer, nil) else { return nil }
-            defer { unsafe free(result) }
-            let length = unsafe strlen(result)
-            return unsafe Array(UnsafeRawBufferPointer(start: result, count: length))
+        var options = UploadJob.Options(forcedProtocol: forced)
+        options.detection.s3Endpoint = endpoint
+        options.detection.s3Flavor = flavor
+        if let token { options.bearerToken(token) }
+        return try await UploadJob.probe(destination, options: options, client: client) {
+            StandardError.write("aether: \($0)\n")
         }
-        let failure = errno
-        guard let resolved else {
-            throw IOError(.systemCall, "\(path) cannot be resolved", errno: failure, path: path.description)
-        }
-        return try FilePath(bytes: resolved)
     }
 }

@@ -35,6 +35,9 @@ public struct FileStatus: Sendable, Equatable {
     /// Whether this is a directory.
     public var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
 
+    /// Whether this is a symbolic link (only `lstat` describes one).
+    public var isSymbolicLink: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFLNK) }
+
     /// The permission bits (`st_mode & 07777`).
     public var permissions: UInt32 { mode & 0o7777 }
 

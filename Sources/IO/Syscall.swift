@@ -41,6 +41,15 @@ public enum Syscall {
         return FileStatus(status)
     }
 
+    /// lstat(2) of a path given as bytes: a symbolic link is described itself, not followed.
+    public static func lstat(_ path: FilePath) throws(IOError) -> FileStatus {
+        var status = Glibc.stat()
+        _ = try retryingEINTR("lstat", path: path.description) {
+            unsafe path.withCString { unsafe Glibc.lstat($0, &status) }
+        }
+        return FileStatus(status)
+    }
+
     /// fstat(2).
     public static func fstat(_ descriptor: Int32, path: String) throws(IOError) -> FileStatus {
         var status = Glibc.stat()

@@ -213,6 +213,15 @@ import Testing
         #expect(!partials.contains(receipt.location))
         #expect(receipt.size == Int64(content.count))
         #expect(SHA256.hash(try peer.storedOnTusServer("files", receipt.location)) == SHA256.hash(content))
+        // The partials are deleted once the final is verified (the server offers termination): no byte stays
+        // stored twice.
+        for partial in partials {
+            let answer = try await client.send(
+                HTTPRequest(method: "HEAD", url: partial, headers: HTTPHeaders([("Tus-Resumable", "1.0.0")])))
+            #expect([404, 410].contains(answer.status), "partial \(partial) answered \(answer.status)")
+            #expect(!peer.existsOnTusServer("files", partial))
+        }
+        #expect(SHA256.hash(try peer.storedOnTusServer("files", receipt.location)) == SHA256.hash(content))
     }
 
     @Test func aPartOfAPartialUploadResumesAfterAnInterruptionToo() async throws {

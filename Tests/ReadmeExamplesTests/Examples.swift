@@ -80,18 +80,15 @@ func storedObject(at location: String, storingIn directory: String) throws -> Fi
     return try DirectoryBlobStore(root: FilePath(directory)).path(of: .object(id))
 }
 
-/// Uploads `file` to a native receiver: resumable (the snapshot under `stateDirectory`, the same key resumes),
-/// verified (the receipt's SHA-256, Merkle root and chain head are compared with the local ones).
-func upload(file: String, to uploadsURL: String, stateDirectory: String) async throws -> UploadOutcome {
-    let client = try HTTPClient()
-    defer { client.shutDown() }
-    let backend = try await NativeBackend.discover(creationURL: uploadsURL, client: client)
-    let snapshots = try VaultSnapshotStore(stateDirectory: UploadStateDirectory(path: FilePath(stateDirectory)))
-    let uploader = ChunkedUploader(
-        target: .init(file: FilePath(file), destination: uploadsURL, mode: .native),
-        backend: backend, snapshots: snapshots, snapshotKey: "example-upload")
+/// Uploads `file` to `destination` (an `aether serve`, IETF or tus URL, probed; or s3://bucket/key): resumable
+/// (the same call again, with the same file and destination, resumes it), verified (the receipt's SHA-256, Merkle
+/// root and chain head are compared with the local ones).
+func upload(file: String, to destination: String, stateDirectory: String) async throws -> UploadOutcome {
+    var options = UploadJob.Options()
+    options.stateDirectory = FilePath(stateDirectory)
+    let job = try UploadJob(file: FilePath(file), destination: destination, options: options)
     var outcome: UploadOutcome?
-    for try await event in uploader.events() {
+    for try await event in job.events() {
         switch event {
         case .progress(let progress): _ = progress.fraction  // acknowledged share, 0...1
         case .completed(let done): outcome = done

@@ -124,6 +124,15 @@ import Testing
         if !concatenation {
             let progress = try await backend.progress(of: upload)
             #expect(progress == .offset(90_000, complete: false) || progress == .offset(90_000, complete: true))
+        } else {
+            // The partials are deleted once the final is verified: their bytes are not kept a second time.
+            let partials = try #require(upload.partLocations)
+            #expect(partials.count == 4)
+            for partial in partials {
+                let head = try await fixture.send("HEAD", partial, headers: [("Tus-Resumable", "1.0.0")])
+                #expect([404, 410].contains(head.status))
+                #expect(try fixture.object(at: partial) == nil)
+            }
         }
     }
 

@@ -95,7 +95,8 @@ public struct BackendDetector: Sendable {
             let backend = try S3Backend(
                 url: object.description, endpoint: options.s3Endpoint, flavor: options.s3Flavor,
                 chain: options.s3Credentials, client: client, options: options.s3)
-            return DetectedBackend(mode: .s3Multipart, backend: backend, offer: nil, fallbackReason: nil)
+            return DetectedBackend(
+                mode: .s3Multipart, backend: backend, offer: nil, fallbackReason: nil, origin: backend.objectURL)
         case .http(let url):
             if forced == .s3Multipart {
                 throw TransportError(.invalidArgument, "s3 needs an s3://bucket/key destination, not an http(s) URL")
@@ -107,7 +108,8 @@ public struct BackendDetector: Sendable {
                 offered: offer.modes, forcing: forced, spoken: Self.spokenOverHTTP, url: url)
             do {
                 return DetectedBackend(
-                    mode: mode, backend: try build(mode, url: url, offer: offer), offer: offer, fallbackReason: reason)
+                    mode: mode, backend: try build(mode, url: url, offer: offer), offer: offer, fallbackReason: reason,
+                    origin: url)
             } catch {
                 guard mode == .native, error.code == .protocolViolation || error.code == .versionUnsupported else {
                     throw error
@@ -121,7 +123,7 @@ public struct BackendDetector: Sendable {
                 else { throw TransportError(.protocolUnsupported, why) }
                 return DetectedBackend(
                     mode: next, backend: try build(next, url: url, offer: offer), offer: offer,
-                    fallbackReason: why + "; using \(next)")
+                    fallbackReason: why + "; using \(next)", origin: url)
             }
         }
     }

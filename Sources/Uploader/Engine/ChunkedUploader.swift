@@ -68,6 +68,9 @@ public actor ChunkedUploader {
     nonisolated let resources: DeviceResourceMonitor?
     let clock: any AetherClock
     let telemetry: TelemetryRecorder?
+    /// The upload's lock when the caller took it (`UploadJob` takes it before the destination is probed); else
+    /// `run` takes it from the snapshot store.
+    let heldLock: UploadLock?
     var state: RunState?
 
     /// An uploader for `target` over `backend`, keeping its snapshot under `snapshotKey` in `snapshots`.
@@ -75,9 +78,10 @@ public actor ChunkedUploader {
         target: Target, backend: any UploadBackend, snapshots: any SnapshotStore, snapshotKey: String,
         configuration: UploadConfiguration = UploadConfiguration(), scheduler: FusionScheduler = FusionScheduler(),
         breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock(),
-        telemetry: TelemetryRecorder? = nil
+        telemetry: TelemetryRecorder? = nil, heldLock: UploadLock? = nil
     ) {
         self.telemetry = telemetry
+        self.heldLock = heldLock
         self.target = target
         self.backend = backend
         self.resume = ResumePlanner(store: snapshots, key: snapshotKey)
@@ -111,8 +115,12 @@ public actor ChunkedUploader {
     }
 
     /// Runs the upload, passing each event to `emit`; returns the outcome (also sent as `.completed`).
+    /// The upload's lock (`SnapshotStore.lock`) is held throughout: another uploader of the same key, in this
+    /// process or another, gets `.alreadyRunning` instead of sending the same parts and overwriting the snapshot.
     public func run(_ emit: @escaping @Sendable (UploadEvent) -> Void) async throws(UploaderError) -> UploadOutcome {
         try configuration.validate()
+        let lock = try heldLock == nil ? snapshots.lock(key: resume.key) : nil
+        defer { withExtendedLifetime(lock) {} }
         let fingerprint: FileFingerprint
         do {
             fingerprint = try FileFingerprint(path: target.file)
@@ -121,7 +129,7 @@ public actor ChunkedUploader {
         }
         var plan = await resume.plan(
             fingerprint: fingerprint, destination: target.destination, backend: backend,
-            pathWait: PathFailureWait(resetLimit: configuration.connectionWaitLimit))
+            retries: retries)
         if let earlier = plan.snapshot?.receiptMismatch {
             throw runFailure(Self.earlierMismatch(earlier))
         }

@@ -1,6 +1,6 @@
-public import AetherIO
+import AetherIO
 import AetherIntegrity
-public import AetherTransport
+import AetherTransport
 
 /// Decides how an upload starts from its snapshot, in three levels (upload-engine v2.2 ResumePlanner):
 /// 1. the file fingerprint (size, mtime, inode, device, first 4 KiB) is unchanged: the local snapshot is trusted;
@@ -12,7 +12,7 @@ public import AetherTransport
 /// acknowledged part. One actor per store serialises every snapshot read and write (RACE-7: no callbacks).
 public actor ResumePlanner {
     private let store: any SnapshotStore
-    private let key: String
+    let key: String
 
     /// A manager for the snapshot under `key` in `store`.
     public init(store: any SnapshotStore, key: String) {
@@ -21,11 +21,10 @@ public actor ResumePlanner {
     }
 
     /// The plan for a file with `fingerprint` going to `destination` over `backend`. The destination's answers are
-    /// waited for through `pathWait` while the connection is reset or refused (a receiver restarting is not a
-    /// reason to start over).
-    public func plan(
-        fingerprint: FileFingerprint, destination: String, backend: any UploadBackend,
-        pathWait: PathFailureWait = PathFailureWait(resetLimit: 120)
+    /// asked through `retries.query`: a reset or refused connection is waited out and a failed answer asked again
+    /// (a receiver restarting, or one slow answer, is not a reason to start over).
+    func plan(
+        fingerprint: FileFingerprint, destination: String, backend: any UploadBackend, retries: RetryPolicy
     ) async -> ResumePlan {
         let snapshot: ResumeSnapshot
         do {
@@ -48,7 +47,7 @@ public actor ResumePlanner {
         let known = snapshot.acknowledgedDigests
         let progress: RemoteProgress
         do {
-            progress = try await pathWait.run { () async throws(TransportError) in
+            progress = try await retries.query { () async throws(TransportError) in
                 try await backend.progress(of: snapshot.remote)
             }
         } catch {
@@ -63,7 +62,7 @@ public actor ResumePlanner {
         var level = ResumeLevel.server
         var reason: String?
         if let chained = backend.features.chain {
-            switch await verifyChain(chained, snapshot: snapshot, known: known, pathWait: pathWait) {
+            switch await verifyChain(chained, snapshot: snapshot, known: known, retries: retries) {
             case .verified: level = .chain
             case .unverifiable(let why):
                 reason = why
@@ -128,11 +127,11 @@ public actor ResumePlanner {
 
     private func verifyChain(
         _ backend: any ChainReportingBackend, snapshot: ResumeSnapshot, known: [Int: Digest32],
-        pathWait: PathFailureWait
+        retries: RetryPolicy
     ) async -> ChainCheck {
         let state: ChainState?
         do {
-            state = try await pathWait.run { () async throws(TransportError) in
+            state = try await retries.query { () async throws(TransportError) in
                 try await backend.chainState(of: snapshot.remote)
             }
         } catch {

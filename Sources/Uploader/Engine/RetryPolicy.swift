@@ -3,11 +3,15 @@ import AetherScheduling
 import AetherTransport
 import Synchronization
 
-/// The one retry policy of an upload's requests, shared by `ChunkedUploader` and `FollowedUploader` and by every
-/// backend behind them: which failures are sent again (`isRetryable`), which are the path's rather than the
-/// destination's (`isPathFailure`: waited out for `connectionWaitLimit` without counting as attempts), the
-/// backoff with jitter, the circuit breaker around the destination, and what the failures said about the link
-/// (the interruptions the link planner forecasts, the answered failures the parity decision reads).
+/// The one retry policy of an upload's requests, shared by `ChunkedUploader`, `FollowedUploader` and `UploadJob`
+/// and by every backend behind them (a backend sends each request once: the S3 backend a detection builds too):
+/// which failures are sent again (`isRetryable`), which are the path's rather than the destination's
+/// (`isPathFailure`: waited out for `connectionWaitLimit` without counting as attempts), the backoff with jitter,
+/// the circuit breaker around the destination, and what the failures said about the link (the interruptions the
+/// link planner forecasts, the answered failures the parity decision reads). The parts, the creation, the
+/// completion and the spot checks go through `withRetries`; the questions asked before the upload runs (the
+/// protocol probe, the resume and chain queries) through `query`, which uses the same rules but leaves what a
+/// failure means to its caller.
 final class RetryPolicy: Sendable {
     /// A resource each attempt holds while it runs (the link planner's stream gate): acquired before the attempt,
     /// released when it ends, either way.
@@ -97,9 +101,7 @@ final class RetryPolicy: Sendable {
                                 + "(\(error.code))")
                     }
                     pathFailures += 1
-                    base = min(
-                        configuration.connectionBackoffLimit,
-                        configuration.initialBackoff * Double(1 << min(pathFailures - 1, 20)))
+                    base = pathBackoff(pathFailures)
                 } else if error.code == .receiptMismatch {
                     // The destination says it stored other bytes than this file's: final, and exit 4, not a
                     // transport failure to retry.
@@ -123,10 +125,9 @@ final class RetryPolicy: Sendable {
                             errno: error.errno)
                     }
                     attempt += 1
-                    base = min(
-                        configuration.maximumBackoff, configuration.initialBackoff * Double(1 << min(attempt - 2, 20)))
+                    base = answerBackoff(attempt)
                 }
-                let delay = base / 2 + Double(SecureRandom.uniform(1000)) / 1000 * base / 2
+                let delay = Self.jittered(base)
                 emit(.retry(RetryReport(index: index, attempt: sends + 1, cause: error, delay: delay)))
                 if pathFailure {
                     try await pathRecovery.sleep(seconds: delay, since: recoveries)
@@ -135,6 +136,80 @@ final class RetryPolicy: Sendable {
                 }
             }
         }
+    }
+
+    /// Sends `operation`, a question asked outside the upload's requests (the protocol probe, the resume and chain
+    /// queries), under the same rules without the circuit breaker: a reset connection is waited out for
+    /// `resetLimit` seconds (the configuration's `connectionWaitLimit` when nil) and a refused one for
+    /// `refusedLimit` (`resetLimit` when nil), sleeping the path backoff or until another request gets through; a
+    /// retryable answer is asked up to `attempts` times (the configuration's `maximumAttempts` when nil) with the
+    /// answer backoff. Anything else, or
+    /// running out of time or attempts, is thrown as it came, for the caller to judge; `waiting` hears the first
+    /// path failure waited out, with its limit. Cancelled, it throws `.cancelled`.
+    func query<T>(
+        resetLimit: Double? = nil, refusedLimit: Double? = nil, attempts: Int? = nil,
+        waiting: (TransportError, Double) -> Void = { _, _ in },
+        _ operation: () async throws(TransportError) -> T
+    ) async throws(TransportError) -> T {
+        let started = ContinuousClock.now
+        var attempt = 1
+        var pathFailures = 0
+        var told = false
+        while true {
+            let recoveries = pathRecovery.mark
+            let failure: TransportError
+            do {
+                let result = try await operation()
+                pathRecovery.noteSuccess()
+                return result
+            } catch {
+                failure = error
+            }
+            if failure.code == .cancelled || Task.isCancelled {
+                throw TransportError(.cancelled, "cancelled while waiting for the destination")
+            }
+            do {
+                if Self.isPathFailure(failure.code) {
+                    let resets = resetLimit ?? configuration.connectionWaitLimit
+                    let limit = failure.code == .connectionRefused ? refusedLimit ?? resets : resets
+                    pathFailures += 1
+                    let delay = Self.jittered(pathBackoff(pathFailures))
+                    guard started.duration(to: .now) / .seconds(1) + delay <= limit else { throw failure }
+                    if !told {
+                        told = true
+                        waiting(failure, limit)
+                    }
+                    try await pathRecovery.sleep(seconds: delay, since: recoveries)
+                } else {
+                    guard Self.isRetryable(failure.code), attempt < attempts ?? configuration.maximumAttempts else {
+                        throw failure
+                    }
+                    attempt += 1
+                    try await Self.sleep(seconds: Self.jittered(answerBackoff(attempt)))
+                }
+            } catch let error as TransportError {
+                throw error
+            } catch {
+                throw TransportError(.cancelled, "cancelled while waiting for the destination")
+            }
+        }
+    }
+
+    /// The backoff before the next try after `failures` reset or refused connections in a row: from
+    /// `initialBackoff`, doubling, up to `connectionBackoffLimit` (the part goes out soon after the path is back).
+    private func pathBackoff(_ failures: Int) -> Double {
+        min(configuration.connectionBackoffLimit, configuration.initialBackoff * Double(1 << min(failures - 1, 20)))
+    }
+
+    /// The backoff before attempt `attempt` (2 or more) after answered failures: from `initialBackoff`, doubling, up
+    /// to `maximumBackoff`.
+    private func answerBackoff(_ attempt: Int) -> Double {
+        min(configuration.maximumBackoff, configuration.initialBackoff * Double(1 << min(attempt - 2, 20)))
+    }
+
+    /// `base` with jitter: half of it fixed, half uniform, so streams failed together do not come back together.
+    private static func jittered(_ base: Double) -> Double {
+        base / 2 + Double(SecureRandom.uniform(1000)) / 1000 * base / 2
     }
 
     /// Failures of the path rather than of the destination's answer: the connection was reset or refused.

@@ -10,6 +10,9 @@ public protocol SnapshotStore: Sendable {
     func remove(key: String) throws(UploaderError)
     /// Every key stored.
     func keys() throws(UploaderError) -> [String]
+    /// The lock that keeps every other uploader, in this process or another, off upload `key` while it is held
+    /// (`.alreadyRunning` once `UploadLock.releaseWait` has passed); nil where the store has no place for locks.
+    func lock(key: String) throws(UploaderError) -> UploadLock?
 }
 
 extension SnapshotStore {
@@ -18,4 +21,7 @@ extension SnapshotStore {
 
     /// Forgets the journal of a finished session.
     public func discardIdempotencyJournal(session: String) {}
+
+    /// No lock: an upload through a store without a place for locks (a test's memory store) is not guarded.
+    public func lock(key: String) throws(UploaderError) -> UploadLock? { nil }
 }

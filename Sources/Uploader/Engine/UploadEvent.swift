@@ -3,6 +3,14 @@ public import AetherTransport
 
 /// What an upload reports while it runs, in order, on `ChunkedUploader.events()`.
 public enum UploadEvent: Sendable {
+    /// The destination could not be reached yet (reset or refused) and is asked again for a while (`UploadJob`).
+    case waiting(String)
+    /// The protocol chosen for the destination (`UploadJob`, before the upload starts).
+    case destination(DestinationReport)
+    /// The connections the first requests run on were opened ahead (`UploadJob`'s `ConnectionWarmup`).
+    case connectionsWarmed(ConnectionWarmup.Report)
+    /// The default route moved: the requests in flight were abandoned and go again on the new path (`PathWatch`).
+    case pathChanged(String)
     /// How the upload started: fresh, or resumed at a level (sent once, first).
     case resume(ResumeReport)
     /// The speed tier, chunk size or parallelism the scheduler chose (first decision and every change).

@@ -2,13 +2,24 @@
 public struct VaultSnapshotStore: SnapshotStore {
     /// The vault.
     public let vault: SnapshotVault
+    /// The state directory whose `locks/` guards each upload; nil for a store over a vault alone.
+    public let stateDirectory: UploadStateDirectory?
 
-    /// A store over `vault`.
-    public init(vault: SnapshotVault) { self.vault = vault }
+    /// A store over `vault` (its uploads take no lock).
+    public init(vault: SnapshotVault) {
+        self.vault = vault
+        stateDirectory = nil
+    }
 
-    /// Opens (creating on first use) the vault of `stateDirectory`.
+    /// Opens (creating on first use) the vault of `stateDirectory`; its uploads lock `locks/KEY.lock` there.
     public init(stateDirectory: UploadStateDirectory) throws(UploaderError) {
         vault = try SnapshotVault(stateDirectory: stateDirectory)
+        self.stateDirectory = stateDirectory
+    }
+
+    /// The exclusive lock of `key` in the state directory (`UploadLock`); `.alreadyRunning` while another holds it.
+    public func lock(key: String) throws(UploaderError) -> UploadLock? {
+        try stateDirectory.map { directory throws(UploaderError) in try UploadLock(directory: directory, key: key) }
     }
 
     /// The bytes stored under `key`; a damaged file is `.snapshotDamaged` naming it (left as it is until the resume

@@ -20,7 +20,7 @@ struct FollowPlan {
 
     static func make(
         store: any SnapshotStore, key: String, device: UInt64, inode: UInt64, destination: String,
-        backend: any UploadBackend, pathWait: PathFailureWait = PathFailureWait(resetLimit: 120)
+        backend: any UploadBackend, retries: RetryPolicy
     ) async -> FollowPlan {
         let snapshot: ResumeSnapshot
         do {
@@ -45,7 +45,7 @@ struct FollowPlan {
         let known = snapshot.acknowledgedDigests
         let progress: RemoteProgress
         do {
-            progress = try await pathWait.run { () async throws(TransportError) in
+            progress = try await retries.query { () async throws(TransportError) in
                 try await backend.progress(of: snapshot.remote)
             }
         } catch {

@@ -31,14 +31,17 @@ public actor FollowedUploader {
     let telemetry: TelemetryRecorder?
     /// Retries, backoff and the circuit breaker for every request (the same policy a plain upload uses).
     let retries: RetryPolicy
+    /// The upload's lock when the caller took it; else `run` takes it from the snapshot store.
+    let heldLock: UploadLock?
     var run: FollowRun?
 
     /// A follower of `target.file` into `backend`, keeping its snapshot under `snapshotKey`.
     public init(
         target: ChunkedUploader.Target, backend: any UploadBackend, snapshots: any SnapshotStore, snapshotKey: String,
         configuration: UploadConfiguration = UploadConfiguration(), options: FollowOptions = FollowOptions(),
-        clock: any AetherClock = SystemClock(), telemetry: TelemetryRecorder? = nil
+        clock: any AetherClock = SystemClock(), telemetry: TelemetryRecorder? = nil, heldLock: UploadLock? = nil
     ) {
+        self.heldLock = heldLock
         self.target = target
         self.backend = backend
         self.snapshots = snapshots
@@ -51,9 +54,12 @@ public actor FollowedUploader {
     }
 
     /// Follows the file until the writer is done, then completes; returns the outcome (also sent as `.completed`).
+    /// The upload's lock is held throughout, as `ChunkedUploader.run` holds it.
     public func run(_ emit: @escaping @Sendable (UploadEvent) -> Void) async throws(UploaderError) -> UploadOutcome {
         try configuration.validate()
         try options.validate()
+        let lock = try heldLock == nil ? snapshots.lock(key: snapshotKey) : nil
+        defer { withExtendedLifetime(lock) {} }
         let file = try FollowedFile(path: target.file)
         defer { file.close() }
         var forceFresh: String?
@@ -86,7 +92,7 @@ public actor FollowedUploader {
     {
         var plan = await FollowPlan.make(
             store: snapshots, key: snapshotKey, device: file.device, inode: file.inode, destination: target.destination,
-            backend: backend, pathWait: PathFailureWait(resetLimit: configuration.connectionWaitLimit))
+            backend: backend, retries: retries)
         if let forceFresh { plan = FollowPlan(reason: forceFresh) }
         if let earlier = plan.snapshot?.receiptMismatch { throw ChunkedUploader.earlierMismatch(earlier) }
         if let abandoned = plan.abandoned { try? await backend.abort(abandoned) }

@@ -32,16 +32,19 @@ public final class S3Backend: UploadBackend {
     public struct Options: Sendable {
         /// Part bodies signed or not.
         public var payloadSigning: PayloadSigning
-        /// Retries of 5xx and SlowDown.
+        /// Retries of 5xx and SlowDown inside each call. The backend's default is none: an upload's requests are
+        /// retried by the uploader's one policy (which waits out the path, counts the attempts and opens its
+        /// circuit breaker), and a second loop under it would multiply the attempts. `S3ObjectClient`, which no
+        /// uploader drives, retries by S3's guidance (`S3RetryPolicy()`).
         public var retry: S3RetryPolicy
         /// Time limits of every request.
         public var timeouts: HTTPTimeouts
         /// `max-parts` of each `ListParts` page (1-1000).
         public var listPartsPageSize: Int
 
-        /// Options; by default signed payloads, the default retry policy and timeouts, 1000 parts per page.
+        /// Options; by default signed payloads, each request sent once, the default timeouts, 1000 parts per page.
         public init(
-            payloadSigning: PayloadSigning = .signed, retry: S3RetryPolicy = S3RetryPolicy(),
+            payloadSigning: PayloadSigning = .signed, retry: S3RetryPolicy = S3RetryPolicy(maximumAttempts: 1),
             timeouts: HTTPTimeouts = HTTPTimeouts(), listPartsPageSize: Int = 1000
         ) {
             self.payloadSigning = payloadSigning

@@ -45,10 +45,11 @@ public final class S3ObjectClient: Sendable {
 
     private let sender: S3SignedSender
 
-    /// A client of `bucket` at `endpoint` that sends through `client`.
+    /// A client of `bucket` at `endpoint` that sends through `client`; by default it retries 5xx and SlowDown by
+    /// S3's guidance (`S3RetryPolicy()`).
     public convenience init(
         bucket: String, endpoint: S3Endpoint, credentials: S3Credentials, client: HTTPClient,
-        options: S3Backend.Options = S3Backend.Options()
+        options: S3Backend.Options = S3Backend.Options(retry: S3RetryPolicy())
     ) throws(TransportError) {
         try self.init(
             bucket: bucket, endpoint: endpoint, credentials: credentials, options: options,

@@ -198,7 +198,16 @@ public struct TusBackend: UploadBackend {
                 "the final upload holds \(state.offset) bytes of a length of \(state.length.map { "\($0)" } ?? "none"), "
                     + "not the \(upload.size) sent")
         }
+        await removePartials(partLocations)
         return UploadReceipt(location: created.location, size: upload.size)
+    }
+
+    /// Deletes the partial uploads a verified final upload was made of, where the server offers termination: tus
+    /// lets a server keep them (a partial may join several finals), so otherwise every byte stays stored twice until
+    /// they expire. Best effort: the final is complete whatever these answers say.
+    private func removePartials(_ locations: [String]) async {
+        guard server.offers("termination") else { return }
+        for url in locations { _ = try? await exchange("DELETE", url) }
     }
 
     public func abort(_ upload: RemoteUpload) async throws(TransportError) {

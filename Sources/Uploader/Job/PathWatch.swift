@@ -10,7 +10,7 @@ import Synchronization
 /// Only default routes count: links that come and go elsewhere (containers, other network namespaces' veth ends)
 /// do not move this upload's traffic. Changes closer than half a second are one change (a move is a removal and an
 /// addition). Best effort: where netlink cannot be opened nothing is watched.
-final class UploadPathWatch: Sendable {
+final class PathWatch: Sendable {
     private let observer: NetworkPathObserver
     private let task: Task<Void, Never>
 
@@ -23,7 +23,7 @@ final class UploadPathWatch: Sendable {
     static func start(
         client: HTTPClient, scheduler: FusionScheduler, reprobe: @escaping @Sendable () async -> Void,
         changed: @escaping @Sendable (String) -> Void
-    ) -> UploadPathWatch? {
+    ) -> PathWatch? {
         let observer = NetworkPathObserver()
         let events: AsyncStream<NetworkPathEvent>
         do { events = try observer.start() } catch { return nil }
@@ -41,7 +41,7 @@ final class UploadPathWatch: Sendable {
                 await reprobe()
             }
         }
-        return UploadPathWatch(observer: observer, task: task)
+        return PathWatch(observer: observer, task: task)
     }
 
     /// What happened, when `event` adds or removes a default route; nil for anything else.
