@@ -42,9 +42,10 @@ public struct VaultSnapshotStore: SnapshotStore {
         try vault.remove(key: key)
     }
 
-    /// The upload keys of the kept snapshots (idempotency journals, which share the vault, are not listed).
+    /// The upload keys of the kept snapshots (idempotency and capture journals, which share the vault, are not
+    /// listed).
     public func keys() throws(UploaderError) -> [String] {
-        try vault.list().keys.filter { !$0.hasPrefix(Self.journalPrefix) }
+        try vault.list().keys.filter { !$0.hasPrefix(Self.journalPrefix) && !$0.hasPrefix(CaptureJournal.prefix) }
     }
 
     static let journalPrefix = "idempotency:"

@@ -104,59 +104,27 @@ public struct UploadJob: Sendable {
     /// is cancelled: the snapshot is kept), or the probe's `TransportError` when the destination could not be
     /// reached or offers no protocol spoken here.
     public func run(_ emit: @escaping @Sendable (UploadEvent) -> Void) async throws -> UploadOutcome {
-        let state = try UploadStateDirectory.resolve(override: options.stateDirectory)
-        let lock = try UploadLock(directory: state, key: key)
+        let context = try UploadContext(options: options)
+        defer { context.client.shutDown() }
+        let lock = try UploadLock(directory: context.state, key: key)
         defer { withExtendedLifetime(lock) {} }
-        let store = try VaultSnapshotStore(stateDirectory: state)
-        let client = try HTTPClient(configuration: options.client)
-        defer { client.shutDown() }
-        let detected: DetectedBackend
-        do {
-            detected = try await Self.probe(destination, options: options, client: client) { emit(.waiting($0)) }
-        } catch {
-            if error.code == .cancelled || Task.isCancelled {
-                throw UploaderError(.cancelled, "cancelled while the destination was probed")
-            }
-            throw error
-        }
+        let detected = try await context.probe(destination, emit: emit)
         emit(.destination(DestinationReport(mode: detected.mode, note: detected.fallbackReason)))
-        let recorder = try TelemetryRecorder(stateDirectory: state, uploadKey: key, traceFile: options.traceFile)
-        let target = ChunkedUploader.Target(
-            file: file, destination: destination, mode: detected.mode, endpoint: options.detection.s3Endpoint)
-        let scheduler = FusionScheduler()
-        let upload: Task<UploadOutcome, any Error>
-        if let follow = options.follow {
-            let follower = FollowedUploader(
-                target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
-                configuration: options.configuration, options: follow, telemetry: recorder, heldLock: lock)
-            upload = Task { try await follower.run(emit) }
-        } else {
-            let uploader = ChunkedUploader(
-                target: target, backend: detected.backend, snapshots: store, snapshotKey: key,
-                configuration: options.configuration, scheduler: scheduler, telemetry: recorder, heldLock: lock)
-            upload = Task { try await uploader.run(emit) }
+        let recorder = try TelemetryRecorder(
+            stateDirectory: context.state, uploadKey: key, traceFile: options.traceFile)
+        let upload = Task {
+            try await context.upload(
+                file: file, destination: destination, key: key, backend: detected, configuration: options.configuration,
+                follow: options.follow, telemetry: recorder, lock: lock, emit: emit)
         }
-        let connections = ConnectionWarmup.connections(for: detected, parallel: options.configuration.parallel)
-        let warmUp = Task {
-            if let report = await ConnectionWarmup.run(client: client, origin: detected.origin, count: connections) {
-                emit(.connectionsWarmed(report))
-            }
-        }
-        let watch = PathWatch.start(
-            client: client, scheduler: scheduler,
-            reprobe: {
-                _ = await ConnectionWarmup.run(client: client, origin: detected.origin, count: max(1, connections))
-            },
-            changed: { emit(.pathChanged($0)) })
+        let watch = context.watch(detected, emit: emit)
         // The upload's end, then the warm-up's (cancelled if still running), before the client shuts down.
         let ended = await withTaskCancellationHandler {
             await upload.result
         } onCancel: {
             upload.cancel()
         }
-        watch?.stop()
-        warmUp.cancel()
-        await warmUp.value
+        await watch.stop()
         return try ended.get()
     }
 

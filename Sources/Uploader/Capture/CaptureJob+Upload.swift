@@ -1,0 +1,256 @@
+import AetherIO
+import AetherTransport
+import Glibc
+import Synchronization
+
+extension CaptureJob {
+    struct Sent {
+        var results: [CaptureFileResult] = []
+        var failed: [CaptureFailure] = []
+    }
+
+    /// How one file ended.
+    enum FileEnd {
+        case done(CaptureFileResult)
+        case failed(CaptureFailure)
+    }
+
+    /// Uploads `files` through one queue: a window of at most twice `parallelFiles` files is handed to the queue at
+    /// a time (memory stays bounded for 100,000 files), which runs `parallelFiles` of them at once, the higher
+    /// priority first. An HTTP destination is probed once and its backend shared; each `s3://` object gets its own
+    /// (no request is sent for that).
+    func upload(
+        _ files: [CaptureFile], context: UploadContext, journal: CaptureJournal, tally: CaptureTally,
+        emit: @escaping @Sendable (CaptureEvent) -> Void
+    ) async throws -> Sent {
+        let jobEvent: @Sendable (UploadEvent) -> Void = { emit(.job($0)) }
+        let shared = destination.hasPrefix("s3://") ? nil : try await context.probe(destination, emit: jobEvent)
+        let first: DetectedBackend
+        if let shared {
+            first = shared
+        } else {
+            first = try await context.probe(destination(of: files[0].name), emit: jobEvent)
+        }
+        emit(.job(.destination(DestinationReport(mode: first.mode, note: first.fallbackReason))))
+        let watch = context.watch(first, emit: jobEvent)
+        let window = options.parallelFiles * 2
+        let queue = UploadQueue(maximumRunning: options.parallelFiles, maximumWaiting: window)
+        let ordered = files.map { (file: $0, priority: priority(of: $0)) }.sorted {
+            $0.priority != $1.priority
+                ? $0.priority < $1.priority : $0.file.relativePath.lexicographicallyPrecedes($1.file.relativePath)
+        }
+        var sent = Sent()
+        func take(_ end: FileEnd?) {
+            switch end {
+            case .done(let done): sent.results.append(done)
+            case .failed(let failure): sent.failed.append(failure)
+            case nil: break
+            }
+        }
+        do {
+            try await withThrowingTaskGroup(of: FileEnd.self) { group in
+                var running = 0
+                for (file, priority) in ordered {
+                    while running >= window {
+                        take(try await group.next())
+                        running -= 1
+                    }
+                    running += 1
+                    group.addTask {
+                        try await queue.run(priority: priority) {
+                            try await self.uploadOne(
+                                file, shared: shared, context: context, journal: journal, tally: tally, emit: emit)
+                        }
+                    }
+                }
+                while let end = try await group.next() { take(end) }
+            }
+        } catch {
+            await watch.stop()
+            throw Self.cancelledOr(error)
+        }
+        await watch.stop()
+        return sent
+    }
+
+    /// Uploads one file; a failure of the file is its result, and only cancellation is thrown.
+    private func uploadOne(
+        _ file: CaptureFile, shared: DetectedBackend?, context: UploadContext, journal: CaptureJournal,
+        tally: CaptureTally, emit: @escaping @Sendable (CaptureEvent) -> Void
+    ) async throws -> FileEnd {
+        let path = file.name
+        guard file.hasUTF8Name else {
+            return failed(
+                path,
+                "its name is not valid UTF-8 and every destination names files with text: rename it (nothing was "
+                    + "sent)", tally: tally, emit: emit)
+        }
+        let fileDestination = destination(of: path)
+        do {
+            let backend: DetectedBackend
+            if let shared {
+                backend = shared
+            } else {
+                backend = try await context.probe(fileDestination) { emit(.file(path: path, $0)) }
+            }
+            var configuration = options.upload.configuration
+            configuration.metadata["filename"] = path
+            let key = SnapshotKey.derive(
+                canonicalPath: canonical.appending(try FilePath(bytes: file.relativePath)), destination: fileDestination
+            )
+            let outcome = try await context.upload(
+                file: file.path, destination: fileDestination, key: key, backend: backend,
+                configuration: configuration, telemetry: nil, lock: nil
+            ) { event in
+                emit(.file(path: path, event))
+                if case .progress(let progress) = event, tally.note(path, acknowledged: progress.acknowledgedBytes) {
+                    emit(.progress(tally.progress()))
+                }
+            }
+            try journal.record(CaptureJournal.Entry(file, outcome: outcome))
+            let result = CaptureFileResult(
+                relativePath: file.relativePath, size: outcome.receipt.size, sha256: outcome.sha256,
+                merkleRoot: outcome.merkleRoot, location: outcome.receipt.location, alreadyUploaded: false)
+            tally.completed(path, size: result.size)
+            emit(.fileCompleted(result))
+            emit(.progress(tally.progress()))
+            return .done(result)
+        } catch {
+            let failure = Self.cancelledOr(error)
+            if failure.code == .cancelled { throw failure }
+            return failed(
+                path, Self.message(error), verification: failure.code == .verificationFailed, tally: tally, emit: emit)
+        }
+    }
+
+    private func failed(
+        _ path: String, _ message: String, verification: Bool = false, tally: CaptureTally,
+        emit: @Sendable (CaptureEvent) -> Void
+    ) -> FileEnd {
+        let failure = CaptureFailure(path: path, message: message, verificationFailed: verification)
+        tally.failed(path)
+        emit(.fileFailed(failure))
+        emit(.progress(tally.progress()))
+        return .failed(failure)
+    }
+
+    /// `.cancelled` for a cancellation (of the task, or as the uploader reports it), else the error as an
+    /// `UploaderError` (`.transportFailed` for another kind).
+    static func cancelledOr(_ error: any Error) -> UploaderError {
+        if let error = error as? UploaderError {
+            return Task.isCancelled ? UploaderError(.cancelled, error.message) : error
+        }
+        if error is CancellationError || Task.isCancelled || (error as? TransportError)?.code == .cancelled {
+            return UploaderError(.cancelled, "the capture was cancelled")
+        }
+        return UploaderError(.transportFailed, message(error))
+    }
+
+    /// What went wrong, for people.
+    static func message(_ error: any Error) -> String {
+        if let error = error as? UploaderError { return error.message }
+        if let error = error as? TransportError { return "\(error.message) (\(error.code))" }
+        if let error = error as? IOError { return error.message }
+        return "\(error)"
+    }
+
+    /// Writes the manifest to the state directory (`captures/KEY.json`, replaced atomically) and uploads it as
+    /// `.aether-capture.json` beside the files; returns where the destination keeps it.
+    func storeManifest(
+        _ manifest: CaptureManifest, context: UploadContext, emit: @escaping @Sendable (CaptureEvent) -> Void
+    ) async throws -> String {
+        let path = try writeManifest(manifest.jsonBytes, state: context.state)
+        let fileDestination = destination(of: CaptureManifest.name)
+        let events: @Sendable (UploadEvent) -> Void = { emit(.file(path: CaptureManifest.name, $0)) }
+        let backend = try await context.probe(fileDestination, emit: events)
+        var configuration = options.upload.configuration
+        configuration.metadata["filename"] = CaptureManifest.name
+        let outcome = try await context.upload(
+            file: path, destination: fileDestination,
+            key: SnapshotKey.derive(canonicalPath: path, destination: fileDestination), backend: backend,
+            configuration: configuration, telemetry: nil, lock: nil, emit: events)
+        return outcome.receipt.location
+    }
+
+    private func writeManifest(_ bytes: [UInt8], state: UploadStateDirectory) throws -> FilePath {
+        let root = try state.open()
+        defer { AnchoredFiles.closeDescriptor(root) }
+        let directory = try state.openSubdirectory("captures", in: root)
+        defer { AnchoredFiles.closeDescriptor(directory) }
+        let name = key + ".json"
+        let shown = state.path.appending("captures").appending(name)
+        let temporary = try Syscall.openat(
+            directory, name + ".tmp", flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600,
+            path: shown.description)
+        do {
+            try Syscall.writeFully(temporary, bytes, path: shown.description)
+            try Syscall.fsync(temporary, path: shown.description)
+        } catch {
+            Syscall.close(temporary)
+            throw error
+        }
+        Syscall.close(temporary)
+        try Syscall.renameat(directory, name + ".tmp", directory, name, path: shown.description)
+        return shown
+    }
+}
+
+/// The counters of a capture across its files, behind a lock (files report from several tasks).
+final class CaptureTally: Sendable {
+    private struct State {
+        var completedFiles: Int
+        var failedFiles = 0
+        var completedBytes: Int64
+        /// Acknowledged bytes of files under way.
+        var underWay: [String: Int64] = [:]
+    }
+
+    let totalFiles: Int
+    let totalBytes: Int64
+    private let startBytes: Int64
+    private let started = ContinuousClock.now
+    private let state: Mutex<State>
+
+    init(files: [CaptureFile], done: [CaptureFileResult]) {
+        totalFiles = files.count
+        totalBytes = files.reduce(0) { $0 + $1.size }
+        startBytes = done.reduce(0) { $0 + $1.size }
+        state = Mutex(State(completedFiles: done.count, completedBytes: startBytes))
+    }
+
+    /// Notes a file's acknowledged bytes; true when they changed.
+    func note(_ path: String, acknowledged: Int64) -> Bool {
+        state.withLock { state in
+            guard state.underWay[path] != acknowledged else { return false }
+            state.underWay[path] = acknowledged
+            return true
+        }
+    }
+
+    func completed(_ path: String, size: Int64) {
+        state.withLock { state in
+            state.underWay[path] = nil
+            state.completedFiles += 1
+            state.completedBytes += size
+        }
+    }
+
+    func failed(_ path: String) {
+        state.withLock { state in
+            state.underWay[path] = nil
+            state.failedFiles += 1
+        }
+    }
+
+    func progress() -> CaptureProgress {
+        let seconds = max(started.duration(to: .now) / .seconds(1), 1e-3)
+        return state.withLock { state in
+            let acknowledged = min(totalBytes, state.completedBytes + state.underWay.values.reduce(0, +))
+            let rate = Double(acknowledged - startBytes) / seconds
+            return CaptureProgress(
+                totalFiles: totalFiles, completedFiles: state.completedFiles, failedFiles: state.failedFiles,
+                totalBytes: totalBytes, acknowledgedBytes: acknowledged, bytesPerSecond: rate,
+                secondsRemaining: rate > 0 ? Double(totalBytes - acknowledged) / rate : nil)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import AetherCoding
+public import AetherIO
+import AetherTransport
+import Synchronization
+
+/// A capture: a folder of many files as one resumable, verified upload, in one call. The folder is walked
+/// (`CaptureWalk`: regular files, recursively, links not followed unless asked, include and exclude patterns), the
+/// files go through one `UploadQueue` (at most `Options.parallelFiles` at once, in the order of the queue's six
+/// priority levels, patterns in `Options.first` first, then by path) over one HTTP client and one probe of the
+/// destination; each file is an `UploadJob`-style upload under its own key and lock, resumable as one. Each file
+/// keeps its relative path: `s3://bucket/prefix/` + the path, or the path as the upload's `filename` metadata over
+/// HTTP. A file finished and verified goes into the capture's journal (`CaptureJournal`), so the same call again
+/// skips it while it is unchanged, resumes a half-sent one from its snapshot, and retries only what failed. When
+/// every file is there, the manifest (`CaptureManifest`: every file and one root over them) is uploaded beside them.
+public struct CaptureJob: Sendable {
+    /// How a capture runs.
+    public struct Options: Sendable {
+        /// The uploads' options (client, state directory, configuration; `follow` is not used).
+        public var upload: UploadJob.Options
+        /// Only files matching one of these (all when empty); a pattern without `/` matches the name.
+        public var include: [String]
+        /// Never files matching one of these.
+        public var exclude: [String]
+        /// Files matching one of these go first (priority `.high`; the others `.normal`).
+        public var first: [String]
+        /// Follow symbolic links (a link back to a directory above is a loop and skipped).
+        public var followSymbolicLinks: Bool
+        /// Files uploaded at once.
+        public var parallelFiles: Int
+
+        public init(
+            upload: UploadJob.Options = UploadJob.Options(), include: [String] = [], exclude: [String] = [],
+            first: [String] = [], followSymbolicLinks: Bool = false, parallelFiles: Int = 4
+        ) {
+            self.upload = upload
+            self.include = include
+            self.exclude = exclude
+            self.first = first
+            self.followSymbolicLinks = followSymbolicLinks
+            self.parallelFiles = parallelFiles
+        }
+    }
+
+    /// The folder, as given and resolved.
+    public let directory: FilePath
+    let canonical: FilePath
+    /// The destination: `s3://bucket/prefix/` or an upload URL (`http(s)://`, probed once).
+    public let destination: String
+    /// The capture's id: its lock and journal in the state directory.
+    public let key: String
+    public let options: Options
+
+    /// A capture of `directory` to `destination`; throws when the folder's path cannot be resolved.
+    public init(directory: FilePath, destination: String, options: Options = Options()) throws(IOError) {
+        self.directory = directory
+        canonical = try UploadJob.canonical(directory)
+        self.destination = destination
+        self.options = options
+        var hash = SHA256()
+        hash.update(Array("aether-capture-v1\0".utf8))
+        hash.update(canonical.bytes)
+        hash.update([0])
+        hash.update(Array(destination.utf8))
+        key = "c" + String(hash.finalize().hex.prefix(31))
+    }
+
+    /// Runs the capture in a task and returns its events; the stream ends after `.completed` or with the error.
+    /// Ending the iteration cancels the capture: half-sent files keep their snapshots.
+    public func events(bufferLimit: Int = 1024) -> AsyncThrowingStream<CaptureEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<CaptureEvent, any Error>.makeStream(
+            bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
+        let task = Task {
+            do {
+                _ = try await run { continuation.yield($0) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Runs the capture, passing each event to `emit`; returns the outcome (also sent as `.completed`). A file that
+    /// fails is listed in the outcome and the others go on; the call throws only for the job as a whole
+    /// (`.alreadyRunning`, `.cancelled`, a folder or destination that cannot be used).
+    public func run(_ emit: @escaping @Sendable (CaptureEvent) -> Void) async throws -> CaptureOutcome {
+        guard (1...64).contains(options.parallelFiles) else {
+            throw UploaderError(.invalidArgument, "files at once must be 1...64")
+        }
+        let context = try UploadContext(options: options.upload)
+        defer { context.client.shutDown() }
+        let lock = try UploadLock(directory: context.state, key: key)
+        defer { withExtendedLifetime(lock) {} }
+        let walk = try CaptureWalk.walk(directory, rules: try rules(context.state))
+        let journal = try CaptureJournal(vault: context.store.vault, key: key)
+        var skips = walk.skipped.map {
+            CaptureSkip(path: String(decoding: $0.relativePath, as: UTF8.self), reason: $0.reason)
+        }
+        // The manifest's own name at the top is the manifest's place at the destination.
+        let manifestName = Array(CaptureManifest.name.utf8)
+        if walk.files.contains(where: { $0.relativePath == manifestName }) {
+            skips.append(CaptureSkip(path: CaptureManifest.name, reason: "the name of the capture's manifest"))
+        }
+        let files = walk.files.filter { $0.relativePath != manifestName }
+        for skip in skips { emit(.skipped(path: skip.path, reason: skip.reason)) }
+        var results: [CaptureFileResult] = []
+        var pending: [CaptureFile] = []
+        for file in files {
+            if let entry = journal.finished(file), let result = Self.result(file, entry) {
+                results.append(result)
+            } else {
+                pending.append(file)
+            }
+        }
+        let tally = CaptureTally(files: files, done: results)
+        emit(
+            .started(
+                CaptureTotals(
+                    files: files.count, bytes: tally.totalBytes, alreadyUploaded: results.count,
+                    skipped: skips.count)))
+        for result in results { emit(.fileCompleted(result)) }
+        emit(.progress(tally.progress()))
+        var failed: [CaptureFailure] = []
+        if !pending.isEmpty {
+            do {
+                let sent = try await upload(pending, context: context, journal: journal, tally: tally, emit: emit)
+                results += sent.results
+                failed = sent.failed
+            } catch {
+                // Cancelled or stopped: what finished stays finished for the next run.
+                try? journal.flush()
+                throw error
+            }
+        }
+        try journal.flush()
+        results.sort { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
+        var root: Digest32?
+        var manifestLocation: String?
+        if failed.isEmpty {
+            let manifest = try CaptureManifest(results)
+            root = manifest.root
+            manifestLocation = try await storeManifest(manifest, context: context, emit: emit)
+        }
+        let outcome = CaptureOutcome(
+            files: results, failed: failed, skipped: skips, root: root, manifestLocation: manifestLocation)
+        emit(.completed(outcome))
+        return outcome
+    }
+
+    /// The walk's rules; the state directory is never walked into.
+    private func rules(_ state: UploadStateDirectory) throws -> CaptureWalk.Rules {
+        var rules = CaptureWalk.Rules(
+            include: options.include, exclude: options.exclude, followSymbolicLinks: options.followSymbolicLinks)
+        if let status = try? Syscall.stat(state.path) {
+            rules.avoid.insert(CaptureWalk.DirectoryIdentity(device: status.device, inode: status.inode))
+        }
+        return rules
+    }
+
+    private static func result(_ file: CaptureFile, _ entry: CaptureJournal.Entry) -> CaptureFileResult? {
+        guard let sha256 = try? Digest32(hex: entry.sha256), let root = try? Digest32(hex: entry.merkleRoot) else {
+            return nil
+        }
+        return CaptureFileResult(
+            relativePath: file.relativePath, size: file.size, sha256: sha256, merkleRoot: root,
+            location: entry.location, alreadyUploaded: true)
+    }
+
+    /// The destination of the file at `relative`: the S3 prefix joined with the path, or the upload URL itself.
+    func destination(of relative: String) -> String {
+        guard destination.hasPrefix("s3://") else { return destination }
+        let base = destination.dropFirst("s3://".count)
+        guard let slash = base.firstIndex(of: "/") else { return destination + "/" + relative }
+        let prefix = base[base.index(after: slash)...]
+        return "s3://" + base[..<slash] + "/" + prefix + (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + relative
+    }
+
+    /// The priority of a file: `.high` when it matches a pattern of `first`.
+    func priority(of file: CaptureFile) -> DataPriority {
+        let name = file.path.lastComponent.bytes
+        return options.first.contains { CaptureWalk.matches($0, file.relativePath, name: name) } ? .high : .normal
+    }
+}

@@ -1,0 +1,250 @@
+import AetherIO
+import AetherIntegrity
+import AetherReceiver
+import Foundation
+import Synchronization
+import Testing
+
+@testable import AetherTransport
+@testable import AetherUploader
+
+/// `CaptureJob`: a folder as one resumable, verified upload into a real receiver (`ReceiverServer`, 127.0.0.1).
+@Suite(.serialized) struct CaptureJobTests {
+    /// A folder of files to capture, and a receiver to capture it into.
+    final class Folder: @unchecked Sendable {
+        // @unchecked: every field is set once in init.
+        let fixture: NativeUploadFixture
+        let root: String
+        var contents: [String: [UInt8]] = [:]
+
+        init() throws {
+            fixture = try NativeUploadFixture(bytes: [1])
+            root = fixture.upload.directory + "/capture"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        }
+
+        func add(_ relative: String, _ bytes: [UInt8]) throws {
+            let path = root + "/" + relative
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try AtomicFile.write(bytes, to: path)
+            contents[relative] = bytes
+        }
+
+        func options(parallelFiles: Int = 4) -> CaptureJob.Options {
+            CaptureJob.Options(
+                upload: UploadJob.Options(
+                    configuration: UploadConfiguration(chunkSize: 16 << 10),
+                    client: HTTPClientConfiguration(proxy: .none),
+                    stateDirectory: FilePath(fixture.upload.stateDirectory)),
+                parallelFiles: parallelFiles)
+        }
+
+        func job(_ options: CaptureJob.Options? = nil) throws -> CaptureJob {
+            try CaptureJob(
+                directory: FilePath(root), destination: fixture.destination, options: options ?? self.options())
+        }
+    }
+
+    /// Runs `job`, returning its outcome and every event.
+    static func run(_ job: CaptureJob) async throws -> (CaptureOutcome, [CaptureEvent]) {
+        let events = Mutex<[CaptureEvent]>([])
+        let outcome = try await job.run { event in events.withLock { $0.append(event) } }
+        return (outcome, events.withLock { $0 })
+    }
+
+    static func sentFiles(_ events: [CaptureEvent]) -> Set<String> {
+        Set(
+            events.compactMap { event in
+                if case .file(let path, .chunkAcknowledged) = event { return path }
+                return nil
+            })
+    }
+
+    @Test func aFolderLandsByteForByteWithItsManifestAndASecondRunSendsNothing() async throws {
+        let folder = try Folder()
+        for index in 0..<40 {
+            try folder.add(
+                "frames/\(index / 10)/frame-\(index).bin", UploadFixture.seeded(3000 + index * 97, seed: UInt64(index)))
+        }
+        try folder.add("mesh/scan.ply", UploadFixture.seeded(300_000, seed: 99))
+        try folder.add("empty.txt", [])
+        try folder.add("notes/é and space.txt", Array("hello".utf8))
+        let (outcome, events) = try await Self.run(try folder.job())
+        #expect(outcome.failed.isEmpty, "\(outcome.failed)")
+        #expect(outcome.complete)
+        #expect(outcome.files.count == folder.contents.count)
+        #expect(
+            outcome.files.map(\.path)
+                == folder.contents.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        for file in outcome.files {
+            #expect(try folder.fixture.object(at: file.location) == folder.contents[file.path], "\(file.path)")
+            #expect(file.sha256 == SHA256.hash(folder.contents[file.path] ?? []))
+            #expect(!file.alreadyUploaded)
+        }
+        // The manifest: stored at the destination, its root the one recomputed from the files.
+        let manifestLocation = try #require(outcome.manifestLocation)
+        let stored = try #require(try folder.fixture.object(at: manifestLocation))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(stored)) as? [String: Any])
+        #expect(document["root"] as? String == outcome.root?.hex)
+        #expect((document["files"] as? [[String: Any]])?.count == folder.contents.count)
+        var tree = StreamingMerkleTree()
+        for file in outcome.files {
+            try tree.append(
+                CaptureManifest.leaf(
+                    file.relativePath, size: file.size, sha256: file.sha256, merkleRoot: file.merkleRoot))
+        }
+        #expect(outcome.root == tree.root)
+        // Progress reached the whole: every file and byte.
+        let last = events.compactMap { event -> CaptureProgress? in
+            if case .progress(let progress) = event { return progress }
+            return nil
+        }.last
+        #expect(last?.completedFiles == folder.contents.count)
+        #expect(last?.acknowledgedBytes == last?.totalBytes)
+        // The same call again: every file found in the journal, nothing sent, the same root.
+        let (again, againEvents) = try await Self.run(try folder.job())
+        #expect(again.complete)
+        #expect(again.files.allSatisfy { $0.alreadyUploaded })
+        #expect(again.root == outcome.root)
+        #expect(Self.sentFiles(againEvents).subtracting([CaptureManifest.name]).isEmpty)
+        guard case .started(let totals) = againEvents.first(where: { if case .started = $0 { true } else { false } })
+        else {
+            Issue.record("no started event")
+            return
+        }
+        #expect(totals.alreadyUploaded == folder.contents.count)
+    }
+
+    @Test func aChangedFileAloneIsSentAgain() async throws {
+        let folder = try Folder()
+        for index in 0..<6 { try folder.add("f\(index).bin", UploadFixture.seeded(20_000, seed: UInt64(index))) }
+        let (first, _) = try await Self.run(try folder.job())
+        #expect(first.complete)
+        try folder.add("f3.bin", UploadFixture.seeded(25_000, seed: 333))
+        let (second, events) = try await Self.run(try folder.job())
+        #expect(second.complete)
+        #expect(Self.sentFiles(events).subtracting([CaptureManifest.name]) == ["f3.bin"])
+        let changed = try #require(second.files.first { $0.path == "f3.bin" })
+        #expect(!changed.alreadyUploaded)
+        #expect(try folder.fixture.object(at: changed.location) == folder.contents["f3.bin"])
+        #expect(second.root != first.root)
+    }
+
+    @Test func fifosLinksAndNamesThatAreNotUTF8AreLeftOutOrRefusedAndTheRestLands() async throws {
+        let folder = try Folder()
+        try folder.add("a.bin", UploadFixture.seeded(5000, seed: 1))
+        try folder.add("sub/b.bin", UploadFixture.seeded(7000, seed: 2))
+        #expect(unsafe mkfifo(folder.root + "/pipe", 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: folder.root + "/link.bin", withDestinationPath: "a.bin")
+        try FileManager.default.createSymbolicLink(atPath: folder.root + "/sub/up", withDestinationPath: "..")
+        // A name with an invalid UTF-8 byte (0xFF).
+        let badPath = try FilePath(bytes: Array(folder.root.utf8) + Array("/bad-".utf8) + [0xFF] + Array(".bin".utf8))
+        let fd = try Syscall.open(badPath, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        try Syscall.writeFully(fd, [1, 2, 3], path: "bad")
+        Syscall.close(fd)
+        let (outcome, _) = try await Self.run(try folder.job())
+        #expect(Set(outcome.files.map(\.path)) == ["a.bin", "sub/b.bin"])
+        for file in outcome.files {
+            #expect(try folder.fixture.object(at: file.location) == folder.contents[file.path])
+        }
+        #expect(Set(outcome.skipped.map(\.path)) == ["link.bin", "pipe", "sub/up"])
+        #expect(outcome.skipped.first { $0.path == "pipe" }?.reason.contains("FIFO") == true)
+        #expect(outcome.failed.count == 1)
+        #expect(outcome.failed.first?.message.contains("not valid UTF-8") == true)
+        // A failed file leaves the capture incomplete: no manifest claims a whole that is not there.
+        #expect(!outcome.complete)
+        #expect(outcome.manifestLocation == nil)
+        // Following links: the link to a file is taken; the link back up is a loop, skipped.
+        var following = folder.options()
+        following.followSymbolicLinks = true
+        following.exclude = ["bad-*"]
+        let (followed, _) = try await Self.run(try folder.job(following))
+        #expect(Set(followed.files.map(\.path)) == ["a.bin", "link.bin", "sub/b.bin"])
+        #expect(followed.skipped.contains { $0.path == "sub/up" && $0.reason.contains("loop") })
+        #expect(followed.complete)
+    }
+
+    @Test func includeExcludeAndFirstShapeWhatGoesAndInWhichOrder() async throws {
+        let folder = try Folder()
+        for index in 0..<8 { try folder.add("frames/\(index).jpg", UploadFixture.seeded(4000, seed: UInt64(index))) }
+        try folder.add("mesh.ply", UploadFixture.seeded(4000, seed: 50))
+        try folder.add("scratch/tmp.log", UploadFixture.seeded(100, seed: 51))
+        var options = folder.options(parallelFiles: 1)
+        options.exclude = ["scratch/*"]
+        options.first = ["*.ply"]
+        let (outcome, events) = try await Self.run(try folder.job(options))
+        #expect(outcome.complete)
+        #expect(!outcome.files.contains { $0.path.hasPrefix("scratch/") })
+        let order = events.compactMap { event -> String? in
+            if case .fileCompleted(let file) = event { return file.path }
+            return nil
+        }
+        #expect(order.first == "mesh.ply")
+        var only = folder.options()
+        only.include = ["frames/*.jpg"]
+        let (included, _) = try await Self.run(try folder.job(only))
+        #expect(included.files.count == 8)
+    }
+
+    @Test func aCancelledCaptureResumesAndEveryFileLandsOnce() async throws {
+        let folder = try Folder()
+        for index in 0..<12 { try folder.add("f\(index).bin", UploadFixture.seeded(60_000, seed: UInt64(index))) }
+        var slow = folder.options(parallelFiles: 2)
+        slow.upload.configuration.maximumBytesPerSecond = 400_000
+        let job = try folder.job(slow)
+        let completed = Atomic(0)
+        let running = Task {
+            try await job.run { event in
+                if case .fileCompleted = event { completed.add(1, ordering: .relaxed) }
+            }
+        }
+        while completed.load(ordering: .relaxed) < 3 { try await Task.sleep(for: .milliseconds(20)) }
+        running.cancel()
+        let error = await #expect(throws: UploaderError.self) { try await running.value }
+        #expect(error?.code == .cancelled)
+        let (outcome, events) = try await Self.run(try folder.job())
+        #expect(outcome.complete)
+        #expect(outcome.files.count == 12)
+        #expect(outcome.files.filter(\.alreadyUploaded).count >= 3)
+        for file in outcome.files {
+            #expect(try folder.fixture.object(at: file.location) == folder.contents[file.path])
+        }
+        // Files finished before the cancel were not sent again.
+        let resent = Self.sentFiles(events)
+        #expect(outcome.files.filter(\.alreadyUploaded).allSatisfy { !resent.contains($0.path) })
+    }
+
+    @Test func twoCapturesOfOneFolderToOneDestinationNeverRunAtOnce() async throws {
+        let folder = try Folder()
+        for index in 0..<4 { try folder.add("f\(index).bin", UploadFixture.seeded(100_000, seed: UInt64(index))) }
+        var slow = folder.options(parallelFiles: 1)
+        slow.upload.configuration.maximumBytesPerSecond = 100_000
+        let job = try folder.job(slow)
+        let started = AsyncStream<Void>.makeStream()
+        let running = Task {
+            try await job.run { event in
+                if case .file(_, .chunkAcknowledged) = event { started.continuation.yield() }
+            }
+        }
+        var iterator = started.stream.makeAsyncIterator()
+        _ = await iterator.next()
+        let error = await #expect(throws: UploaderError.self) { try await folder.job().run { _ in } }
+        #expect(error?.code == .alreadyRunning)
+        running.cancel()
+        _ = try? await running.value
+    }
+
+    @Test func s3DestinationsJoinThePrefixAndThePath() throws {
+        let folder = try Folder()
+        let cases = [
+            ("s3://bucket", "s3://bucket/a/b.bin"), ("s3://bucket/", "s3://bucket/a/b.bin"),
+            ("s3://bucket/scans", "s3://bucket/scans/a/b.bin"), ("s3://bucket/scans/", "s3://bucket/scans/a/b.bin"),
+            ("http://127.0.0.1:9/uploads", "http://127.0.0.1:9/uploads"),
+        ]
+        for (destination, expected) in cases {
+            let job = try CaptureJob(directory: FilePath(folder.root), destination: destination)
+            #expect(job.destination(of: "a/b.bin") == expected)
+        }
+    }
+}
