@@ -10,13 +10,25 @@ enum UploadCommand: CLICommand {
     static let name = "upload"
     static let summary = "upload a file (resumable, verified): aether upload FILE DEST"
     static let usage = """
-        usage: aether upload FILE DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N] [--part-size N]
+        usage: aether upload FILE|DIR DEST [--protocol native|ietf|tus|s3] [--parallel N] [--chunk-size N]
+                                       [--part-size N]
                                        [--max-rate N] [--congestion C]
                                        [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
                                        [--s3-flavor aws|r2|minio|ceph|unknown]
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
                                        [--follow [--follow-idle SECONDS]]
           FILE            the file to upload (a regular file; read under the change guard)
+          DIR             a directory: every regular file under it, recursively, as one capture (each file
+                          resumable and verified, a journal of finished files in the state directory, then a
+                          manifest .aether-capture.json with one root over all files beside them; with s3://bucket/
+                          prefix/ each file's key is the prefix and its relative path, over HTTP the relative
+                          path is the upload's filename). Links are not followed, FIFOs and devices left out
+          --include LIST  with DIR: only files matching one of these comma-separated patterns (a pattern without
+                          / matches the file's name, one with / its relative path; * crosses /)
+          --exclude LIST  with DIR: never files matching one of these patterns
+          --first LIST    with DIR: files matching one of these patterns go first
+          --files N       with DIR: files uploaded at once, 1...64 (default 4)
+          --follow-symlinks  with DIR: follow symbolic links (a link back up the tree is a loop, left out)
           DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
           --protocol P    use P instead of the first the server offers (native, ietf, tus, s3)
@@ -58,9 +70,9 @@ enum UploadCommand: CLICommand {
     static let options: Set<String> = [
         "protocol", "parallel", "chunk-size", "part-size", "max-rate", "congestion", "pin", "token", "token-file",
         "endpoint", "s3-flavor",
-        "state-dir", "flags", "trace", "follow-idle",
+        "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "files",
     ]
-    static let flags: Set<String> = ["parity", "json", "quiet", "follow"]
+    static let flags: Set<String> = ["parity", "json", "quiet", "follow", "follow-symlinks"]
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(arguments, options: options, flags: flags, positionals: 0...2)
@@ -75,6 +87,13 @@ enum UploadCommand: CLICommand {
         }
         var configuration = try UploadRun.configuration(parsed)
         try UploadSetup.checkTokenOptions(parsed)
+        if (try? Syscall.stat(file))?.isDirectory == true {
+            return try await UploadCapture.run(
+                directory: file, destination: destination, forced: forced, endpoint: parsed.option("endpoint"),
+                flavor: try UploadSetup.s3Flavor(parsed, destination: destination), configuration: configuration,
+                arguments: parsed)
+        }
+        try UploadCapture.checkFileOptions(parsed)
         if file.lastComponent.isValidUTF8 {
             // tus servers such as tuspyserver require a file name in Upload-Metadata.
             configuration.metadata["filename"] = String(decoding: file.lastComponent.bytes, as: UTF8.self)

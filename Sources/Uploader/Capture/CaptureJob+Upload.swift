@@ -154,12 +154,19 @@ extension CaptureJob {
         return "\(error)"
     }
 
-    /// Writes the manifest to the state directory (`captures/KEY.json`, replaced atomically) and uploads it as
-    /// `.aether-capture.json` beside the files; returns where the destination keeps it.
+    /// Writes the manifest to the state directory (`captures/KEY.json`, replaced atomically unless it holds these
+    /// bytes already) and uploads it as `.aether-capture.json` beside the files; returns where the destination
+    /// keeps it. Like the files, it is journaled: a rerun whose manifest did not change sends nothing.
     func storeManifest(
-        _ manifest: CaptureManifest, context: UploadContext, emit: @escaping @Sendable (CaptureEvent) -> Void
+        _ manifest: CaptureManifest, context: UploadContext, journal: CaptureJournal,
+        emit: @escaping @Sendable (CaptureEvent) -> Void
     ) async throws -> String {
         let path = try writeManifest(manifest.jsonBytes, state: context.state)
+        let status = try Syscall.stat(path)
+        let file = CaptureFile(
+            relativePath: Array(CaptureManifest.name.utf8), path: path, size: status.size,
+            modificationNanoseconds: status.modificationNanoseconds, inode: status.inode, device: status.device)
+        if let entry = journal.finished(file) { return entry.location }
         let fileDestination = destination(of: CaptureManifest.name)
         let events: @Sendable (UploadEvent) -> Void = { emit(.file(path: CaptureManifest.name, $0)) }
         let backend = try await context.probe(fileDestination, emit: events)
@@ -169,6 +176,8 @@ extension CaptureJob {
             file: path, destination: fileDestination,
             key: SnapshotKey.derive(canonicalPath: path, destination: fileDestination), backend: backend,
             configuration: configuration, telemetry: nil, lock: nil, emit: events)
+        try journal.record(CaptureJournal.Entry(file, outcome: outcome))
+        try journal.flush()
         return outcome.receipt.location
     }
 
@@ -179,6 +188,11 @@ extension CaptureJob {
         defer { AnchoredFiles.closeDescriptor(directory) }
         let name = key + ".json"
         let shown = state.path.appending("captures").appending(name)
+        if let kept = try? Syscall.openat(directory, name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK, path: shown.description) {
+            let held = try? Syscall.readAll(kept, limit: bytes.count + 1, path: shown.description)
+            Syscall.close(kept)
+            if held == bytes { return shown }
+        }
         let temporary = try Syscall.openat(
             directory, name + ".tmp", flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600,
             path: shown.description)

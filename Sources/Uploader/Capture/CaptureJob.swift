@@ -140,7 +140,7 @@ public struct CaptureJob: Sendable {
         if failed.isEmpty {
             let manifest = try CaptureManifest(results)
             root = manifest.root
-            manifestLocation = try await storeManifest(manifest, context: context, emit: emit)
+            manifestLocation = try await storeManifest(manifest, context: context, journal: journal, emit: emit)
         }
         let outcome = CaptureOutcome(
             files: results, failed: failed, skipped: skips, root: root, manifestLocation: manifestLocation)

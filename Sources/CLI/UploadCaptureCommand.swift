@@ -1,0 +1,295 @@
+import AetherIO
+import AetherTransport
+import AetherUploader
+import FoundationEssentials
+import Glibc
+import Synchronization
+
+/// `aether upload DIR DEST`: a capture (`CaptureJob`), with one live bar for the whole job.
+enum UploadCapture {
+    /// The options that go with a directory only.
+    static let directoryOptions = ["include", "exclude", "first", "files"]
+
+    /// Refuses the capture options when FILE is not a directory.
+    static func checkFileOptions(_ parsed: Arguments) throws {
+        for name in directoryOptions where parsed.option(name) != nil {
+            throw Arguments.UsageError(description: "--\(name) goes with a directory to upload, not a file")
+        }
+        if parsed.flag("follow-symlinks") {
+            throw Arguments.UsageError(description: "--follow-symlinks goes with a directory to upload, not a file")
+        }
+    }
+
+    static func run(
+        directory: FilePath, destination: String, forced: TransportMode?, endpoint: String?, flavor: S3Flavor?,
+        configuration: UploadConfiguration, arguments: Arguments
+    ) async throws -> Int32 {
+        if arguments.flag("follow") {
+            throw Arguments.UsageError(
+                description: "--follow takes a file; a directory is uploaded as it is (run the command again to add "
+                    + "files written since: finished ones are not sent again)")
+        }
+        var upload = UploadJob.Options(
+            configuration: configuration,
+            client: try UploadSetup.clientConfiguration(
+                arguments, maximumSendRate: configuration.maximumBytesPerSecond),
+            forcedProtocol: forced, stateDirectory: arguments.path("state-dir"))
+        upload.detection.s3Endpoint = endpoint
+        upload.detection.s3Flavor = flavor
+        if let token = try UploadSetup.token(arguments) { upload.bearerToken(token) }
+        let options = CaptureJob.Options(
+            upload: upload, include: list(arguments, "include"), exclude: list(arguments, "exclude"),
+            first: list(arguments, "first"), followSymbolicLinks: arguments.flag("follow-symlinks"),
+            parallelFiles: try arguments.integer("files", default: 4, in: 1...64))
+        let job = try CaptureJob(directory: directory, destination: destination, options: options)
+        let view = CaptureView(id: job.key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
+        let task = Task { try await job.run { view.handle($0) } }
+        let signals = UploadSignals { task.cancel() }
+        defer { signals.stop() }
+        do {
+            let outcome = try await task.value
+            view.finish(outcome, destination: destination)
+            if outcome.failed.contains(where: \.verificationFailed) { return UploadSetup.Exit.verificationFailed }
+            return outcome.complete ? UploadSetup.Exit.done : UploadSetup.Exit.failed
+        } catch let error as UploaderError where error.code == .cancelled {
+            view.stop()
+            let hint = "paused; run the same command again to resume (finished files are not sent again)"
+            if view.mode == .json {
+                view.json(CaptureJSON(event: "paused", id: job.key, message: hint, exit: UploadSetup.Exit.paused))
+            } else {
+                StandardError.write("aether: capture \(job.key) \(hint)\n")
+            }
+            return UploadSetup.Exit.paused
+        }
+    }
+
+    /// A comma-separated list option, empty when not given.
+    static func list(_ arguments: Arguments, _ name: String) -> [String] {
+        (arguments.option(name) ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+    }
+}
+
+/// Shows a capture: one bar for the whole job redrawn in place on a terminal (at most 10 times a second), a line
+/// every 2 s otherwise, JSON lines per file and for the job with `--json`, nothing but errors with `--quiet`.
+final class CaptureView: Sendable {
+    let mode: UploadProgressView.Mode
+    let id: String
+    private let state = Mutex((lastDraw: -1.0, drewBar: false))
+    private let clock = SystemClock()
+
+    init(id: String, json: Bool, quiet: Bool) {
+        self.id = id
+        mode = json ? .json : quiet ? .quiet : isatty(1) == 1 ? .terminal : .lines
+    }
+
+    func handle(_ event: CaptureEvent) {
+        switch event {
+        case .started(let totals):
+            if mode == .json {
+                json(
+                    CaptureJSON(
+                        event: "capture", id: id, files: totals.files, total: totals.bytes,
+                        alreadyUploaded: totals.alreadyUploaded, skipped: totals.skipped))
+            } else {
+                note(
+                    "capture \(id): \(totals.files) files (\(UploadProgressView.bytes(totals.bytes)))"
+                        + (totals.alreadyUploaded > 0 ? ", \(totals.alreadyUploaded) already uploaded" : "")
+                        + (totals.skipped > 0 ? ", \(totals.skipped) left out" : ""))
+            }
+        case .skipped(let path, let reason):
+            if mode == .json {
+                json(CaptureJSON(event: "skipped", id: id, path: path, reason: reason))
+            } else {
+                note("left out \(TerminalText.safe(path)): \(reason)")
+            }
+        case .job(.waiting(let what)): StandardError.write("aether: \(what)\n")
+        case .job(.destination(let report)): if let note = report.note { self.note(note) }
+        case .job(.pathChanged(let what)):
+            note("the network path changed (\(what)): the requests in flight are sent again on the new path")
+        case .job, .file: break
+        case .fileCompleted(let file):
+            if mode == .json {
+                json(
+                    CaptureJSON(
+                        event: "file", id: id, path: file.path, size: file.size, sha256: file.sha256.hex,
+                        location: file.location, alreadyUploaded: file.alreadyUploaded))
+            }
+        case .fileFailed(let failure):
+            if mode == .json {
+                json(CaptureJSON(event: "file-failed", id: id, path: failure.path, message: failure.message))
+            } else {
+                stop()
+                StandardError.write("aether: \(TerminalText.safe(failure.path)) failed: \(failure.message)\n")
+            }
+        case .progress(let progress): show(progress)
+        case .completed: break
+        }
+    }
+
+    /// The job's last lines: the summary, or what failed.
+    func finish(_ outcome: CaptureOutcome, destination: String) {
+        stop()
+        let sent = outcome.files.filter { !$0.alreadyUploaded }
+        let bytes = outcome.files.reduce(Int64(0)) { $0 + $1.size }
+        switch mode {
+        case .json:
+            json(
+                CaptureJSON(
+                    event: "completed", id: id, files: outcome.files.count, total: bytes,
+                    alreadyUploaded: outcome.files.count - sent.count, failed: outcome.failed.count,
+                    root: outcome.root?.hex, manifest: outcome.manifestLocation,
+                    exit: outcome.complete ? UploadSetup.Exit.done : UploadSetup.Exit.failed))
+        case .terminal, .lines:
+            if outcome.complete {
+                StandardOutput.write(
+                    "uploaded \(outcome.files.count) files (\(UploadProgressView.bytes(bytes))) to "
+                        + "\(TerminalText.safe(destination)): \(sent.count) sent, "
+                        + "\(outcome.files.count - sent.count) already there, each verified\n"
+                        + "root \(outcome.root?.hex ?? "-"); manifest at \(outcome.manifestLocation ?? "-")\n")
+            }
+        case .quiet: break
+        }
+        if !outcome.failed.isEmpty {
+            StandardError.write(
+                "aether upload: \(outcome.failed.count) of \(outcome.files.count + outcome.failed.count) files failed "
+                    + "(listed above); run the same command again to retry only those\n")
+        }
+    }
+
+    /// Ends a bar drawn in place.
+    func stop() {
+        let drew = state.withLock { state in
+            defer { state.drewBar = false }
+            return state.drewBar
+        }
+        if drew { StandardOutput.write("\n") }
+    }
+
+    private func note(_ text: String) {
+        guard mode == .terminal || mode == .lines else { return }
+        stop()
+        StandardOutput.write(TerminalText.safe(text) + "\n")
+    }
+
+    private func show(_ progress: CaptureProgress) {
+        let now = clock.monotonicSeconds()
+        let done = progress.completedFiles + progress.failedFiles == progress.totalFiles
+        let draw = state.withLock { state -> Bool in
+            let interval = mode == .lines ? 2.0 : 0.1
+            guard mode != .quiet, done || now - state.lastDraw >= interval else { return false }
+            state.lastDraw = now
+            if mode == .terminal { state.drewBar = true }
+            return true
+        }
+        guard draw else { return }
+        switch mode {
+        case .terminal: StandardOutput.write(Self.bar(progress), control: "\r\u{1B}[K")
+        case .lines: StandardOutput.write(Self.summary(progress) + "\n")
+        case .json:
+            json(
+                CaptureJSON(
+                    event: "progress", id: id, files: progress.totalFiles, total: progress.totalBytes,
+                    completed: progress.completedFiles, failed: progress.failedFiles,
+                    acknowledged: progress.acknowledgedBytes, rate: progress.bytesPerSecond))
+        case .quiet: break
+        }
+    }
+
+    static func bar(_ progress: CaptureProgress) -> String {
+        let width = 24
+        let fraction =
+            progress.totalBytes == 0 ? 1 : Double(progress.acknowledgedBytes) / Double(progress.totalBytes)
+        let filled = min(width, Int(fraction * Double(width)))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            + summary(progress)
+    }
+
+    static func summary(_ progress: CaptureProgress) -> String {
+        var eta = "-"
+        if let seconds = progress.secondsRemaining, seconds.isFinite, seconds >= 0 {
+            eta = seconds < 3600 ? "\(Int(seconds))s" : "\(Int(seconds / 60))m"
+        }
+        return "\(progress.completedFiles)/\(progress.totalFiles) files "
+            + "\(UploadProgressView.bytes(progress.acknowledgedBytes))/\(UploadProgressView.bytes(progress.totalBytes)) "
+            + "\(UploadProgressView.bytes(Int64(progress.bytesPerSecond)))/s ETA \(eta)"
+            + (progress.failedFiles > 0 ? " failed \(progress.failedFiles)" : "")
+    }
+
+    func json(_ event: CaptureJSON) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(event) else { return }
+        StandardOutput.write(bytes: Array(data) + [0x0A])
+    }
+}
+
+/// One `--json` line of a capture.
+struct CaptureJSON: Encodable {
+    var event: String
+    var id: String
+    var path: String? = nil
+    var reason: String? = nil
+    var message: String? = nil
+    var files: Int? = nil
+    var total: Int64? = nil
+    var completed: Int? = nil
+    var failed: Int? = nil
+    var acknowledged: Int64? = nil
+    var rate: Double? = nil
+    var size: Int64? = nil
+    var sha256: String? = nil
+    var location: String? = nil
+    var alreadyUploaded: Bool? = nil
+    var root: String? = nil
+    var manifest: String? = nil
+    var exit: Int32? = nil
+    var skipped: Int? = nil
+
+    init(
+        event: String, id: String, path: String? = nil, reason: String? = nil, message: String? = nil,
+        files: Int? = nil, total: Int64? = nil, completed: Int? = nil, failed: Int? = nil,
+        acknowledged: Int64? = nil, rate: Double? = nil, size: Int64? = nil, sha256: String? = nil,
+        location: String? = nil, alreadyUploaded: Bool? = nil, root: String? = nil, manifest: String? = nil,
+        exit: Int32? = nil, skipped: Int? = nil
+    ) {
+        self.event = event
+        self.id = id
+        self.path = path
+        self.reason = reason
+        self.message = message
+        self.files = files
+        self.total = total
+        self.completed = completed
+        self.failed = failed
+        self.acknowledged = acknowledged
+        self.rate = rate
+        self.size = size
+        self.sha256 = sha256
+        self.location = location
+        self.alreadyUploaded = alreadyUploaded
+        self.root = root
+        self.manifest = manifest
+        self.exit = exit
+        self.skipped = skipped
+    }
+
+    /// `already_uploaded` in JSON; the count in the `capture` and `completed` lines.
+    init(
+        event: String, id: String, files: Int, total: Int64, alreadyUploaded count: Int, skipped: Int? = nil,
+        failed: Int? = nil, root: String? = nil, manifest: String? = nil, exit: Int32? = nil
+    ) {
+        self.init(
+            event: event, id: id, files: files, total: total, failed: failed, root: root, manifest: manifest, exit: exit,
+            skipped: skipped)
+        alreadyUploadedCount = count
+    }
+
+    var alreadyUploadedCount: Int? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case event, id, path, reason, message, files, total, completed, failed, acknowledged, rate, size, sha256
+        case location, root, manifest, exit, skipped
+        case alreadyUploaded = "already_uploaded"
+        case alreadyUploadedCount = "already_uploaded_files"
+    }
+}
