@@ -279,7 +279,8 @@ struct CaptureJSON: Encodable {
         failed: Int? = nil, root: String? = nil, manifest: String? = nil, exit: Int32? = nil
     ) {
         self.init(
-            event: event, id: id, files: files, total: total, failed: failed, root: root, manifest: manifest, exit: exit,
+            event: event, id: id, files: files, total: total, failed: failed, root: root, manifest: manifest,
+            exit: exit,
             skipped: skipped)
         alreadyUploadedCount = count
     }

@@ -177,7 +177,6 @@ extension CaptureJob {
             key: SnapshotKey.derive(canonicalPath: path, destination: fileDestination), backend: backend,
             configuration: configuration, telemetry: nil, lock: nil, emit: events)
         try journal.record(CaptureJournal.Entry(file, outcome: outcome))
-        try journal.flush()
         return outcome.receipt.location
     }
 
@@ -188,7 +187,9 @@ extension CaptureJob {
         defer { AnchoredFiles.closeDescriptor(directory) }
         let name = key + ".json"
         let shown = state.path.appending("captures").appending(name)
-        if let kept = try? Syscall.openat(directory, name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK, path: shown.description) {
+        if let kept = try? Syscall.openat(
+            directory, name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK, path: shown.description)
+        {
             let held = try? Syscall.readAll(kept, limit: bytes.count + 1, path: shown.description)
             Syscall.close(kept)
             if held == bytes { return shown }

@@ -93,7 +93,7 @@ public struct CaptureJob: Sendable {
         let lock = try UploadLock(directory: context.state, key: key)
         defer { withExtendedLifetime(lock) {} }
         let walk = try CaptureWalk.walk(directory, rules: try rules(context.state))
-        let journal = try CaptureJournal(vault: context.store.vault, key: key)
+        let journal = try CaptureJournal(state: context.state, key: key)
         var skips = walk.skipped.map {
             CaptureSkip(path: String(decoding: $0.relativePath, as: UTF8.self), reason: $0.reason)
         }
@@ -123,17 +123,10 @@ public struct CaptureJob: Sendable {
         emit(.progress(tally.progress()))
         var failed: [CaptureFailure] = []
         if !pending.isEmpty {
-            do {
-                let sent = try await upload(pending, context: context, journal: journal, tally: tally, emit: emit)
-                results += sent.results
-                failed = sent.failed
-            } catch {
-                // Cancelled or stopped: what finished stays finished for the next run.
-                try? journal.flush()
-                throw error
-            }
+            let sent = try await upload(pending, context: context, journal: journal, tally: tally, emit: emit)
+            results += sent.results
+            failed = sent.failed
         }
-        try journal.flush()
         results.sort { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
         var root: Digest32?
         var manifestLocation: String?

@@ -1,14 +1,18 @@
 import AetherIO
+import AetherSecurity
 import AetherTransport
 import Foundation
+import Glibc
 import Synchronization
 
-/// The files of a capture already uploaded and verified, kept in the state directory's snapshot vault (encrypted
-/// and authenticated like a snapshot, each record written atomically) under `capture:KEY:N`, N = 0, 1, 2 ... A
-/// rerun skips a file whose entry has the same relative path, size, modification time, inode and device; a file
-/// changed since is uploaded again. Completed files are written in batches (at most 256 entries, or 0.5 s, or
-/// 64 MiB of files, whichever comes first, and at the end): a crash loses at most the last batch, whose files
-/// are then uploaded again (the destination's dedup or the resume snapshot makes that cheap), never a wrong skip.
+/// The files of a capture already uploaded and verified: `captures/KEY.journal` in the state directory, one line
+/// per finished file, appended and fsynced before the file counts as done, so a crash at any moment never makes a
+/// finished file go again (a kill between the destination's receipt and the line costs that one file). Each line
+/// is sealed (AES-GCM under a key derived with HKDF-SHA-256 from the state directory's master key and the capture's
+/// key, the capture's key authenticated), then base64: the journal names files and where they went, as snapshots
+/// do, and is kept as private. A damaged line (a torn last write, a changed byte) is skipped: its file is uploaded
+/// again, never wrongly skipped. A rerun skips a file whose line has the same relative path, size, modification
+/// time, inode and device.
 final class CaptureJournal: Sendable {
     /// One finished file.
     struct Entry: Codable, Sendable, Hashable {
@@ -40,52 +44,68 @@ final class CaptureJournal: Sendable {
         }
     }
 
-    private struct Pending {
-        var entries: [Entry] = []
-        var bytes: Int64 = 0
-        var since = ContinuousClock.now
-        var next = 0
-    }
-
-    private let vault: SnapshotVault
-    private let key: String
-    /// Entries found by `load`, by relative path.
+    private let descriptor: Mutex<Int32>
+    private let sealing: SymmetricKey
+    private let authenticated: [UInt8]
+    private let shown: String
+    /// Entries found when the journal was opened, by relative path (a later line wins).
     let done: [[UInt8]: Entry]
-    private let pending: Mutex<Pending>
 
-    static let prefix = "capture:"
-    static let batchEntries = 256
-    static let batchBytes: Int64 = 64 << 20
-    static let batchSeconds = 0.5
+    /// The most a journal may hold (about 400 bytes a file: a million files).
+    static let maximumBytes = 512 << 20
 
-    /// Opens the journal of capture `key` in `vault` and reads what it holds; damaged records are skipped (their
-    /// files are uploaded again).
-    init(vault: SnapshotVault, key: String) throws(UploaderError) {
-        self.vault = vault
-        self.key = key
-        var done: [[UInt8]: Entry] = [:]
-        var index = 0
-        let decoder = JSONDecoder()
-        while true {
-            let loaded = try vault.load(key: Self.recordKey(key, index))
-            guard case .absent = loaded else {
-                if case .snapshot(let bytes) = loaded,
-                    let entries = try? decoder.decode([Entry].self, from: Data(bytes))
-                {
-                    for entry in entries {
-                        if let path = Data(base64Encoded: entry.path) { done[Array(path)] = entry }
-                    }
-                }
-                index += 1
-                continue
+    /// Opens (creating) the journal of capture `key` in `state` and reads what it holds.
+    init(state: UploadStateDirectory, key: String) throws(UploaderError) {
+        do {
+            sealing = try HKDF.deriveKey(
+                inputKeyMaterial: try state.masterKey(), salt: Array("aether-capture-journal-v1".utf8),
+                info: Array(key.utf8))
+        } catch let error as UploaderError {
+            throw error
+        } catch {
+            throw UploaderError(.systemCall, "the capture journal's key could not be derived")
+        }
+        authenticated = Array(key.utf8)
+        let root = try state.open()
+        defer { AnchoredFiles.closeDescriptor(root) }
+        let directory = try state.openSubdirectory("captures", in: root)
+        defer { AnchoredFiles.closeDescriptor(directory) }
+        shown = state.path.appending("captures").appending(key + ".journal").description
+        let fd: Int32
+        var held: [UInt8]
+        do {
+            fd = try Syscall.openat(
+                directory, key + ".journal", flags: O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, mode: 0o600,
+                path: shown)
+            let status = try Syscall.fstat(fd, path: shown)
+            guard status.isRegularFile else {
+                Syscall.close(fd)
+                throw UploaderError(.stateDirectoryRefused, "\(shown) is \(status.kindName), not a regular file")
             }
-            break
+            held = try Syscall.readAll(fd, limit: Self.maximumBytes, path: shown)
+            // A torn last line gets its end, so the next line starts clean (the torn one is skipped).
+            if let last = held.last, last != 0x0A { try Syscall.writeFully(fd, [0x0A], path: shown) }
+        } catch let error as UploaderError {
+            throw error
+        } catch {
+            throw UploaderError(.systemCall, "the capture journal \(shown) could not be opened: \(error)")
+        }
+        descriptor = Mutex(fd)
+        var done: [[UInt8]: Entry] = [:]
+        let decoder = JSONDecoder()
+        for line in held.split(separator: 0x0A) {
+            guard let sealed = Data(base64Encoded: Data(line)),
+                let plain = try? AESGCM.openCombined(Array(sealed), authenticating: authenticated, key: sealing),
+                let entry = try? decoder.decode(Entry.self, from: Data(plain)),
+                let path = Data(base64Encoded: entry.path)
+            else { continue }
+            done[Array(path)] = entry
         }
         self.done = done
-        pending = Mutex(Pending(next: index))
+        held = []
     }
 
-    static func recordKey(_ key: String, _ index: Int) -> String { prefix + key + ":" + String(index) }
+    deinit { descriptor.withLock { Syscall.close($0) } }
 
     /// Whether `file` was uploaded, unchanged, by an earlier run; its entry then.
     func finished(_ file: CaptureFile) -> Entry? {
@@ -93,42 +113,26 @@ final class CaptureJournal: Sendable {
         return entry
     }
 
-    /// Records a finished file; writes a batch when one is due.
+    /// Appends a finished file's line and makes it durable.
     func record(_ entry: Entry) throws(UploaderError) {
-        let batch: (entries: [Entry], index: Int)? = pending.withLock { pending in
-            pending.entries.append(entry)
-            pending.bytes += entry.size
-            let due =
-                pending.entries.count >= Self.batchEntries || pending.bytes >= Self.batchBytes
-                || pending.since.duration(to: .now) >= .seconds(Self.batchSeconds)
-            return due ? Self.take(&pending) : nil
-        }
-        if let batch { try write(batch.entries, index: batch.index) }
-    }
-
-    /// Writes what is pending.
-    func flush() throws(UploaderError) {
-        let batch = pending.withLock { pending in pending.entries.isEmpty ? nil : Self.take(&pending) }
-        if let batch { try write(batch.entries, index: batch.index) }
-    }
-
-    private static func take(_ pending: inout Pending) -> (entries: [Entry], index: Int) {
-        defer {
-            pending.entries = []
-            pending.bytes = 0
-            pending.since = .now
-            pending.next += 1
-        }
-        return (pending.entries, pending.next)
-    }
-
-    private func write(_ entries: [Entry], index: Int) throws(UploaderError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let bytes: Data
-        do { bytes = try encoder.encode(entries) } catch {
-            throw UploaderError(.invalidArgument, "the capture journal could not be encoded")
+        let line: [UInt8]
+        do {
+            let sealed = try AESGCM.sealCombined(
+                Array(try encoder.encode(entry)), authenticating: authenticated, key: sealing)
+            line = Array(Data(sealed).base64EncodedString().utf8) + [0x0A]
+        } catch {
+            throw UploaderError(.invalidArgument, "the capture journal's line could not be sealed")
         }
-        try vault.store(Array(bytes), for: Self.recordKey(key, index), replacingDamaged: true)
+        try descriptor.withLock { fd throws(UploaderError) in
+            do throws(IOError) {
+                try Syscall.writeFully(fd, line, path: shown)
+                try Syscall.fsync(fd, path: shown)
+            } catch {
+                throw UploaderError(
+                    .systemCall, "could not write the capture journal \(shown): \(error.message)", errno: error.errno)
+            }
+        }
     }
 }

@@ -42,10 +42,9 @@ public struct VaultSnapshotStore: SnapshotStore {
         try vault.remove(key: key)
     }
 
-    /// The upload keys of the kept snapshots (idempotency and capture journals, which share the vault, are not
-    /// listed).
+    /// The upload keys of the kept snapshots (idempotency journals, which share the vault, are not listed).
     public func keys() throws(UploaderError) -> [String] {
-        try vault.list().keys.filter { !$0.hasPrefix(Self.journalPrefix) && !$0.hasPrefix(CaptureJournal.prefix) }
+        try vault.list().keys.filter { !$0.hasPrefix(Self.journalPrefix) }
     }
 
     static let journalPrefix = "idempotency:"
