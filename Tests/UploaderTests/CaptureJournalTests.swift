@@ -15,7 +15,8 @@ import Testing
 
     static func outcome(_ location: String) -> UploadOutcome {
         UploadOutcome(
-            receipt: UploadReceipt(location: location, size: 10), sha256: SHA256.hash([1]), merkleRoot: SHA256.hash([2]),
+            receipt: UploadReceipt(location: location, size: 10), sha256: SHA256.hash([1]),
+            merkleRoot: SHA256.hash([2]),
             chainHead: SHA256.hash([3]), serverVerified: [], partsSent: 1, bytesSent: 10, partCount: 1,
             resume: ResumeReport(level: .none, reusedParts: 0, reusedBytes: 0, reason: nil))
     }
