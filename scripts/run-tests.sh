@@ -19,7 +19,7 @@ process_suites+='|SessionStateDirectoryLiveTests|FountainMemoryLiveTests|FollowL
 process_suites+='|ReceiverFleetLiveTests|ReceiverAbuseLiveTests|ConcatenationLimitsTests|ReceiverSlowlorisLiveTests'
 process_suites+='|UploadLyingServerLiveTests|FrozenIETFAppendLiveTests|FrozenTusPatchLiveTests|LyingReceiverLiveTests|ChunkContinuationLiveTests|FullDiskRemovalTests'
 process_suites+='|S3BackendInteropTests|S3RGWInteropTests'
-process_suites+='|E2EPeerScriptTests|PathChangeLiveTests'
+process_suites+='|E2EPeerScriptTests|PathChangeLiveTests|UploadCaptureLiveTests'
 timing_suites='HTTPClientInteropTests|HTTPClientDeadlineInteropTests|BenchChildTests|LinkLabTests|LinkLabLiveTests'
 # The link lab's upload test (LabUploadLiveTests) measures progress between timed resets: alone, like the lab's suite.
 timing_suites+='|LabUploadLiveTests'

@@ -59,6 +59,14 @@ final class TusPeerProcess: @unchecked Sendable {
         return try [UInt8](Data(contentsOf: directory.appendingPathComponent("\(router)/\(id)")))
     }
 
+    /// The metadata tuspyserver recorded for the upload at `location` under `router` (its `ID.info` file).
+    func metadata(_ router: String, _ location: String) throws -> [String: String] {
+        let id = String(location.split(separator: "/").last ?? "")
+        let info = try Data(contentsOf: directory.appendingPathComponent("\(router)/\(id).info"))
+        let object = try JSONSerialization.jsonObject(with: info) as? [String: Any]
+        return object?["metadata"] as? [String: String] ?? [:]
+    }
+
     /// Whether tuspyserver still has a file for `location` under `router`.
     func existsOnTusServer(_ router: String, _ location: String) -> Bool {
         let id = String(location.split(separator: "/").last ?? "")

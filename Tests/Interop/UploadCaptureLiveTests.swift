@@ -1,0 +1,156 @@
+import AetherIO
+import AetherTestSupport
+import Foundation
+import Testing
+
+/// `aether upload DIR DEST`: a folder as one resumable, verified upload, into `aether serve`, an S3 server and
+/// tuspyserver, killed with -9 at seeded moments and run again.
+@Suite(.serialized) struct UploadCaptureLiveTests: SeededContent {
+    /// A folder of `small` files of 2-40 KiB in subdirectories and `large` files of 1.5 MiB, and a state directory.
+    static func folder(small: Int, large: Int, seed: UInt64) throws -> (
+        root: String, state: String, files: [String: [UInt8]]
+    ) {
+        let directory = try SessionLive.temporaryDirectory()
+        let root = directory + "/capture"
+        var files: [String: [UInt8]] = [:]
+        var generator = SplitMix64(seed: seed)
+        for index in 0..<small {
+            files["frames/\(index % 5)/frame-\(index).bin"] = Self.bytes(
+                2048 + Int(generator.next() % (38 << 10)), seed: seed &+ UInt64(index))
+        }
+        for index in 0..<large {
+            files["meshes/mesh-\(index).ply"] = Self.bytes(3 << 19, seed: seed &+ 1000 &+ UInt64(index))
+        }
+        for (relative, bytes) in files {
+            let path = root + "/" + relative
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        }
+        return (root, directory + "/state", files)
+    }
+
+    static func fileEvents(_ child: UploadChild) -> [[String: Any]] {
+        child.events.filter { $0["event"] as? String == "file" }
+    }
+
+    /// The job's last line.
+    static func completed(_ child: UploadChild) throws -> [String: Any] {
+        try #require(
+            child.events.last { $0["event"] as? String == "completed" },
+            "no completed line: \(child.stdout) \(child.stderr)")
+    }
+
+    /// Runs `arguments`, kills the child with -9 once `files` files completed, and returns what it printed.
+    static func killed(_ arguments: [String], afterFiles files: Int, environment: [String: String] = [:]) throws
+        -> UploadChild
+    {
+        let child = try UploadChild(arguments, environment: environment)
+        try SessionLive.wait("\(files) files to complete", timeout: 120) {
+            fileEvents(child).count >= files || !child.process.isRunning
+        }
+        child.signal(SIGKILL)
+        _ = try child.wait()
+        return child
+    }
+
+    @Test(arguments: [3, 17, 31] as [Int])
+    func killDashNineAtASeededMomentThenTheSameCommandFinishesEveryFileOnce(killAfter: Int) throws {
+        let receiver = try ReceiverChild()
+        let (root, state, files) = try Self.folder(small: 40, large: 3, seed: UInt64(killAfter))
+        let arguments = [
+            "upload", root, receiver.url + "/uploads", "--state-dir", state, "--json", "--files", "2", "--max-rate",
+            "4M",
+            "--first", "*.ply",
+        ]
+        let first = try Self.killed(arguments, afterFiles: killAfter)
+        let finishedBefore = Set(Self.fileEvents(first).compactMap { $0["path"] as? String })
+        #expect(finishedBefore.count >= killAfter)
+        let (status, second) = try UploadChild.run(arguments)
+        #expect(status == 0, "\(second.stderr)")
+        let done = try Self.completed(second)
+        #expect(done["files"] as? Int == files.count)
+        #expect(done["failed"] as? Int == 0)
+        let lines = Self.fileEvents(second)
+        #expect(lines.count == files.count)
+        var locations: Set<String> = []
+        for line in lines {
+            let path = try #require(line["path"] as? String)
+            let location = try #require(line["location"] as? String)
+            locations.insert(location)
+            #expect(try receiver.object(location) == files[path], "\(path)")
+            // No file finished before the kill went again.
+            if finishedBefore.contains(path) { #expect(line["already_uploaded"] as? Bool == true, "\(path)") }
+        }
+        #expect(locations.count == files.count)
+        // The manifest is stored and lists every file with the location the job printed.
+        let manifestLocation = try #require(done["manifest"] as? String)
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(try receiver.object(manifestLocation))) as? [String: Any])
+        #expect(manifest["root"] as? String == done["root"] as? String)
+        let listed = try #require(manifest["files"] as? [[String: Any]])
+        #expect(Set(listed.compactMap { $0["location"] as? String }) == locations)
+        // None stored twice: the store holds each file's object, the manifest's, and nothing else finished.
+        let objects = try FileManager.default.contentsOfDirectory(atPath: receiver.store + "/objects")
+        #expect(objects.count == files.count + 1, "\(objects.count) objects for \(files.count) files and the manifest")
+        // A third run sends nothing.
+        let (again, third) = try UploadChild.run(arguments)
+        #expect(again == 0)
+        #expect(Self.fileEvents(third).allSatisfy { $0["already_uploaded"] as? Bool == true })
+        #expect(try Self.completed(third)["manifest"] as? String == manifestLocation)
+    }
+
+    @Test(arguments: S3Server.allCases)
+    func aFolderToS3KeepsItsRelativePathsUnderThePrefix(server: S3Server) throws {
+        let peer = try server.peer()
+        let (root, state, files) = try Self.folder(small: 12, large: 1, seed: 7)
+        let prefix = "captures/\(UUID().uuidString)"
+        let (status, child) = try UploadChild.run(
+            [
+                "upload", root, "s3://\(peer.bucket)/\(prefix)/", "--endpoint", peer.endpoint, "--state-dir", state,
+                "--json", "--s3-flavor", server == .rgw ? "ceph" : "unknown",
+            ],
+            environment: [
+                "AWS_ACCESS_KEY_ID": peer.accessKeyID, "AWS_SECRET_ACCESS_KEY": peer.secretAccessKey,
+                "AWS_REGION": "us-east-1",
+            ])
+        #expect(status == 0, "\(child.stderr)")
+        let done = try Self.completed(child)
+        #expect(done["files"] as? Int == files.count)
+        for (relative, bytes) in files {
+            let object = try peer.object(prefix + "/" + relative)
+            #expect(object.size == bytes.count, "\(relative)")
+            #expect(object.sha256 == SHA256.hash(bytes).hex, "\(relative)")
+        }
+        let manifest = try peer.object(prefix + "/.aether-capture.json")
+        #expect((manifest.size ?? 0) > 0)
+    }
+
+    @Test func aFolderToTuspyserverNamesEachFileByItsRelativePath() throws {
+        let peer = try TusPeerProcess.get()
+        let (root, state, files) = try Self.folder(small: 8, large: 0, seed: 9)
+        let (status, child) = try UploadChild.run([
+            "upload", root, peer.tusURL("files"), "--state-dir", state, "--json",
+        ])
+        #expect(status == 0, "\(child.stderr)")
+        for line in Self.fileEvents(child) {
+            let path = try #require(line["path"] as? String)
+            let location = try #require(line["location"] as? String)
+            #expect(try peer.storedOnTusServer("files", location) == files[path], "\(path)")
+            #expect(try peer.metadata("files", location)["filename"] == path)
+        }
+    }
+
+    @Test func aFileTheDestinationRefusesFailsAloneAndTheExitSaysSo() throws {
+        let receiver = try ReceiverChild(extra: ["--max-object", "100000"])
+        let (root, state, files) = try Self.folder(small: 6, large: 1, seed: 11)
+        let arguments = ["upload", root, receiver.url + "/uploads", "--state-dir", state, "--json"]
+        let (status, child) = try UploadChild.run(arguments)
+        #expect(status == 1, "\(child.stderr)")
+        let failed = child.events.filter { $0["event"] as? String == "file-failed" }
+        #expect(failed.compactMap { $0["path"] as? String } == ["meshes/mesh-0.ply"])
+        #expect(Self.fileEvents(child).count == files.count - 1)
+        #expect(child.stderr.contains("1 of \(files.count) files failed"))
+        #expect(try Self.completed(child)["manifest"] == nil)
+    }
+}
