@@ -98,3 +98,23 @@ func upload(file: String, to destination: String, stateDirectory: String) async 
     guard let outcome else { throw UploaderError(.cancelled, "the upload ended without completing") }
     return outcome
 }
+
+/// Uploads every file under `folder` to `destination` (s3://bucket/prefix/ or an upload URL) as one capture:
+/// resumable (the same call again skips finished files and resumes the rest), each file verified, and a manifest
+/// with one root over all files stored beside them.
+func uploadFolder(_ folder: String, to destination: String, stateDirectory: String) async throws -> CaptureOutcome {
+    var options = CaptureJob.Options()
+    options.upload.stateDirectory = FilePath(stateDirectory)
+    let job = try CaptureJob(directory: FilePath(folder), destination: destination, options: options)
+    var outcome: CaptureOutcome?
+    for try await event in job.events() {
+        switch event {
+        case .progress(let progress): _ = (progress.completedFiles, progress.acknowledgedBytes)
+        case .fileFailed(let failure): _ = failure.message  // the others go on; the same call retries it
+        case .completed(let done): outcome = done
+        default: break
+        }
+    }
+    guard let outcome, outcome.complete else { throw UploaderError(.transportFailed, "some files did not arrive") }
+    return outcome
+}

@@ -135,6 +135,40 @@ import Testing
         #expect(FileManager.default.contents(atPath: stored.description).map { Array($0) } == content)
     }
 
+    @Test func theFolderExampleStoresEveryFileAndTheManifestAndASecondCallSendsNothing() async throws {
+        let scratch = try Scratch()
+        let store = scratch.path + "/store"
+        var contents: [String: [UInt8]] = [:]
+        for index in 0..<12 {
+            let name = "frames/\(index % 3)/frame-\(index).bin"
+            contents[name] = Self.bytes(1000 + index * 500, seed: UInt64(100 + index))
+        }
+        contents["mesh.ply"] = Self.bytes(2 << 20, seed: 5)
+        for (name, bytes) in contents {
+            let path = scratch.path + "/scan/" + name
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        }
+        let server = try startReceiver(storingIn: store)
+        defer { server.stop() }
+        let outcome = try await uploadFolder(
+            scratch.path + "/scan", to: server.url + "/uploads", stateDirectory: scratch.path + "/state")
+        #expect(outcome.files.count == contents.count)
+        for file in outcome.files {
+            let stored = try storedObject(at: file.location, storingIn: store)
+            #expect(FileManager.default.contents(atPath: stored.description).map { Array($0) } == contents[file.path])
+        }
+        let manifest = try storedObject(at: try #require(outcome.manifestLocation), storingIn: store)
+        let document = try JSONSerialization.jsonObject(
+            with: try #require(FileManager.default.contents(atPath: manifest.description))) as? [String: Any]
+        #expect(document?["root"] as? String == outcome.root?.hex)
+        let again = try await uploadFolder(
+            scratch.path + "/scan", to: server.url + "/uploads", stateDirectory: scratch.path + "/state")
+        #expect(again.files.allSatisfy { $0.alreadyUploaded })
+        #expect(again.root == outcome.root)
+    }
+
     @Test func theStoredObjectExampleRefusesALocationWithoutAnUploadID() throws {
         let scratch = try Scratch()
         #expect(throws: ReceiverError.self) { try storedObject(at: "/uploads/../x", storingIn: scratch.path) }
