@@ -81,6 +81,12 @@ import Testing
             #expect(try folder.fixture.object(at: file.location) == folder.contents[file.path], "\(file.path)")
             #expect(file.sha256 == SHA256.hash(folder.contents[file.path] ?? []))
             #expect(!file.alreadyUploaded)
+            // The name travels: the receiver keeps the relative path in its catalogue.
+            let id = try UploadID(String(file.location.split(separator: "/").last ?? ""))
+            let record = try folder.fixture.server.engine.status(
+                id, owner: ClientIdentity(ReceiverRouter.loopbackClient)
+            ).record
+            #expect(record.metadata["filename"] == Array(file.path.utf8), "\(file.path)")
         }
         // The manifest: stored at the destination, its root the one recomputed from the files.
         let manifestLocation = try #require(outcome.manifestLocation)

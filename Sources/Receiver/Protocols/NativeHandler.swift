@@ -18,7 +18,7 @@ enum NativeHandler {
             encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds,
             maximumRun: limits.maximumRunChunks,
             resumesChunks: engine.keepsCutPrefixes, challengeVersion: AetherWire.spotCheckVersion,
-            maximumChallengeBytes: limits.maximumChallengeBytes
+            maximumChallengeBytes: limits.maximumChallengeBytes, metadata: true
         ).fieldValue
     }
 
@@ -46,7 +46,8 @@ enum NativeHandler {
                             chunks: document.sizeDeferred ? nil : document.chunks,
                             chainSessionID: document.chainSessionID,
                             contentID: document.contentID,
-                            parity: document.parity.map { ParityLayout(data: $0.data, parity: $0.parity) }),
+                            parity: document.parity.map { ParityLayout(data: $0.data, parity: $0.parity) },
+                            metadata: document.metadata.mapValues { Array($0.utf8) }),
                         owner: owner)
                     context.metrics.uploadStarted("native")
                     let status = try context.engine.status(record.id, owner: owner)

@@ -35,6 +35,9 @@ package struct AetherCapabilities: Sendable, Hashable {
     package var challengeVersion: Int?
     /// The most bytes the ranges of one challenge may add up to (`challenge-bytes`); given with `challenge-v`.
     package var maximumChallengeBytes: Int64?
+    /// Whether the create request's `metadata` (a file's name, say) is taken and kept (`metadata`, section 3.1);
+    /// false (absent): none is sent, since an older receiver refuses a member it does not know.
+    package var metadata: Bool
 
     /// Whether spot checks of the version this code speaks can be made: `challenges`, `challenge-v=2` and a
     /// `challenge-bytes` bound.
@@ -48,8 +51,10 @@ package struct AetherCapabilities: Sendable, Hashable {
         maximumObjectSize: Int64 = 1 << 40, maximumChunks: Int = AetherWire.maximumChunks, parallel: Int = 16,
         parityCodes: [String] = ["rs8"], encodings: [ContentCoding] = [.zstd, .deflate], possession: Bool = true,
         challenges: Bool = true, expires: Int64 = 86_400, maximumRun: Int = 1, resumesChunks: Bool = false,
-        challengeVersion: Int? = AetherWire.spotCheckVersion, maximumChallengeBytes: Int64? = 16 << 20
+        challengeVersion: Int? = AetherWire.spotCheckVersion, maximumChallengeBytes: Int64? = 16 << 20,
+        metadata: Bool = false
     ) {
+        self.metadata = metadata
         self.maximumRun = maximumRun
         self.resumesChunks = resumesChunks
         self.challengeVersion = challengeVersion
@@ -87,6 +92,7 @@ package struct AetherCapabilities: Sendable, Hashable {
         expires = try members.integer("expires", 0...limit)
         maximumRun = members.has("max-run") ? Int(try members.integer("max-run", 1...65_535)) : 1
         resumesChunks = try members.boolean("resume-chunk")
+        metadata = try members.boolean("metadata")
         challengeVersion = members.has("challenge-v") ? Int(try members.integer("challenge-v", 1...999)) : nil
         maximumChallengeBytes =
             members.has("challenge-bytes") ? try members.integer("challenge-bytes", 1...limit) : nil
@@ -120,6 +126,7 @@ package struct AetherCapabilities: Sendable, Hashable {
                 ("expires", .integer(expires)),
             ] + (maximumRun > 1 ? [("max-run", .integer(Int64(maximumRun)))] : [])
             + (resumesChunks ? [("resume-chunk", .boolean(true))] : []) + spotCheckMembers
+            + (metadata ? [("metadata", .boolean(true))] : [])
         return StructuredField.serialize(dictionary: members) ?? ""
     }
 }

@@ -17,6 +17,13 @@ package struct NativeCreateRequest: Sendable, Hashable {
     /// The size-unknown form (a file followed while it grows): `"size":null` on the wire, no `chunks`; `size` and
     /// `chunks` are then 0 here and the completion gives the final size (`NativeCompleteRequest.size`).
     package var sizeDeferred = false
+    /// Names and values the receiver keeps with the upload (`metadata`, section 3.1), such as `filename`: at most
+    /// `maximumMetadataEntries` entries, names of 1-64 bytes of letters, digits, `-`, `_` and `.`, values of at most
+    /// `maximumMetadataValueBytes` UTF-8 bytes. Sent only to a receiver that offers `metadata`; empty, left out.
+    package var metadata: [String: String] = [:]
+
+    package static let maximumMetadataEntries = 32
+    package static let maximumMetadataValueBytes = 1024
 
     /// A request; `validate()` (called by `jsonBytes` users and by parsing) checks it.
     package init(
@@ -65,13 +72,32 @@ package struct NativeCreateRequest: Sendable, Hashable {
             }
         }
         try parity?.validate()
+        guard metadata.count <= Self.maximumMetadataEntries else {
+            throw AetherProtocolError(
+                .outOfRange, member: "metadata", "metadata has more than \(Self.maximumMetadataEntries) entries")
+        }
+        for (name, value) in metadata {
+            guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy(Self.isNameByte) else {
+                throw AetherProtocolError(.malformed, member: "metadata", "a metadata name is not 1-64 of [A-Za-z0-9._-]")
+            }
+            guard value.utf8.count <= Self.maximumMetadataValueBytes else {
+                throw AetherProtocolError(
+                    .outOfRange, member: "metadata.\(name)",
+                    "metadata \(name) is longer than \(Self.maximumMetadataValueBytes) bytes")
+            }
+        }
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || [0x2D, 0x2E, 0x5F].contains(byte)
     }
 
     /// Parses and validates a body (at most `AetherWire.maximumDocumentBytes`).
     package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
             JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
-            allowed: ["chainSessionID", "chunkSize", "chunks", "contentID", "parity", "size"])
+            allowed: ["chainSessionID", "chunkSize", "chunks", "contentID", "metadata", "parity", "size"])
         sizeDeferred = reader.members["size"] == .null
         chunkSize = try reader.integer("chunkSize", 1...AetherWire.maximumInteger)
         if sizeDeferred {
@@ -92,6 +118,13 @@ package struct NativeCreateRequest: Sendable, Hashable {
         } else {
             parity = nil
         }
+        if let value = reader.optional("metadata") {
+            guard case .object(let members) = value else { throw reader.wrongType("metadata", "an object") }
+            for (name, member) in members {
+                guard case .string(let text) = member else { throw reader.wrongType("metadata." + name, "a string") }
+                metadata[name] = text
+            }
+        }
         try validate()
     }
 
@@ -103,6 +136,7 @@ package struct NativeCreateRequest: Sendable, Hashable {
         ]
         if let contentID { members["contentID"] = .string(contentID) }
         if let parity { members["parity"] = .object(parity.jsonMembers) }
+        if !metadata.isEmpty { members["metadata"] = .object(metadata.mapValues { .string($0) }) }
         if sizeDeferred {
             members["size"] = .null
             members["chunks"] = nil

@@ -36,6 +36,30 @@ import Testing
             Self.text(minimal.jsonBytes) == "{\"chainSessionID\":\"s\",\"chunkSize\":16384,\"chunks\":1,\"size\":0}")
     }
 
+    @Test func metadataTravelsInTheCreateRequestWithinItsBoundsAndOnlyToAReceiverThatTakesIt() throws {
+        var request = NativeCreateRequest(size: 0, chunkSize: 16384, chunks: 1, chainSessionID: "s")
+        request.metadata = ["filename": "frames/0001 é.jpg", "kind": "frame"]
+        #expect(
+            Self.text(request.jsonBytes)
+                == "{\"chainSessionID\":\"s\",\"chunkSize\":16384,\"chunks\":1,\"metadata\":{\"filename\":"
+                + "\"frames/0001 é.jpg\",\"kind\":\"frame\"},\"size\":0}")
+        #expect(try NativeCreateRequest(json: request.jsonBytes) == request)
+        var many = request
+        many.metadata = Dictionary(uniqueKeysWithValues: (0..<33).map { ("k\($0)", "v") })
+        #expect(throws: AetherProtocolError.self) { try NativeCreateRequest(json: many.jsonBytes) }
+        // The capability: parsed when present, absent is false, written only when true.
+        let offered = try AetherCapabilities(parsing: AetherCapabilities(metadata: true).fieldValue)
+        #expect(offered.metadata)
+        #expect(AetherCapabilities(metadata: true).fieldValue.hasSuffix("metadata"))
+        #expect(!(try AetherCapabilities(parsing: AetherCapabilities().fieldValue)).metadata)
+        #expect(!AetherCapabilities().fieldValue.contains("metadata"))
+        // What the client keeps: valid names and values, the rest left out rather than failing the upload.
+        let kept = NativeBackend.keptMetadata([
+            "filename": "a/b.bin", "bad name": "x", "big": String(repeating: "y", count: 2000),
+        ])
+        #expect(kept == ["filename": "a/b.bin"])
+    }
+
     static let good = "\"chainSessionID\":\"s\",\"chunkSize\":16384,\"chunks\":2,\"size\":20000"
 
     @Test(arguments: [
@@ -61,6 +85,14 @@ import Testing
         ("{\(good),\"parity\":{\"code\":\"rs8\",\"data\":4,\"parity\":1,\"x\":0}}", "parity.x", "unknownMember"),
         ("{\(good),\"parity\":[4,1]}", "parity", "wrongType"),
         ("{\(good),\"size\":1}", "size", "malformed"),
+        ("{\(good),\"metadata\":[\"a\"]}", "metadata", "wrongType"),
+        ("{\(good),\"metadata\":{\"filename\":7}}", "metadata.filename", "wrongType"),
+        ("{\(good),\"metadata\":{\"file name\":\"a\"}}", "metadata", "malformed"),
+        ("{\(good),\"metadata\":{\"\":\"a\"}}", "metadata", "malformed"),
+        (
+            "{\(good),\"metadata\":{\"filename\":\"\(String(repeating: "x", count: 1025))\"}}", "metadata.filename",
+            "outOfRange"
+        ),
     ])
     func malformedCreateRequestsNameTheirMember(json: String, member: String, code: String) {
         let error = #expect(throws: AetherProtocolError.self) { try NativeCreateRequest(json: Self.bytes(json)) }

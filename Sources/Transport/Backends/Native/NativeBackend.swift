@@ -152,9 +152,10 @@ public struct NativeBackend: NativeFeaturesBackend {
             throw TransportError(.invalidArgument, "the description's size and layout disagree")
         }
         if description.sizeDeferred { return try deferredCreateRequest(description) }
-        let request = NativeCreateRequest(
+        var request = NativeCreateRequest(
             size: description.size, chunkSize: layout.partSize, chunks: layout.partCount,
             chainSessionID: description.chainSessionID, contentID: description.contentID, parity: options.parity)
+        if server.metadata { request.metadata = Self.keptMetadata(description.metadata) }
         do { try request.validate() } catch {
             throw TransportError(.invalidArgument, "the create request is invalid\(Self.memberNote(error))")
         }
