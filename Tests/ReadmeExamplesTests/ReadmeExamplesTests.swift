@@ -160,8 +160,9 @@ import Testing
             #expect(FileManager.default.contents(atPath: stored.description).map { Array($0) } == contents[file.path])
         }
         let manifest = try storedObject(at: try #require(outcome.manifestLocation), storingIn: store)
-        let document = try JSONSerialization.jsonObject(
-            with: try #require(FileManager.default.contents(atPath: manifest.description))) as? [String: Any]
+        let document =
+            try JSONSerialization.jsonObject(
+                with: try #require(FileManager.default.contents(atPath: manifest.description))) as? [String: Any]
         #expect(document?["root"] as? String == outcome.root?.hex)
         let again = try await uploadFolder(
             scratch.path + "/scan", to: server.url + "/uploads", stateDirectory: scratch.path + "/state")

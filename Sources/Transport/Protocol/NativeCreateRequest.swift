@@ -78,7 +78,8 @@ package struct NativeCreateRequest: Sendable, Hashable {
         }
         for (name, value) in metadata {
             guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy(Self.isNameByte) else {
-                throw AetherProtocolError(.malformed, member: "metadata", "a metadata name is not 1-64 of [A-Za-z0-9._-]")
+                throw AetherProtocolError(
+                    .malformed, member: "metadata", "a metadata name is not 1-64 of [A-Za-z0-9._-]")
             }
             guard value.utf8.count <= Self.maximumMetadataValueBytes else {
                 throw AetherProtocolError(
