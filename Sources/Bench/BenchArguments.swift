@@ -19,7 +19,7 @@ enum BenchArguments {
     /// Options that take a value (`--traces DIR`, `--size-mib N`).
     static let valueOptions: Set<String> = [
         "--traces", "--size-mib", "--runs", "--chunk-size", "--parallel", "--link-mib", "--lines", "--trace",
-        "--trace-start", "--cc", "--compare-aether",
+        "--trace-start", "--cc", "--compare-aether", "--files", "--size-kib", "--parallel-files",
     ]
     /// Options that stand alone.
     static let flagOptions: Set<String> = ["--print-sink", "--train", "--keep-logs", "--no-baselines"]
@@ -59,6 +59,7 @@ enum BenchArguments {
             "usage: aether-bench [SUITE ...] [--traces DIR] [--print-sink] [--size-mib N] [--runs N] [--train]",
             "       [--chunk-size N] [--parallel N] [--link-mib N] [--lines LIST] [--trace PATH] [--trace-start S]",
             "       [--cc cubic|bbr|reno] [--keep-logs] [--no-baselines] [--compare-aether PATH]",
+            "       [--files N] [--size-kib N] [--parallel-files N]",
             "       swift run -c release aether-bench [SUITE ...]   (release builds only)",
             "",
             "Prints the median of several runs of each benchmark and a ratio against a baseline measured in the same run.",
@@ -95,6 +96,8 @@ enum BenchArguments {
             "  --cc NAME      e2e lab lines: the client namespace's congestion control, cubic, bbr or reno (default cubic)",
             "  --compare-aether PATH  receiver, e2e lab-mobile: another build's `aether` (an older commit's release",
             "                 build) measured in the same run beside this one, its ratio printed (a regression check)",
+            "  --files N, --size-kib N  captures: the folder's files and their size (default 2000 of 4 KiB)",
+            "  --parallel-files N  captures: `aether upload DIR --files N` (default 16)",
             "  --train        predict: fit the fused predictor's model on the training traces, print its Swift source",
             "  -h, --help     print this usage and exit",
             "",

@@ -20,6 +20,7 @@ struct BenchMain {
         ReceiverBench.self,
         ReceiverUploadBench.self,
         FleetBench.self,
+        CaptureBench.self,
         VaultBench.self,
         E2EBench.self,
         LinkLabBench.self,

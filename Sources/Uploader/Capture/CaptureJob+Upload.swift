@@ -15,12 +15,12 @@ extension CaptureJob {
         case failed(CaptureFailure)
     }
 
-    /// Uploads `files` through one queue: a window of at most twice `parallelFiles` files is handed to the queue at
+    /// Uploads `files` through one queue (the capture's `lock` covers each file: no lock file per file): a window of at most twice `parallelFiles` files is handed to the queue at
     /// a time (memory stays bounded for 100,000 files), which runs `parallelFiles` of them at once, the higher
     /// priority first. An HTTP destination is probed once and its backend shared; each `s3://` object gets its own
     /// (no request is sent for that).
     func upload(
-        _ files: [CaptureFile], context: UploadContext, journal: CaptureJournal, tally: CaptureTally,
+        _ files: [CaptureFile], context: UploadContext, journal: CaptureJournal, tally: CaptureTally, lock: UploadLock,
         emit: @escaping @Sendable (CaptureEvent) -> Void
     ) async throws -> Sent {
         let jobEvent: @Sendable (UploadEvent) -> Void = { emit(.job($0)) }
@@ -59,7 +59,8 @@ extension CaptureJob {
                     group.addTask {
                         try await queue.run(priority: priority) {
                             try await self.uploadOne(
-                                file, shared: shared, context: context, journal: journal, tally: tally, emit: emit)
+                                file, shared: shared, context: context, journal: journal, tally: tally, lock: lock,
+                                emit: emit)
                         }
                     }
                 }
@@ -76,7 +77,7 @@ extension CaptureJob {
     /// Uploads one file; a failure of the file is its result, and only cancellation is thrown.
     private func uploadOne(
         _ file: CaptureFile, shared: DetectedBackend?, context: UploadContext, journal: CaptureJournal,
-        tally: CaptureTally, emit: @escaping @Sendable (CaptureEvent) -> Void
+        tally: CaptureTally, lock: UploadLock, emit: @escaping @Sendable (CaptureEvent) -> Void
     ) async throws -> FileEnd {
         let path = file.name
         guard file.hasUTF8Name else {
@@ -100,7 +101,7 @@ extension CaptureJob {
             )
             let outcome = try await context.upload(
                 file: file.path, destination: fileDestination, key: key, backend: backend,
-                configuration: configuration, telemetry: nil, lock: nil
+                configuration: configuration, telemetry: nil, lock: lock
             ) { event in
                 emit(.file(path: path, event))
                 if case .progress(let progress) = event, tally.note(path, acknowledged: progress.acknowledgedBytes) {
@@ -158,7 +159,7 @@ extension CaptureJob {
     /// bytes already) and uploads it as `.aether-capture.json` beside the files; returns where the destination
     /// keeps it. Like the files, it is journaled: a rerun whose manifest did not change sends nothing.
     func storeManifest(
-        _ manifest: CaptureManifest, context: UploadContext, journal: CaptureJournal,
+        _ manifest: CaptureManifest, context: UploadContext, journal: CaptureJournal, lock: UploadLock,
         emit: @escaping @Sendable (CaptureEvent) -> Void
     ) async throws -> String {
         let path = try writeManifest(manifest.jsonBytes, state: context.state)
@@ -175,7 +176,7 @@ extension CaptureJob {
         let outcome = try await context.upload(
             file: path, destination: fileDestination,
             key: SnapshotKey.derive(canonicalPath: path, destination: fileDestination), backend: backend,
-            configuration: configuration, telemetry: nil, lock: nil, emit: events)
+            configuration: configuration, telemetry: nil, lock: lock, emit: events)
         try journal.record(CaptureJournal.Entry(file, outcome: outcome))
         return outcome.receipt.location
     }

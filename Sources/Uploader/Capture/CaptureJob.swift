@@ -123,7 +123,8 @@ public struct CaptureJob: Sendable {
         emit(.progress(tally.progress()))
         var failed: [CaptureFailure] = []
         if !pending.isEmpty {
-            let sent = try await upload(pending, context: context, journal: journal, tally: tally, emit: emit)
+            let sent = try await upload(
+                pending, context: context, journal: journal, tally: tally, lock: lock, emit: emit)
             results += sent.results
             failed = sent.failed
         }
@@ -133,7 +134,8 @@ public struct CaptureJob: Sendable {
         if failed.isEmpty {
             let manifest = try CaptureManifest(results)
             root = manifest.root
-            manifestLocation = try await storeManifest(manifest, context: context, journal: journal, emit: emit)
+            manifestLocation = try await storeManifest(
+                manifest, context: context, journal: journal, lock: lock, emit: emit)
         }
         let outcome = CaptureOutcome(
             files: results, failed: failed, skipped: skips, root: root, manifestLocation: manifestLocation)

@@ -68,8 +68,8 @@ public actor ChunkedUploader {
     nonisolated let resources: DeviceResourceMonitor?
     let clock: any AetherClock
     let telemetry: TelemetryRecorder?
-    /// The upload's lock when the caller took it (`UploadJob` takes it before the destination is probed); else
-    /// `run` takes it from the snapshot store.
+    /// The upload's lock when the caller took it (`UploadJob` takes it before the destination is probed; a
+    /// capture's lock covers its files); else `run` takes it from the snapshot store.
     let heldLock: UploadLock?
     var state: RunState?
 
@@ -78,7 +78,7 @@ public actor ChunkedUploader {
         target: Target, backend: any UploadBackend, snapshots: any SnapshotStore, snapshotKey: String,
         configuration: UploadConfiguration = UploadConfiguration(), scheduler: FusionScheduler = FusionScheduler(),
         breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock(),
-        telemetry: TelemetryRecorder? = nil, heldLock: UploadLock? = nil
+        telemetry: TelemetryRecorder? = nil, heldLock: UploadLock? = nil, resources: DeviceResourceMonitor? = nil
     ) {
         self.telemetry = telemetry
         self.heldLock = heldLock
@@ -90,7 +90,7 @@ public actor ChunkedUploader {
         self.scheduler = scheduler
         self.retries = RetryPolicy(configuration: configuration, breaker: breaker)
         self.pacer = configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
-        self.resources = configuration.resourceRoot.map {
+        self.resources = resources ?? configuration.resourceRoot.map {
             DeviceResourceMonitor(
                 reader: DeviceResourceReader(root: $0), configuration: configuration.resourceThresholds, clock: clock)
         }

@@ -11,6 +11,8 @@ struct UploadContext: Sendable {
     let store: VaultSnapshotStore
     let client: HTTPClient
     let scheduler = FusionScheduler()
+    /// The device's degradation level, read for every upload of the job (at most once per decision interval).
+    let resources: DeviceResourceMonitor?
 
     /// Resolves the state directory, opens its vault and the client; the caller shuts the client down.
     init(options: UploadJob.Options) throws {
@@ -18,6 +20,10 @@ struct UploadContext: Sendable {
         state = try UploadStateDirectory.resolve(override: options.stateDirectory)
         store = try VaultSnapshotStore(stateDirectory: state)
         client = try HTTPClient(configuration: options.client)
+        resources = options.configuration.resourceRoot.map {
+            DeviceResourceMonitor(
+                reader: DeviceResourceReader(root: $0), configuration: options.configuration.resourceThresholds)
+        }
     }
 
     /// The destination's backend (`UploadJob.probe`); a probe stopped by cancellation is `.cancelled`.
@@ -49,7 +55,8 @@ struct UploadContext: Sendable {
         }
         let uploader = ChunkedUploader(
             target: target, backend: backend.backend, snapshots: store, snapshotKey: key,
-            configuration: configuration, scheduler: scheduler, telemetry: telemetry, heldLock: lock)
+            configuration: configuration, scheduler: scheduler, telemetry: telemetry, heldLock: lock,
+            resources: resources)
         return try await uploader.run(emit)
     }
 
