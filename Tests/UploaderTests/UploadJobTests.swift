@@ -16,6 +16,21 @@ import Testing
             client: HTTPClientConfiguration(proxy: .none), stateDirectory: FilePath(fixture.upload.stateDirectory))
     }
 
+    /// Starts `upload` in a task and returns it once the first part is acknowledged.
+    static func runningPastTheFirstPart(
+        _ upload: @escaping @Sendable (@escaping @Sendable (UploadEvent) -> Void) async throws -> UploadOutcome
+    ) async -> Task<UploadOutcome, any Error> {
+        let started = AsyncStream<Void>.makeStream()
+        let running = Task {
+            try await upload { event in
+                if case .chunkAcknowledged = event { started.continuation.yield() }
+            }
+        }
+        var acknowledged = started.stream.makeAsyncIterator()
+        _ = await acknowledged.next()
+        return running
+    }
+
     @Test func oneCallProbesTheDestinationWarmsConnectionsAndStoresTheFileByteForByte() async throws {
         let content = UploadFixture.seeded(300_000, seed: 41)
         let fixture = try NativeUploadFixture(bytes: content)
@@ -61,19 +76,12 @@ import Testing
         let fixture = try NativeUploadFixture(bytes: content)
         let backend = try await fixture.backend()
         let store = try fixture.upload.store()
-        let started = AsyncStream<Void>.makeStream()
         var slow = UploadConfiguration(chunkSize: 16 << 10, parallel: 1)
         slow.maximumBytesPerSecond = 100_000
         let first = ChunkedUploader(
             target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .native),
             backend: backend, snapshots: store, snapshotKey: "example-upload", configuration: slow)
-        let running = Task {
-            try await first.run { event in
-                if case .chunkAcknowledged = event { started.continuation.yield() }
-            }
-        }
-        var acknowledged = started.stream.makeAsyncIterator()
-        _ = await acknowledged.next()
+        let running = await Self.runningPastTheFirstPart { try await first.run($0) }
         let second = ChunkedUploader(
             target: .init(file: FilePath(fixture.upload.file), destination: fixture.destination, mode: .native),
             backend: backend, snapshots: store, snapshotKey: "example-upload",
@@ -98,14 +106,7 @@ import Testing
         options.configuration.parallel = 1
         options.configuration.maximumBytesPerSecond = 100_000
         let job = try UploadJob(file: FilePath(fixture.upload.file), destination: fixture.destination, options: options)
-        let started = AsyncStream<Void>.makeStream()
-        let running = Task {
-            try await job.run { event in
-                if case .chunkAcknowledged = event { started.continuation.yield() }
-            }
-        }
-        var acknowledged = started.stream.makeAsyncIterator()
-        _ = await acknowledged.next()
+        let running = await Self.runningPastTheFirstPart { try await job.run($0) }
         let twin = try UploadJob(
             file: FilePath(fixture.upload.file), destination: fixture.destination, options: Self.options(fixture))
         #expect(twin.key == job.key)

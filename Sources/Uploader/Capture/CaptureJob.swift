@@ -67,18 +67,7 @@ public struct CaptureJob: Sendable {
     /// Runs the capture in a task and returns its events; the stream ends after `.completed` or with the error.
     /// Ending the iteration cancels the capture: half-sent files keep their snapshots.
     public func events(bufferLimit: Int = 1024) -> AsyncThrowingStream<CaptureEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<CaptureEvent, any Error>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
-        let task = Task {
-            do {
-                _ = try await run { continuation.yield($0) }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        EventStream.make(bufferLimit: bufferLimit) { emit in _ = try await self.run(emit) }
     }
 
     /// Runs the capture, passing each event to `emit`; returns the outcome (also sent as `.completed`). A file that

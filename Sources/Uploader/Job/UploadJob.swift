@@ -85,18 +85,7 @@ public struct UploadJob: Sendable {
     /// Runs the upload in a task and returns its events; the stream ends after `.completed` or with the error.
     /// Ending the iteration (or cancelling the consuming task) cancels the upload, which keeps its snapshot.
     public func events(bufferLimit: Int = 256) -> AsyncThrowingStream<UploadEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<UploadEvent, any Error>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
-        let task = Task {
-            do {
-                _ = try await run { continuation.yield($0) }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        EventStream.make(bufferLimit: bufferLimit) { emit in _ = try await self.run(emit) }
     }
 
     /// Runs the upload, passing each event to `emit`; returns the outcome (also sent as `.completed`).
