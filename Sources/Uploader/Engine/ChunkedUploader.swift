@@ -90,10 +90,13 @@ public actor ChunkedUploader {
         self.scheduler = scheduler
         self.retries = RetryPolicy(configuration: configuration, breaker: breaker)
         self.pacer = configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
-        self.resources = resources ?? configuration.resourceRoot.map {
-            DeviceResourceMonitor(
-                reader: DeviceResourceReader(root: $0), configuration: configuration.resourceThresholds, clock: clock)
-        }
+        self.resources =
+            resources
+            ?? configuration.resourceRoot.map {
+                DeviceResourceMonitor(
+                    reader: DeviceResourceReader(root: $0), configuration: configuration.resourceThresholds,
+                    clock: clock)
+            }
         self.clock = clock
     }
 
