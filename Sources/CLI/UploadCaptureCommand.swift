@@ -8,7 +8,7 @@ import Synchronization
 /// `aether upload DIR DEST`: a capture (`CaptureJob`), with one live bar for the whole job.
 enum UploadCapture {
     /// The options that go with a directory only.
-    static let directoryOptions = ["include", "exclude", "first", "files"]
+    static let directoryOptions = ["include", "exclude", "first", "files", "marker"]
 
     /// Refuses the capture options when FILE is not a directory.
     static func checkFileOptions(_ parsed: Arguments) throws {
@@ -24,10 +24,23 @@ enum UploadCapture {
         directory: FilePath, destination: String, forced: TransportMode?, endpoint: String?, flavor: S3Flavor?,
         configuration: UploadConfiguration, arguments: Arguments
     ) async throws -> Int32 {
+        if arguments.flag("parity") {
+            throw Arguments.UsageError(description: "--parity takes a file, not a directory")
+        }
+        var follow: CaptureFollow?
         if arguments.flag("follow") {
-            throw Arguments.UsageError(
-                description: "--follow takes a file; a directory is uploaded as it is (run the command again to add "
-                    + "files written since: finished ones are not sent again)")
+            follow = CaptureFollow(marker: arguments.option("marker"))
+            if let text = arguments.option("follow-idle") {
+                guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
+                    throw Arguments.UsageError(description: "--follow-idle must be a number of seconds from 0 to 86400")
+                }
+                follow?.idleSeconds = seconds
+            }
+            if let marker = follow?.marker, marker.isEmpty || marker.contains("/") || marker == "." || marker == ".." {
+                throw Arguments.UsageError(description: "--marker is a file name at the top of DIR, without /")
+            }
+        } else if arguments.option("follow-idle") != nil || arguments.option("marker") != nil {
+            throw Arguments.UsageError(description: "--follow-idle and --marker go with --follow")
         }
         var upload = UploadJob.Options(
             configuration: configuration,
@@ -40,7 +53,7 @@ enum UploadCapture {
         let options = CaptureJob.Options(
             upload: upload, include: list(arguments, "include"), exclude: list(arguments, "exclude"),
             first: list(arguments, "first"), followSymbolicLinks: arguments.flag("follow-symlinks"),
-            parallelFiles: try arguments.integer("files", default: 4, in: 1...64))
+            parallelFiles: try arguments.integer("files", default: 4, in: 1...64), follow: follow)
         let job = try CaptureJob(directory: directory, destination: destination, options: options)
         let view = CaptureView(id: job.key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let task = Task { try await job.run { view.handle($0) } }

@@ -16,7 +16,7 @@ enum UploadCommand: CLICommand {
                                        [--parity] [--pin SHA256] [--token T | --token-file F] [--endpoint URL]
                                        [--s3-flavor aws|r2|minio|ceph|unknown]
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
-                                       [--follow [--follow-idle SECONDS]]
+                                       [--follow [--follow-idle SECONDS] [--marker NAME]]
           FILE            the file to upload (a regular file; read under the change guard)
           DIR             a directory: every regular file under it, recursively, as one capture (each file
                           resumable and verified, a journal of finished files in the state directory, then a
@@ -29,6 +29,10 @@ enum UploadCommand: CLICommand {
           --first LIST    with DIR: files matching one of these patterns go first
           --files N       with DIR: files uploaded at once, 1...64 (default 4)
           --follow-symlinks  with DIR: follow symbolic links (a link back up the tree is a loop, left out)
+          --follow with DIR  a capture still being written: each file goes once no process holds it open for
+                          writing and it has not changed for 1 s (again if it changes later); the job ends when
+                          nothing changed for --follow-idle seconds (default 5) and every file is sent, or once
+                          the file --marker NAME appears at the top of DIR (it is not uploaded)
           DEST            s3://bucket/key (with --endpoint URL for a non-AWS store; credentials from AWS_* or
                           ~/.aws), or an http(s):// URL probed for native, IETF resumable upload or tus
           --protocol P    use P instead of the first the server offers (native, ietf, tus, s3)
@@ -70,7 +74,7 @@ enum UploadCommand: CLICommand {
     static let options: Set<String> = [
         "protocol", "parallel", "chunk-size", "part-size", "max-rate", "congestion", "pin", "token", "token-file",
         "endpoint", "s3-flavor",
-        "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "files",
+        "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "files", "marker",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet", "follow", "follow-symlinks"]
 

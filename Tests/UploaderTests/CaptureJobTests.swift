@@ -242,6 +242,67 @@ import Testing
         _ = try? await running.value
     }
 
+    /// A capture still being written: a writer adds files (each written in two steps, held open between them) and
+    /// rewrites one already sent; every file lands in its last version, none while it was open, and the job ends on
+    /// the marker, which is not uploaded.
+    @Test func aFollowedFolderTakesFilesAsTheyAreClosedAndEndsOnTheMarker() async throws {
+        let folder = try Folder()
+        try folder.add("first.bin", UploadFixture.seeded(30_000, seed: 1))
+        var options = folder.options()
+        options.follow = CaptureFollow(idleSeconds: 30, marker: "DONE", quietSeconds: 0.2, pollInterval: 0.05)
+        let job = try folder.job(options)
+        let events = Mutex<[CaptureEvent]>([])
+        let running = Task { try await job.run { event in events.withLock { $0.append(event) } } }
+        var written: [String: [UInt8]] = ["first.bin": UploadFixture.seeded(30_000, seed: 1)]
+        for index in 0..<5 {
+            let name = "late/file-\(index).bin"
+            let bytes = UploadFixture.seeded(50_000, seed: UInt64(10 + index))
+            let path = folder.root + "/" + name
+            try FileManager.default.createDirectory(atPath: folder.root + "/late", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: path, contents: nil))
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.write(contentsOf: Data(bytes.prefix(20_000)))
+            try await Task.sleep(for: .milliseconds(400))
+            try handle.write(contentsOf: Data(bytes.dropFirst(20_000)))
+            try handle.close()
+            written[name] = bytes
+        }
+        // One file sent already is rewritten: its new version must be the one at the destination.
+        try await Task.sleep(for: .milliseconds(500))
+        let rewritten = UploadFixture.seeded(40_000, seed: 99)
+        try AtomicFile.write(rewritten, to: folder.root + "/first.bin")
+        written["first.bin"] = rewritten
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(FileManager.default.createFile(atPath: folder.root + "/DONE", contents: Data()))
+        let outcome = try await running.value
+        #expect(outcome.complete, "\(outcome.failed)")
+        #expect(Set(outcome.files.map(\.path)) == Set(written.keys))
+        for file in outcome.files {
+            #expect(try folder.fixture.object(at: file.location) == written[file.path], "\(file.path)")
+        }
+        // No file was sent while its writer held it: every completed version is a whole one.
+        let completed = events.withLock { $0 }.compactMap { event -> CaptureFileResult? in
+            if case .fileCompleted(let file) = event { return file }
+            return nil
+        }
+        for file in completed where file.path.hasPrefix("late/") {
+            #expect(file.size == 50_000, "\(file.path) was sent at \(file.size) bytes")
+        }
+        #expect(!outcome.files.contains { $0.path == "DONE" })
+    }
+
+    @Test func aFollowedFolderEndsAfterItsIdleTime() async throws {
+        let folder = try Folder()
+        for index in 0..<3 { try folder.add("f\(index).bin", UploadFixture.seeded(10_000, seed: UInt64(index))) }
+        var options = folder.options()
+        options.follow = CaptureFollow(idleSeconds: 1, quietSeconds: 0, pollInterval: 0.05)
+        let started = ContinuousClock.now
+        let (outcome, _) = try await Self.run(try folder.job(options))
+        #expect(outcome.complete)
+        #expect(outcome.files.count == 3)
+        #expect(started.duration(to: .now) >= .seconds(1))
+    }
+
     @Test func s3DestinationsJoinThePrefixAndThePath() throws {
         let folder = try Folder()
         let cases = [

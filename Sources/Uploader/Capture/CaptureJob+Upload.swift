@@ -15,14 +15,12 @@ extension CaptureJob {
         case failed(CaptureFailure)
     }
 
-    /// Uploads `files` through one queue (the capture's `lock` covers each file: no lock file per file): a window of at most twice `parallelFiles` files is handed to the queue at
-    /// a time (memory stays bounded for 100,000 files), which runs `parallelFiles` of them at once, the higher
-    /// priority first. An HTTP destination is probed once and its backend shared; each `s3://` object gets its own
-    /// (no request is sent for that).
-    func upload(
-        _ files: [CaptureFile], context: UploadContext, journal: CaptureJournal, tally: CaptureTally, lock: UploadLock,
-        emit: @escaping @Sendable (CaptureEvent) -> Void
-    ) async throws -> Sent {
+    /// Uploads `files` through one queue (the capture's `lock` covers each file: no lock file per file), admitted in
+    /// priority order (`first` patterns, then path), `parallelFiles` at once; only the files running have a task,
+    /// so memory stays bounded for 100,000 files. An HTTP destination is probed once and its backend shared; each
+    /// `s3://` object gets its own (no request is sent for that).
+    func upload(_ files: [CaptureFile], _ job: Run, tally: CaptureTally) async throws -> Sent {
+        let (context, journal, lock, emit) = (job.context, job.journal, job.lock, job.emit)
         let jobEvent: @Sendable (UploadEvent) -> Void = { emit(.job($0)) }
         let shared = destination.hasPrefix("s3://") ? nil : try await context.probe(destination, emit: jobEvent)
         let first: DetectedBackend
@@ -33,8 +31,7 @@ extension CaptureJob {
         }
         emit(.job(.destination(DestinationReport(mode: first.mode, note: first.fallbackReason))))
         let watch = context.watch(first, emit: jobEvent)
-        let window = options.parallelFiles * 2
-        let queue = UploadQueue(maximumRunning: options.parallelFiles, maximumWaiting: window)
+        let queue = UploadQueue(maximumRunning: options.parallelFiles, maximumWaiting: 1)
         let ordered = files.map { (file: $0, priority: priority(of: $0)) }.sorted {
             $0.priority != $1.priority
                 ? $0.priority < $1.priority : $0.file.relativePath.lexicographicallyPrecedes($1.file.relativePath)
@@ -49,19 +46,15 @@ extension CaptureJob {
         }
         do {
             try await withThrowingTaskGroup(of: FileEnd.self) { group in
-                var running = 0
                 for (file, priority) in ordered {
-                    while running >= window {
-                        take(try await group.next())
-                        running -= 1
-                    }
-                    running += 1
+                    // Admitted here, in the order above, so the first files out are the first in that order.
+                    while queue.counts.running >= options.parallelFiles, let end = try await group.next() { take(end) }
+                    try await queue.enter(priority: priority)
                     group.addTask {
-                        try await queue.run(priority: priority) {
-                            try await self.uploadOne(
-                                file, shared: shared, context: context, journal: journal, tally: tally, lock: lock,
-                                emit: emit)
-                        }
+                        defer { queue.leave() }
+                        return try await self.uploadOne(
+                            file, shared: shared, context: context, journal: journal, tally: tally, lock: lock,
+                            emit: emit)
                     }
                 }
                 while let end = try await group.next() { take(end) }
@@ -158,10 +151,8 @@ extension CaptureJob {
     /// Writes the manifest to the state directory (`captures/KEY.json`, replaced atomically unless it holds these
     /// bytes already) and uploads it as `.aether-capture.json` beside the files; returns where the destination
     /// keeps it. Like the files, it is journaled: a rerun whose manifest did not change sends nothing.
-    func storeManifest(
-        _ manifest: CaptureManifest, context: UploadContext, journal: CaptureJournal, lock: UploadLock,
-        emit: @escaping @Sendable (CaptureEvent) -> Void
-    ) async throws -> String {
+    func storeManifest(_ manifest: CaptureManifest, _ job: Run) async throws -> String {
+        let (context, journal, lock, emit) = (job.context, job.journal, job.lock, job.emit)
         let path = try writeManifest(manifest.jsonBytes, state: context.state)
         let status = try Syscall.stat(path)
         let file = CaptureFile(

@@ -27,11 +27,15 @@ public struct CaptureJob: Sendable {
         public var followSymbolicLinks: Bool
         /// Files uploaded at once.
         public var parallelFiles: Int
+        /// Follow a capture still being written (`CaptureFollow`); nil: the folder is uploaded as it is.
+        public var follow: CaptureFollow?
 
         public init(
             upload: UploadJob.Options = UploadJob.Options(), include: [String] = [], exclude: [String] = [],
-            first: [String] = [], followSymbolicLinks: Bool = false, parallelFiles: Int = 4
+            first: [String] = [], followSymbolicLinks: Bool = false, parallelFiles: Int = 4,
+            follow: CaptureFollow? = nil
         ) {
+            self.follow = follow
             self.upload = upload
             self.include = include
             self.exclude = exclude
@@ -77,59 +81,90 @@ public struct CaptureJob: Sendable {
         guard (1...64).contains(options.parallelFiles) else {
             throw UploaderError(.invalidArgument, "files at once must be 1...64")
         }
+        try options.follow?.validate()
         let context = try UploadContext(options: options.upload)
         defer { context.client.shutDown() }
         let lock = try UploadLock(directory: context.state, key: key)
         defer { withExtendedLifetime(lock) {} }
-        let walk = try CaptureWalk.walk(directory, rules: try rules(context.state))
         let journal = try CaptureJournal(state: context.state, key: key)
-        var skips = walk.skipped.map {
-            CaptureSkip(path: String(decoding: $0.relativePath, as: UTF8.self), reason: $0.reason)
+        let job = Run(context: context, journal: journal, lock: lock, rules: try rules(context.state), emit: emit)
+        let outcome: CaptureOutcome
+        if let follow = options.follow {
+            outcome = try await followed(follow, job)
+        } else {
+            outcome = try await once(job)
         }
-        // The manifest's own name at the top is the manifest's place at the destination.
-        let manifestName = Array(CaptureManifest.name.utf8)
-        if walk.files.contains(where: { $0.relativePath == manifestName }) {
-            skips.append(CaptureSkip(path: CaptureManifest.name, reason: "the name of the capture's manifest"))
-        }
-        let files = walk.files.filter { $0.relativePath != manifestName }
-        for skip in skips { emit(.skipped(path: skip.path, reason: skip.reason)) }
+        emit(.completed(outcome))
+        return outcome
+    }
+
+    /// What one run of the job holds.
+    struct Run {
+        let context: UploadContext
+        let journal: CaptureJournal
+        let lock: UploadLock
+        let rules: CaptureWalk.Rules
+        let emit: @Sendable (CaptureEvent) -> Void
+    }
+
+    /// The folder as it is now: walked once, every file not in the journal uploaded, then the manifest.
+    private func once(_ job: Run) async throws -> CaptureOutcome {
+        let walk = try CaptureWalk.walk(directory, rules: job.rules)
+        let (files, skips) = Self.split(walk)
+        for skip in skips { job.emit(.skipped(path: skip.path, reason: skip.reason)) }
         var results: [CaptureFileResult] = []
         var pending: [CaptureFile] = []
         for file in files {
-            if let entry = journal.finished(file), let result = Self.result(file, entry) {
+            if let entry = job.journal.finished(file), let result = Self.result(file, entry) {
                 results.append(result)
             } else {
                 pending.append(file)
             }
         }
         let tally = CaptureTally(files: files, done: results)
-        emit(
+        job.emit(
             .started(
                 CaptureTotals(
                     files: files.count, bytes: tally.totalBytes, alreadyUploaded: results.count,
                     skipped: skips.count)))
-        for result in results { emit(.fileCompleted(result)) }
-        emit(.progress(tally.progress()))
+        for result in results { job.emit(.fileCompleted(result)) }
+        job.emit(.progress(tally.progress()))
         var failed: [CaptureFailure] = []
         if !pending.isEmpty {
-            let sent = try await upload(
-                pending, context: context, journal: journal, tally: tally, lock: lock, emit: emit)
+            let sent = try await upload(pending, job, tally: tally)
             results += sent.results
             failed = sent.failed
         }
-        results.sort { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
+        return try await finish(results: results, failed: failed, skips: skips, job)
+    }
+
+    /// The walk's files and what it left out; a file named as the manifest at the top is left out too, since that
+    /// name is the manifest's place at the destination.
+    static func split(_ walk: CaptureWalk) -> (files: [CaptureFile], skips: [CaptureSkip]) {
+        var skips = walk.skipped.map {
+            CaptureSkip(path: String(decoding: $0.relativePath, as: UTF8.self), reason: $0.reason)
+        }
+        let manifestName = Array(CaptureManifest.name.utf8)
+        if walk.files.contains(where: { $0.relativePath == manifestName }) {
+            skips.append(CaptureSkip(path: CaptureManifest.name, reason: "the name of the capture's manifest"))
+        }
+        return (walk.files.filter { $0.relativePath != manifestName }, skips)
+    }
+
+    /// The outcome: with the manifest stored when no file failed.
+    func finish(results: [CaptureFileResult], failed: [CaptureFailure], skips: [CaptureSkip], _ job: Run)
+        async throws -> CaptureOutcome
+    {
+        let sorted = results.sorted { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
         var root: Digest32?
         var manifestLocation: String?
         if failed.isEmpty {
-            let manifest = try CaptureManifest(results)
+            let manifest = try CaptureManifest(sorted)
             root = manifest.root
-            manifestLocation = try await storeManifest(
-                manifest, context: context, journal: journal, lock: lock, emit: emit)
+            manifestLocation = try await storeManifest(manifest, job)
         }
-        let outcome = CaptureOutcome(
-            files: results, failed: failed, skipped: skips, root: root, manifestLocation: manifestLocation)
-        emit(.completed(outcome))
-        return outcome
+        return CaptureOutcome(
+            files: sorted, failed: failed, skipped: skips, root: root, manifestLocation: manifestLocation)
     }
 
     /// The walk's rules; the state directory is never walked into.
@@ -142,7 +177,7 @@ public struct CaptureJob: Sendable {
         return rules
     }
 
-    private static func result(_ file: CaptureFile, _ entry: CaptureJournal.Entry) -> CaptureFileResult? {
+    static func result(_ file: CaptureFile, _ entry: CaptureJournal.Entry) -> CaptureFileResult? {
         guard let sha256 = try? Digest32(hex: entry.sha256), let root = try? Digest32(hex: entry.merkleRoot) else {
             return nil
         }

@@ -28,15 +28,14 @@ public final class UploadQueue: Sendable {
     /// Runs `job` once its turn comes; throws `.queueFull` when the queue is full and `.cancelled` when the task is
     /// cancelled while it waits.
     public func run<T: Sendable>(priority: DataPriority, _ job: @Sendable () async throws -> T) async throws -> T {
-        try await admit(priority: priority)
-        defer {
-            let next = state.withLock { $0.machine.finish() }
-            next?.resume()
-        }
+        try await enter(priority: priority)
+        defer { leave() }
         return try await job()
     }
 
-    private func admit(priority: DataPriority) async throws {
+    /// Waits for a turn as `run` does, for a caller that starts the work itself (a capture admits its files in
+    /// its own order, then runs each in a task); each successful `enter` is followed by exactly one `leave`.
+    public func enter(priority: DataPriority) async throws {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -66,5 +65,11 @@ public final class UploadQueue: Sendable {
             let waiter = state.withLock { $0.machine.cancel(id: id) }
             waiter?.resume(throwing: UploaderError(.cancelled, "the upload was cancelled while queued"))
         }
+    }
+
+    /// Gives back a turn taken with `enter`: the next waiter, the highest priority first, runs.
+    public func leave() {
+        let next = state.withLock { $0.machine.finish() }
+        next?.resume()
     }
 }

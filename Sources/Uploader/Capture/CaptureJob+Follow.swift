@@ -1,0 +1,153 @@
+import AetherIO
+import Glibc
+
+/// How a capture still being written is followed (`aether upload --follow DIR DEST`).
+public struct CaptureFollow: Sendable, Hashable {
+    /// The job ends when nothing was added or changed for this long, no file is open for writing and every file
+    /// is at the destination (seconds).
+    public var idleSeconds: Double
+    /// A file whose appearance at the top of the folder ends the job once every other file is closed and sent
+    /// (the marker itself is not uploaded); nil: only the idle rule ends it.
+    public var marker: String?
+    /// A file goes once no process holds it open for writing and it has not changed for this long (seconds).
+    public var quietSeconds: Double
+    /// How often the folder is looked at (seconds).
+    public var pollInterval: Double
+
+    public init(idleSeconds: Double = 5, marker: String? = nil, quietSeconds: Double = 1, pollInterval: Double = 0.25) {
+        self.idleSeconds = idleSeconds
+        self.marker = marker
+        self.quietSeconds = quietSeconds
+        self.pollInterval = pollInterval
+    }
+
+    func validate() throws(UploaderError) {
+        for value in [idleSeconds, quietSeconds] where !(value.isFinite && value >= 0 && value <= 86_400) {
+            throw UploaderError(.invalidArgument, "the follow's seconds must be 0...86400")
+        }
+        guard pollInterval.isFinite, pollInterval > 0, pollInterval <= 60 else {
+            throw UploaderError(.invalidArgument, "the follow's poll interval must be above 0 and at most 60 s")
+        }
+        if let marker, marker.isEmpty || marker.contains("/") || marker == "." || marker == ".." {
+            throw UploaderError(.invalidArgument, "the marker is a file name at the top of the folder, without /")
+        }
+    }
+}
+
+extension CaptureJob {
+    /// Follows the folder: each round walks it, sends every file that is closed and quiet and not yet at the
+    /// destination in this version (the journal's fingerprint), and sleeps; a file changed after it was sent goes
+    /// again. The job ends on the marker (once every file is closed and sent) or after `idleSeconds` without a
+    /// change, then stores the manifest over the last version of every file. A crash of either side loses nothing
+    /// sent: the journal and each file's snapshot survive it, and the same command continues.
+    func followed(_ follow: CaptureFollow, _ job: Run) async throws -> CaptureOutcome {
+        var results: [[UInt8]: CaptureFileResult] = [:]
+        /// The version of each file at the destination (its fingerprint when sent).
+        var sent: [[UInt8]: CaptureFile] = [:]
+        var failed: [[UInt8]: (failure: CaptureFailure, file: CaptureFile)] = [:]
+        var reported: Set<String> = []
+        var lastSeen: [[UInt8]: CaptureFile] = [:]
+        var lastChange = ContinuousClock.now
+        var started = false
+        var skips: [CaptureSkip] = []
+        let marker = follow.marker.map { Array($0.utf8) }
+        while true {
+            try Task.checkCancellation()
+            let walk = try CaptureWalk.walk(directory, rules: job.rules)
+            var files: [CaptureFile]
+            (files, skips) = Self.split(walk)
+            let ending = marker.map { name in files.contains { $0.relativePath == name } } ?? false
+            if let marker { files.removeAll { $0.relativePath == marker } }
+            for skip in skips where reported.insert(skip.path).inserted {
+                job.emit(.skipped(path: skip.path, reason: skip.reason))
+            }
+            let seen = Dictionary(files.map { ($0.relativePath, $0) }, uniquingKeysWith: { first, _ in first })
+            if seen != lastSeen {
+                lastSeen = seen
+                lastChange = .now
+            }
+            for file in files where sent[file.relativePath] != file {
+                if let entry = job.journal.finished(file), let result = Self.result(file, entry) {
+                    results[file.relativePath] = result
+                    sent[file.relativePath] = file
+                }
+            }
+            if !started {
+                started = true
+                job.emit(
+                    .started(
+                        CaptureTotals(
+                            files: files.count, bytes: files.reduce(0) { $0 + $1.size }, alreadyUploaded: results.count,
+                            skipped: skips.count)))
+                for result in results.values { job.emit(.fileCompleted(result)) }
+            }
+            let writers = OpenWriters.scan()
+            let now = Self.wallSeconds()
+            var waiting = false
+            var ready: [CaptureFile] = []
+            for file in files {
+                if sent[file.relativePath] == file { continue }
+                // A file that failed is tried again only once it changed.
+                if let earlier = failed[file.relativePath], earlier.file == file { continue }
+                // Without /proc no writer can be seen: then only the marker says the files are closed.
+                let open =
+                    writers.map { $0.contains(CaptureWalk.DirectoryIdentity(device: file.device, inode: file.inode)) }
+                    ?? !ending
+                let quiet = now - Double(file.modificationNanoseconds) / 1e9 >= (ending ? 0 : follow.quietSeconds)
+                if !open && quiet { ready.append(file) } else { waiting = true }
+            }
+            if !ready.isEmpty {
+                let tally = CaptureTally(files: files, done: files.compactMap { results[$0.relativePath] })
+                let round = try await upload(ready, job, tally: tally)
+                let byPath = Dictionary(ready.map { ($0.relativePath, $0) }, uniquingKeysWith: { first, _ in first })
+                for result in round.results {
+                    results[result.relativePath] = result
+                    sent[result.relativePath] = byPath[result.relativePath]
+                    failed[result.relativePath] = nil
+                }
+                for failure in round.failed {
+                    if let file = ready.first(where: { $0.name == failure.path }) {
+                        failed[file.relativePath] = (failure, file)
+                    }
+                }
+                lastChange = .now
+                continue
+            }
+            let idle = lastChange.duration(to: .now) >= .seconds(follow.idleSeconds)
+            if !waiting && (ending || idle) {
+                let present = Set(files.map(\.relativePath))
+                return try await finish(
+                    results: results.values.filter { present.contains($0.relativePath) },
+                    failed: failed.filter { present.contains($0.key) }.map(\.value.failure), skips: skips, job)
+            }
+            try await Task.sleep(for: .milliseconds(Int64(follow.pollInterval * 1000)))
+        }
+    }
+
+    static func wallSeconds() -> Double {
+        var now = timespec()
+        _ = unsafe clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
+
+/// The files some process holds open for writing, by device and inode: one pass over `/proc/PID/fd` (the same
+/// test `FollowedFile.writerHoldsFile` makes for one file). Nil when `/proc` cannot be read: then no file counts as
+/// closed, and only the marker ends a followed capture.
+enum OpenWriters {
+    static func scan() -> Set<CaptureWalk.DirectoryIdentity>? {
+        guard let pids = try? Syscall.directoryEntries(FilePath("/proc")) else { return nil }
+        var open: Set<CaptureWalk.DirectoryIdentity> = []
+        for pid in pids where pid.bytes.allSatisfy({ (0x30...0x39).contains($0) }) {
+            let base = FilePath("/proc").appending(pid)
+            guard let fds = try? Syscall.directoryEntries(base.appending("fd")) else { continue }
+            for fd in fds {
+                guard let status = try? Syscall.stat(base.appending("fd").appending(fd)), status.isRegularFile,
+                    FollowedFile.isOpenForWriting(base.appending("fdinfo").appending(fd))
+                else { continue }
+                open.insert(CaptureWalk.DirectoryIdentity(device: status.device, inode: status.inode))
+            }
+        }
+        return open
+    }
+}
