@@ -24,8 +24,15 @@ enum UploadCapture {
         directory: FilePath, destination: String, forced: TransportMode?, endpoint: String?, flavor: S3Flavor?,
         configuration: UploadConfiguration, arguments: Arguments
     ) async throws -> Int32 {
-        if arguments.flag("parity") {
-            throw Arguments.UsageError(description: "--parity takes a file, not a directory")
+        for name in ["parity"] where arguments.flag(name) {
+            throw Arguments.UsageError(description: "--\(name) takes a file, not a directory")
+        }
+        for name in ["trace"] where arguments.option(name) != nil {
+            throw Arguments.UsageError(description: "--\(name) takes a file, not a directory")
+        }
+        for name in ["include", "exclude", "first"] where arguments.option(name) != nil && list(arguments, name).isEmpty
+        {
+            throw Arguments.UsageError(description: "--\(name) takes one or more comma-separated patterns")
         }
         var follow: CaptureFollow?
         if arguments.flag("follow") {
@@ -73,6 +80,17 @@ enum UploadCapture {
                 StandardError.write("aether: capture \(job.key) \(hint)\n")
             }
             return UploadSetup.Exit.paused
+        } catch {
+            // The job as a whole failed (the destination, the state directory, another run holding it): `--json`
+            // readers get the `failed` line too; the line on standard error comes from the caller.
+            view.stop()
+            if view.mode == .json {
+                view.json(
+                    CaptureJSON(
+                        event: "failed", id: job.key, message: FailureAdvice.line(for: error),
+                        exit: UploadSetup.Exit.failed))
+            }
+            throw error
         }
     }
 
@@ -154,11 +172,14 @@ final class CaptureView: Sendable {
                     exit: outcome.complete ? UploadSetup.Exit.done : UploadSetup.Exit.failed))
         case .terminal, .lines:
             if outcome.complete {
+                let earlier = outcome.files.count - sent.count
                 StandardOutput.write(
                     "uploaded \(outcome.files.count) files (\(UploadProgressView.bytes(bytes))) to "
-                        + "\(TerminalText.safe(destination)): \(sent.count) sent, "
-                        + "\(outcome.files.count - sent.count) already there, each verified\n"
-                        + "root \(outcome.root?.hex ?? "-"); manifest at \(outcome.manifestLocation ?? "-")\n")
+                        + "\(TerminalText.safe(destination)): \(sent.count) sent now, each verified against the "
+                        + "destination's receipt"
+                        + (earlier > 0
+                            ? "; \(earlier) unchanged since an earlier run verified them (not asked again)" : "")
+                        + "\nroot \(outcome.root?.hex ?? "-"); manifest at \(outcome.manifestLocation ?? "-")\n")
             }
         case .quiet: break
         }

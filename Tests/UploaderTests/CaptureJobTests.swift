@@ -303,6 +303,78 @@ import Testing
         #expect(started.duration(to: .now) >= .seconds(1))
     }
 
+    /// Found by a hostile pass: a file rewritten with its modification time put back (`cp -p`, `touch -d`) kept
+    /// its journal entry and was never sent again; the status change time now tells.
+    @Test func aFileRewrittenWithItsOldModificationTimeIsSentAgain() async throws {
+        let folder = try Folder()
+        try folder.add("f.txt", Array("version one\n".utf8))
+        try folder.add("g.txt", Array("unchanged\n".utf8))
+        let (first, _) = try await Self.run(try folder.job())
+        #expect(first.complete)
+        let path = folder.root + "/f.txt"
+        let modified = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
+        try Task.checkCancellation()
+        try await Task.sleep(for: .milliseconds(20))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Data("VERSION TWO\n".utf8))
+        try handle.close()
+        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: path)
+        let (second, events) = try await Self.run(try folder.job())
+        #expect(second.complete)
+        #expect(Self.sentFiles(events).subtracting([CaptureManifest.name]) == ["f.txt"])
+        let changed = try #require(second.files.first { $0.path == "f.txt" })
+        #expect(try folder.fixture.object(at: changed.location) == Array("VERSION TWO\n".utf8))
+    }
+
+    /// Found by a hostile pass: a file swapped for a link (to a file outside the folder) after the walk was uploaded
+    /// through the link. The uploader now refuses a file whose device and inode are not the ones the walk saw.
+    @Test func aFileReplacedSinceTheWalkIsRefusedNotUploaded() async throws {
+        let folder = try Folder()
+        try folder.add("a.bin", UploadFixture.seeded(5000, seed: 1))
+        let outside = folder.fixture.upload.directory + "/outside.bin"
+        try AtomicFile.write(UploadFixture.seeded(5000, seed: 2), to: outside)
+        let status = try Syscall.lstat(FilePath(folder.root + "/a.bin"))
+        try FileManager.default.removeItem(atPath: folder.root + "/a.bin")
+        try FileManager.default.createSymbolicLink(atPath: folder.root + "/a.bin", withDestinationPath: outside)
+        var target = ChunkedUploader.Target(
+            file: FilePath(folder.root + "/a.bin"), destination: folder.fixture.destination, mode: .native)
+        target.expectedIdentity = (status.device, status.inode)
+        let uploader = ChunkedUploader(
+            target: target, backend: try await folder.fixture.backend(), snapshots: try folder.fixture.upload.store(),
+            snapshotKey: "swapped", configuration: UploadConfiguration(chunkSize: 16 << 10))
+        let error = await #expect(throws: UploaderError.self) { try await uploader.run { _ in } }
+        #expect(error?.code == .fileChanged)
+        #expect(error?.message.contains("was replaced") == true)
+        #expect(folder.fixture.wire.snapshot.chunks.isEmpty)
+    }
+
+    /// Found by a hostile pass: the folder given as its own state directory uploaded the vault's master key.
+    @Test func theStateDirectoryIsNeverTheFolderNorAboveIt() async throws {
+        let folder = try Folder()
+        try folder.add("a.bin", [1, 2, 3])
+        for state in [folder.root, folder.fixture.upload.directory] {
+            var options = folder.options()
+            options.upload.stateDirectory = FilePath(state)
+            _ = unsafe chmod(state, 0o700)
+            let error = await #expect(throws: UploaderError.self) { try await folder.job(options).run { _ in } }
+            #expect(error?.code == .invalidArgument, "\(state)")
+        }
+    }
+
+    /// Found by a hostile pass: `--max-rate` held per file, so 16 files at once went 13 times over it.
+    @Test func theRateCapHoldsForTheWholeCaptureNotEachFile() async throws {
+        let folder = try Folder()
+        for index in 0..<4 { try folder.add("f\(index).bin", UploadFixture.seeded(200_000, seed: UInt64(index))) }
+        var options = folder.options(parallelFiles: 4)
+        options.upload.configuration.maximumBytesPerSecond = 400_000
+        options.upload.configuration.flags.dedup = false
+        let started = ContinuousClock.now
+        let (outcome, _) = try await Self.run(try folder.job(options))
+        #expect(outcome.complete)
+        // 800,000 bytes at 400,000 a second: 2 s less the pacer's first burst; per file it took 0.5 s.
+        #expect(started.duration(to: .now) >= .seconds(1.5))
+    }
+
     @Test func s3DestinationsJoinThePrefixAndThePath() throws {
         let folder = try Folder()
         let cases = [

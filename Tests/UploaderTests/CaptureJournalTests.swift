@@ -7,10 +7,10 @@ import Testing
 
 /// The capture journal: durable lines, damaged ones skipped (the file goes again), never a wrong skip.
 @Suite struct CaptureJournalTests {
-    static func file(_ name: String, size: Int64 = 10, modified: Int64 = 1) -> CaptureFile {
+    static func file(_ name: String, size: Int64 = 10, modified: Int64 = 1, changed: Int64 = 1) -> CaptureFile {
         CaptureFile(
             relativePath: Array(name.utf8), path: FilePath("/x/" + name), size: size,
-            modificationNanoseconds: modified, inode: 7, device: 1)
+            modificationNanoseconds: modified, changeNanoseconds: changed, inode: 7, device: 1)
     }
 
     static func outcome(_ location: String) -> UploadOutcome {
@@ -37,6 +37,8 @@ import Testing
         // A changed file (size or time) is not taken for the recorded one.
         #expect(reopened.finished(Self.file("b", size: 11)) == nil)
         #expect(reopened.finished(Self.file("b", modified: 2)) == nil)
+        // Content rewritten with the modification time put back still changed the status change time.
+        #expect(reopened.finished(Self.file("b", changed: 2)) == nil)
         // The file's own bytes: nothing readable in the clear.
         let raw = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(!String(decoding: raw, as: UTF8.self).contains("loc-"))

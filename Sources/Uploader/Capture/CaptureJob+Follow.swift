@@ -50,17 +50,19 @@ extension CaptureJob {
         var lastChange = ContinuousClock.now
         var started = false
         var skips: [CaptureSkip] = []
+        var unreadable: [CaptureFailure] = []
         let marker = follow.marker.map { Array($0.utf8) }
         while true {
             try Task.checkCancellation()
             let walk = try CaptureWalk.walk(directory, rules: job.rules)
             var files: [CaptureFile]
-            (files, skips) = Self.split(walk)
+            (files, skips, unreadable) = Self.split(walk)
             let ending = marker.map { name in files.contains { $0.relativePath == name } } ?? false
             if let marker { files.removeAll { $0.relativePath == marker } }
             for skip in skips where reported.insert(skip.path).inserted {
                 job.emit(.skipped(path: skip.path, reason: skip.reason))
             }
+            for failure in unreadable where reported.insert(failure.path).inserted { job.emit(.fileFailed(failure)) }
             let seen = Dictionary(files.map { ($0.relativePath, $0) }, uniquingKeysWith: { first, _ in first })
             if seen != lastSeen {
                 lastSeen = seen
@@ -118,7 +120,8 @@ extension CaptureJob {
                 let present = Set(files.map(\.relativePath))
                 return try await finish(
                     results: results.values.filter { present.contains($0.relativePath) },
-                    failed: failed.filter { present.contains($0.key) }.map(\.value.failure), skips: skips, job)
+                    failed: unreadable + failed.filter { present.contains($0.key) }.map(\.value.failure), skips: skips,
+                    job)
             }
             try await Task.sleep(for: .milliseconds(Int64(follow.pollInterval * 1000)))
         }

@@ -94,7 +94,8 @@ extension CaptureJob {
             )
             let outcome = try await context.upload(
                 file: file.path, destination: fileDestination, key: key, backend: backend,
-                configuration: configuration, telemetry: nil, lock: lock
+                configuration: configuration, telemetry: nil, lock: lock,
+                expectedIdentity: (file.device, file.inode)
             ) { event in
                 emit(.file(path: path, event))
                 if case .progress(let progress) = event, tally.note(path, acknowledged: progress.acknowledgedBytes) {
@@ -111,7 +112,9 @@ extension CaptureJob {
             return .done(result)
         } catch {
             let failure = Self.cancelledOr(error)
-            if failure.code == .cancelled { throw failure }
+            // Cancelled, or the state directory failing (full, refused, a descriptor limit): every file after would
+            // fail the same way, each leaving work behind, so the job stops with the cause.
+            if failure.code == .cancelled || Self.stopsTheJob(failure) { throw failure }
             return failed(
                 path, Self.message(error), verification: failure.code == .verificationFailed, tally: tally, emit: emit)
         }
@@ -140,6 +143,13 @@ extension CaptureJob {
         return UploaderError(.transportFailed, message(error))
     }
 
+    /// Failures of this host's side that no other file would escape: the state directory (its snapshots, journal,
+    /// key or locks), a system call the job needs, no descriptors or no space left.
+    static func stopsTheJob(_ failure: UploaderError) -> Bool {
+        if let errno = failure.errno, [EMFILE, ENFILE, ENOSPC, EDQUOT].contains(errno) { return true }
+        return [.snapshotUnavailable, .systemCall, .stateDirectoryRefused, .masterKeyDamaged].contains(failure.code)
+    }
+
     /// What went wrong, for people.
     static func message(_ error: any Error) -> String {
         if let error = error as? UploaderError { return error.message }
@@ -157,7 +167,8 @@ extension CaptureJob {
         let status = try Syscall.stat(path)
         let file = CaptureFile(
             relativePath: Array(CaptureManifest.name.utf8), path: path, size: status.size,
-            modificationNanoseconds: status.modificationNanoseconds, inode: status.inode, device: status.device)
+            modificationNanoseconds: status.modificationNanoseconds, changeNanoseconds: status.changeNanoseconds,
+            inode: status.inode, device: status.device)
         if let entry = journal.finished(file) { return entry.location }
         let fileDestination = destination(of: CaptureManifest.name)
         let events: @Sendable (UploadEvent) -> Void = { emit(.file(path: CaptureManifest.name, $0)) }

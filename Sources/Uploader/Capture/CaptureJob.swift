@@ -84,6 +84,13 @@ public struct CaptureJob: Sendable {
         try options.follow?.validate()
         let context = try UploadContext(options: options.upload)
         defer { context.client.shutDown() }
+        let state = try UploadJob.canonical(context.state.path)
+        if state == canonical || canonical.bytes.starts(with: state.bytes + [UInt8(ascii: "/")]) {
+            throw UploaderError(
+                .invalidArgument,
+                "the state directory \(context.state.path) is the folder to upload or holds it: give a state directory "
+                    + "outside \(directory)")
+        }
         let lock = try UploadLock(directory: context.state, key: key)
         defer { withExtendedLifetime(lock) {} }
         let journal = try CaptureJournal(state: context.state, key: key)
@@ -110,8 +117,9 @@ public struct CaptureJob: Sendable {
     /// The folder as it is now: walked once, every file not in the journal uploaded, then the manifest.
     private func once(_ job: Run) async throws -> CaptureOutcome {
         let walk = try CaptureWalk.walk(directory, rules: job.rules)
-        let (files, skips) = Self.split(walk)
+        let (files, skips, unreadable) = Self.split(walk)
         for skip in skips { job.emit(.skipped(path: skip.path, reason: skip.reason)) }
+        for failure in unreadable { job.emit(.fileFailed(failure)) }
         var results: [CaptureFileResult] = []
         var pending: [CaptureFile] = []
         for file in files {
@@ -129,26 +137,31 @@ public struct CaptureJob: Sendable {
                     skipped: skips.count)))
         for result in results { job.emit(.fileCompleted(result)) }
         job.emit(.progress(tally.progress()))
-        var failed: [CaptureFailure] = []
+        var failed = unreadable
         if !pending.isEmpty {
             let sent = try await upload(pending, job, tally: tally)
             results += sent.results
-            failed = sent.failed
+            failed += sent.failed
         }
         return try await finish(results: results, failed: failed, skips: skips, job)
     }
 
     /// The walk's files and what it left out; a file named as the manifest at the top is left out too, since that
     /// name is the manifest's place at the destination.
-    static func split(_ walk: CaptureWalk) -> (files: [CaptureFile], skips: [CaptureSkip]) {
-        var skips = walk.skipped.map {
+    /// Entries that could not be read are failures, not skips: the capture is incomplete without them.
+    static func split(_ walk: CaptureWalk) -> (files: [CaptureFile], skips: [CaptureSkip], failed: [CaptureFailure]) {
+        var skips = walk.skipped.filter { !$0.failure }.map {
             CaptureSkip(path: String(decoding: $0.relativePath, as: UTF8.self), reason: $0.reason)
+        }
+        let failed = walk.skipped.filter(\.failure).map {
+            CaptureFailure(
+                path: String(decoding: $0.relativePath, as: UTF8.self), message: $0.reason, verificationFailed: false)
         }
         let manifestName = Array(CaptureManifest.name.utf8)
         if walk.files.contains(where: { $0.relativePath == manifestName }) {
             skips.append(CaptureSkip(path: CaptureManifest.name, reason: "the name of the capture's manifest"))
         }
-        return (walk.files.filter { $0.relativePath != manifestName }, skips)
+        return (walk.files.filter { $0.relativePath != manifestName }, skips, failed)
     }
 
     /// The outcome: with the manifest stored when no file failed.

@@ -12,7 +12,7 @@ import Synchronization
 /// key, the capture's key authenticated), then base64: the journal names files and where they went, as snapshots
 /// do, and is kept as private. A damaged line (a torn last write, a changed byte) is skipped: its file is uploaded
 /// again, never wrongly skipped. A rerun skips a file whose line has the same relative path, size, modification
-/// time, inode and device.
+/// time, status change time, inode and device.
 final class CaptureJournal: Sendable {
     /// One finished file.
     struct Entry: Codable, Sendable, Hashable {
@@ -20,6 +20,7 @@ final class CaptureJournal: Sendable {
         var path: String
         var size: Int64
         var modified: Int64
+        var changed: Int64
         var inode: UInt64
         var device: UInt64
         var sha256: String
@@ -30,6 +31,7 @@ final class CaptureJournal: Sendable {
             path = Data(file.relativePath).base64EncodedString()
             size = file.size
             modified = file.modificationNanoseconds
+            changed = file.changeNanoseconds
             inode = file.inode
             device = file.device
             sha256 = outcome.sha256.hex
@@ -39,7 +41,8 @@ final class CaptureJournal: Sendable {
 
         /// Whether `file` is the file this entry recorded (same name and fingerprint).
         func matches(_ file: CaptureFile) -> Bool {
-            size == file.size && modified == file.modificationNanoseconds && inode == file.inode
+            size == file.size && modified == file.modificationNanoseconds && changed == file.changeNanoseconds
+                && inode == file.inode
                 && device == file.device && Data(base64Encoded: path).map(Array.init) == file.relativePath
         }
     }
@@ -82,7 +85,14 @@ final class CaptureJournal: Sendable {
                 Syscall.close(fd)
                 throw UploaderError(.stateDirectoryRefused, "\(shown) is \(status.kindName), not a regular file")
             }
-            held = try Syscall.readAll(fd, limit: Self.maximumBytes, path: shown)
+            held = try Syscall.readAll(fd, limit: Self.maximumBytes + 1, path: shown)
+            guard held.count <= Self.maximumBytes else {
+                Syscall.close(fd)
+                throw UploaderError(
+                    .snapshotUnavailable,
+                    "the capture journal \(shown) holds more than \(Self.maximumBytes >> 20) MiB; remove it to start the "
+                        + "capture afresh (finished files are then checked by the destination's dedup)")
+            }
             // A torn last line gets its end, so the next line starts clean (the torn one is skipped).
             if let last = held.last, last != 0x0A { try Syscall.writeFully(fd, [0x0A], path: shown) }
         } catch let error as UploaderError {

@@ -10,6 +10,9 @@ public struct CaptureFile: Sendable, Hashable {
     /// The size, modification time, inode and device the walk saw (the journal's fingerprint).
     public let size: Int64
     public let modificationNanoseconds: Int64
+    /// The status change time: a file rewritten with its modification time put back (`cp -p`, `rsync -t`, `tar x`)
+    /// still changes it.
+    public let changeNanoseconds: Int64
     public let inode: UInt64
     public let device: UInt64
 
@@ -40,10 +43,12 @@ struct CaptureWalk {
         let inode: UInt64
     }
 
-    /// A file or directory left out, and why.
+    /// A file or directory left out, and why; `failure` when it was meant to be taken and could not be read (the
+    /// capture is then incomplete), not a deliberate skip (a FIFO, a link not followed).
     struct Skipped: Sendable {
         let relativePath: [UInt8]
         let reason: String
+        var failure = false
     }
 
     private(set) var files: [CaptureFile] = []
@@ -64,6 +69,7 @@ struct CaptureWalk {
         var walk = CaptureWalk(rules: rules)
         var onTheWay: Set<DirectoryIdentity> = [DirectoryIdentity(device: status.device, inode: status.inode)]
         walk.enter(root, relative: [], onTheWay: &onTheWay)
+        if Task.isCancelled { throw UploaderError(.cancelled, "the walk of \(root) was cancelled") }
         walk.files.sort { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
         return walk
     }
@@ -71,11 +77,16 @@ struct CaptureWalk {
     private init(rules: Rules) { self.rules = rules }
 
     private mutating func enter(_ directory: FilePath, relative: [UInt8], onTheWay: inout Set<DirectoryIdentity>) {
+        // A cancelled task (Ctrl-C) stops the walk at the next directory; the caller sees the cancellation.
+        guard !Task.isCancelled else { return }
         let names: [FilePath]
         do {
             names = try Syscall.directoryEntries(directory)
         } catch {
-            skipped.append(Skipped(relativePath: relative, reason: "the directory cannot be read: \(error.message)"))
+            skipped.append(
+                Skipped(
+                    relativePath: relative.isEmpty ? [UInt8(ascii: ".")] : relative,
+                    reason: "the directory cannot be read: \(error.message)", failure: true))
             return
         }
         for name in names {
@@ -92,7 +103,7 @@ struct CaptureWalk {
                     status = try Syscall.stat(path)
                 }
             } catch {
-                skipped.append(Skipped(relativePath: child, reason: "cannot be read: \(error.message)"))
+                skipped.append(Skipped(relativePath: child, reason: "cannot be read: \(error.message)", failure: true))
                 continue
             }
             if status.isDirectory {
@@ -114,8 +125,9 @@ struct CaptureWalk {
             files.append(
                 CaptureFile(
                     relativePath: child, path: path, size: status.size,
-                    modificationNanoseconds: status.modificationNanoseconds, inode: status.inode,
-                    device: status.device))
+                    modificationNanoseconds: status.modificationNanoseconds,
+                    changeNanoseconds: status.changeNanoseconds,
+                    inode: status.inode, device: status.device))
         }
     }
 

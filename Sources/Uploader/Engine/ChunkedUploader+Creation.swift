@@ -61,7 +61,14 @@ extension ChunkedUploader {
             partSize: layout.partSize, partCount: layout.partCount, chainSessionID: sessionID,
             createdAt: clock.wallWholeSeconds())
         snapshot.acknowledged = [:]
-        try await resume.save(snapshot)
+        do {
+            try await resume.save(snapshot)
+        } catch {
+            // Without its snapshot the upload could never be resumed or cancelled from here (a full state disk):
+            // the destination is told to drop it rather than hold it open until it expires.
+            try? await creator.abort(remote)
+            throw error
+        }
         if let challenge = created.1, let digest, let native = creator.features.native,
             let outcome = try await deduplicated(
                 native, remote: remote, challenge: challenge, digest: digest, snapshot: snapshot, plan: plan,

@@ -35,6 +35,9 @@ public actor ChunkedUploader {
         public var mode: TransportMode
         /// The S3 endpoint recorded for `aether resume`, if any.
         public var endpoint: String?
+        /// The device and inode the file must have (a capture's walk saw them with `lstat`): a file replaced since,
+        /// by another file or by a link to one outside the folder, is refused rather than uploaded.
+        public var expectedIdentity: (device: UInt64, inode: UInt64)?
 
         /// Whether the server is on this host: the S3 endpoint's host when one is given (an `s3://` destination
         /// names a bucket, not a host), else the destination's. Before any measurement such an upload starts as
@@ -78,7 +81,8 @@ public actor ChunkedUploader {
         target: Target, backend: any UploadBackend, snapshots: any SnapshotStore, snapshotKey: String,
         configuration: UploadConfiguration = UploadConfiguration(), scheduler: FusionScheduler = FusionScheduler(),
         breaker: UploadCircuitBreaker = UploadCircuitBreaker(), clock: any AetherClock = SystemClock(),
-        telemetry: TelemetryRecorder? = nil, heldLock: UploadLock? = nil, resources: DeviceResourceMonitor? = nil
+        telemetry: TelemetryRecorder? = nil, heldLock: UploadLock? = nil, resources: DeviceResourceMonitor? = nil,
+        pacer: RatePacer? = nil
     ) {
         self.telemetry = telemetry
         self.heldLock = heldLock
@@ -89,7 +93,9 @@ public actor ChunkedUploader {
         self.configuration = configuration
         self.scheduler = scheduler
         self.retries = RetryPolicy(configuration: configuration, breaker: breaker)
-        self.pacer = configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
+        // A pacer given is shared (a capture's files together keep to one rate); else the configuration's, alone.
+        self.pacer =
+            pacer ?? configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0, clock: clock) }
         self.resources =
             resources
             ?? configuration.resourceRoot.map {
@@ -118,6 +124,13 @@ public actor ChunkedUploader {
             fingerprint = try FileFingerprint(path: target.file)
         } catch {
             throw Self.readError(error)
+        }
+        if let expected = target.expectedIdentity,
+            expected.device != fingerprint.device || expected.inode != fingerprint.inode
+        {
+            throw UploaderError(
+                .fileChanged,
+                "\(target.file) was replaced since it was found (another file, or a link to one): not uploaded")
         }
         var plan = await resume.plan(
             fingerprint: fingerprint, destination: target.destination, backend: backend,
@@ -269,6 +282,9 @@ public actor ChunkedUploader {
         }
         guard reader.identity.size == size else {
             throw UploaderError(.fileChanged, "\(target.file) changed size while the upload started")
+        }
+        guard reader.identity.device == fingerprint.device, reader.identity.inode == fingerprint.inode else {
+            throw UploaderError(.fileChanged, "\(target.file) was replaced by another file while the upload started")
         }
         var counters = Counters(total: size, reused: plan.snapshot == nil ? 0 : reused)
         if plan.level == .chain { counters.verified = counters.acknowledged }

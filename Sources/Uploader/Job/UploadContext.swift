@@ -13,6 +13,8 @@ struct UploadContext: Sendable {
     let scheduler = FusionScheduler()
     /// The device's degradation level, read for every upload of the job (at most once per decision interval).
     let resources: DeviceResourceMonitor?
+    /// The job's rate cap (`maximumBytesPerSecond`), shared by its uploads: a capture keeps to one rate in all.
+    let pacer: RatePacer?
 
     /// Resolves the state directory, opens its vault and the client; the caller shuts the client down.
     init(options: UploadJob.Options) throws {
@@ -20,6 +22,7 @@ struct UploadContext: Sendable {
         state = try UploadStateDirectory.resolve(override: options.stateDirectory)
         store = try VaultSnapshotStore(stateDirectory: state)
         client = try HTTPClient(configuration: options.client)
+        pacer = options.configuration.maximumBytesPerSecond.flatMap { try? RatePacer(bytesPerSecond: $0) }
         resources = options.configuration.resourceRoot.map {
             DeviceResourceMonitor(
                 reader: DeviceResourceReader(root: $0), configuration: options.configuration.resourceThresholds)
@@ -43,10 +46,12 @@ struct UploadContext: Sendable {
     func upload(
         file: FilePath, destination: String, key: String, backend: DetectedBackend,
         configuration: UploadConfiguration, follow: FollowOptions? = nil, telemetry: TelemetryRecorder?,
-        lock: UploadLock?, emit: @escaping @Sendable (UploadEvent) -> Void
+        lock: UploadLock?, expectedIdentity: (device: UInt64, inode: UInt64)? = nil,
+        emit: @escaping @Sendable (UploadEvent) -> Void
     ) async throws -> UploadOutcome {
-        let target = ChunkedUploader.Target(
+        var target = ChunkedUploader.Target(
             file: file, destination: destination, mode: backend.mode, endpoint: options.detection.s3Endpoint)
+        target.expectedIdentity = expectedIdentity
         if let follow {
             let follower = FollowedUploader(
                 target: target, backend: backend.backend, snapshots: store, snapshotKey: key,
@@ -56,7 +61,7 @@ struct UploadContext: Sendable {
         let uploader = ChunkedUploader(
             target: target, backend: backend.backend, snapshots: store, snapshotKey: key,
             configuration: configuration, scheduler: scheduler, telemetry: telemetry, heldLock: lock,
-            resources: resources)
+            resources: resources, pacer: pacer)
         return try await uploader.run(emit)
     }
 
