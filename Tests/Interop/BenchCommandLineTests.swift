@@ -6,7 +6,7 @@ import Testing
 @Suite struct BenchCommandLineTests {
     static let suites = [
         "io", "integrity", "coding", "raptorq", "predict", "schedule", "uploadsec", "session", "transport",
-        "receiver-engine", "receiver", "fleet", "vault", "e2e", "lab",
+        "receiver-engine", "receiver", "fleet", "captures", "vault", "e2e", "lab",
     ]
 
     /// `aether-bench ARGS` to completion (bounded); returns (status, stdout, stderr).
