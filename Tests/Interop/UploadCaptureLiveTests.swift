@@ -100,6 +100,39 @@ import Testing
         #expect(try Self.completed(third)["manifest"] as? String == manifestLocation)
     }
 
+    /// The receiver killed with -9 mid-capture and started again on the same port and store a second later: the
+    /// client waits it out, every file lands once and byte-identical, and the job ends complete.
+    @Test func theReceiverKilledWithMinusNineMidCaptureAndRestartedLosesNothing() throws {
+        let first = try ReceiverChild()
+        let (port, store) = (first.port, first.store)
+        let (root, state, files) = try Self.folder(small: 30, large: 2, seed: 41)
+        let child = try UploadChild([
+            "upload", root, first.url + "/uploads", "--state-dir", state, "--json", "--files", "2", "--max-rate", "2M",
+        ])
+        try SessionLive.wait("5 files to complete", timeout: 120) {
+            Self.fileEvents(child).count >= 5 || !child.process.isRunning
+        }
+        first.child.signal(SIGKILL)
+        _ = try first.child.wait()
+        Thread.sleep(forTimeInterval: 1)
+        #expect(child.process.isRunning, "the capture gave up while the receiver was down: \(child.stderr)")
+        let second = try ReceiverChild(port: port, store: store)
+        #expect(try child.wait(timeout: 180) == 0, "\(child.stderr)")
+        let done = try Self.completed(child)
+        #expect(done["files"] as? Int == files.count)
+        #expect(done["failed"] as? Int == 0)
+        var locations: Set<String> = []
+        for line in Self.fileEvents(child) {
+            let path = try #require(line["path"] as? String)
+            let location = try #require(line["location"] as? String)
+            locations.insert(location)
+            #expect(try second.object(location) == files[path], "\(path)")
+        }
+        #expect(locations.count == files.count)
+        let objects = try FileManager.default.contentsOfDirectory(atPath: store + "/objects")
+        #expect(objects.count == files.count + 1, "\(objects.count) objects for \(files.count) files and the manifest")
+    }
+
     @Test(arguments: S3Server.allCases)
     func aFolderToS3KeepsItsRelativePathsUnderThePrefix(server: S3Server) throws {
         let peer = try server.peer()
