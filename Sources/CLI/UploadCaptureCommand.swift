@@ -36,16 +36,14 @@ enum UploadCapture {
         }
         var follow: CaptureFollow?
         if arguments.flag("follow") {
-            follow = CaptureFollow(marker: arguments.option("marker"))
-            if let text = arguments.option("follow-idle") {
-                guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
-                    throw Arguments.UsageError(description: "--follow-idle must be a number of seconds from 0 to 86400")
-                }
-                follow?.idleSeconds = seconds
+            var options = CaptureFollow(marker: arguments.option("marker"))
+            if let seconds = try UploadRun.followIdle(arguments) { options.idleSeconds = seconds }
+            do {
+                try options.validate()
+            } catch {
+                throw Arguments.UsageError(description: "--marker or --follow-idle: \(error.message)")
             }
-            if let marker = follow?.marker, marker.isEmpty || marker.contains("/") || marker == "." || marker == ".." {
-                throw Arguments.UsageError(description: "--marker is a file name at the top of DIR, without /")
-            }
+            follow = options
         } else if arguments.option("follow-idle") != nil || arguments.option("marker") != nil {
             throw Arguments.UsageError(description: "--follow-idle and --marker go with --follow")
         }
@@ -120,7 +118,7 @@ final class CaptureView: Sendable {
                 json(
                     CaptureJSON(
                         event: "capture", id: id, files: totals.files, total: totals.bytes,
-                        alreadyUploaded: totals.alreadyUploaded, skipped: totals.skipped))
+                        alreadyUploadedFiles: totals.alreadyUploaded, skipped: totals.skipped))
             } else {
                 note(
                     "capture \(id): \(totals.files) files (\(UploadProgressView.bytes(totals.bytes)))"
@@ -167,7 +165,7 @@ final class CaptureView: Sendable {
             json(
                 CaptureJSON(
                     event: "completed", id: id, files: outcome.files.count, total: bytes,
-                    alreadyUploaded: outcome.files.count - sent.count, failed: outcome.failed.count,
+                    alreadyUploadedFiles: outcome.files.count - sent.count, failed: outcome.failed.count,
                     root: outcome.root?.hex, manifest: outcome.manifestLocation,
                     exit: outcome.complete ? UploadSetup.Exit.done : UploadSetup.Exit.failed))
         case .terminal, .lines:
@@ -249,12 +247,7 @@ final class CaptureView: Sendable {
             + (progress.failedFiles > 0 ? " failed \(progress.failedFiles)" : "")
     }
 
-    func json(_ event: CaptureJSON) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(event) else { return }
-        StandardOutput.write(bytes: Array(data) + [0x0A])
-    }
+    func json(_ event: CaptureJSON) { UploadProgressView.writeJSON(event) }
 }
 
 /// One `--json` line of a capture.
@@ -266,6 +259,9 @@ struct CaptureJSON: Encodable {
     var message: String? = nil
     var files: Int? = nil
     var total: Int64? = nil
+    /// Of `files`, those an earlier run uploaded (the `capture` and `completed` lines).
+    var alreadyUploadedFiles: Int? = nil
+    var skipped: Int? = nil
     var completed: Int? = nil
     var failed: Int? = nil
     var acknowledged: Int64? = nil
@@ -273,58 +269,16 @@ struct CaptureJSON: Encodable {
     var size: Int64? = nil
     var sha256: String? = nil
     var location: String? = nil
+    /// Whether this file was uploaded by an earlier run (the `file` lines).
     var alreadyUploaded: Bool? = nil
     var root: String? = nil
     var manifest: String? = nil
     var exit: Int32? = nil
-    var skipped: Int? = nil
-
-    init(
-        event: String, id: String, path: String? = nil, reason: String? = nil, message: String? = nil,
-        files: Int? = nil, total: Int64? = nil, completed: Int? = nil, failed: Int? = nil,
-        acknowledged: Int64? = nil, rate: Double? = nil, size: Int64? = nil, sha256: String? = nil,
-        location: String? = nil, alreadyUploaded: Bool? = nil, root: String? = nil, manifest: String? = nil,
-        exit: Int32? = nil, skipped: Int? = nil
-    ) {
-        self.event = event
-        self.id = id
-        self.path = path
-        self.reason = reason
-        self.message = message
-        self.files = files
-        self.total = total
-        self.completed = completed
-        self.failed = failed
-        self.acknowledged = acknowledged
-        self.rate = rate
-        self.size = size
-        self.sha256 = sha256
-        self.location = location
-        self.alreadyUploaded = alreadyUploaded
-        self.root = root
-        self.manifest = manifest
-        self.exit = exit
-        self.skipped = skipped
-    }
-
-    /// `already_uploaded` in JSON; the count in the `capture` and `completed` lines.
-    init(
-        event: String, id: String, files: Int, total: Int64, alreadyUploaded count: Int, skipped: Int? = nil,
-        failed: Int? = nil, root: String? = nil, manifest: String? = nil, exit: Int32? = nil
-    ) {
-        self.init(
-            event: event, id: id, files: files, total: total, failed: failed, root: root, manifest: manifest,
-            exit: exit,
-            skipped: skipped)
-        alreadyUploadedCount = count
-    }
-
-    var alreadyUploadedCount: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case event, id, path, reason, message, files, total, completed, failed, acknowledged, rate, size, sha256
         case location, root, manifest, exit, skipped
         case alreadyUploaded = "already_uploaded"
-        case alreadyUploadedCount = "already_uploaded_files"
+        case alreadyUploadedFiles = "already_uploaded_files"
     }
 }

@@ -21,12 +21,16 @@ extension UploadRun {
         configuration.flags.parity = false
         configuration.flags.dedup = false
         var options = FollowOptions()
-        if let text = parsed.option("follow-idle") {
-            guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
-                throw Arguments.UsageError(description: "--follow-idle must be a number of seconds from 0 to 86400")
-            }
-            options.idleSeconds = seconds
-        }
+        if let seconds = try followIdle(parsed) { options.idleSeconds = seconds }
         return options
+    }
+
+    /// `--follow-idle SECONDS` (0...86400), nil when not given.
+    static func followIdle(_ parsed: Arguments) throws -> Double? {
+        guard let text = parsed.option("follow-idle") else { return nil }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
+            throw Arguments.UsageError(description: "--follow-idle must be a number of seconds from 0 to 86400")
+        }
+        return seconds
     }
 }

@@ -264,10 +264,13 @@ final class UploadProgressView: Sendable {
         StandardOutput.write(text + "\n")
     }
 
-    func json(_ event: EventJSON) {
+    func json(_ event: EventJSON) { Self.writeJSON(event) }
+
+    /// One `--json` line on standard output: keys sorted, slashes unescaped.
+    static func writeJSON(_ value: some Encodable) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(event) else { return }
+        guard let data = try? encoder.encode(value) else { return }
         StandardOutput.write(bytes: Array(data) + [0x0A])
     }
 }

@@ -21,7 +21,8 @@ public struct CaptureFollow: Sendable, Hashable {
         self.pollInterval = pollInterval
     }
 
-    func validate() throws(UploaderError) {
+    /// Refuses seconds outside 0...86400, a poll interval outside (0, 60] and a marker that is not a plain name.
+    public func validate() throws(UploaderError) {
         for value in [idleSeconds, quietSeconds] where !(value.isFinite && value >= 0 && value <= 86_400) {
             throw UploaderError(.invalidArgument, "the follow's seconds must be 0...86400")
         }
@@ -83,17 +84,19 @@ extension CaptureJob {
                             skipped: skips.count)))
                 for result in results.values { job.emit(.fileCompleted(result)) }
             }
-            let writers = OpenWriters.scan()
+            // Files not at the destination in this version; a file that failed is tried again only once it changed.
+            let candidates = files.filter { file in
+                sent[file.relativePath] != file && failed[file.relativePath]?.file != file
+            }
+            // /proc is read only when some file waits to go (a look at every descriptor of every process).
+            let writers = candidates.isEmpty ? [] : OpenWriters.scan()
             let now = Self.wallSeconds()
             var waiting = false
             var ready: [CaptureFile] = []
-            for file in files {
-                if sent[file.relativePath] == file { continue }
-                // A file that failed is tried again only once it changed.
-                if let earlier = failed[file.relativePath], earlier.file == file { continue }
+            for file in candidates {
                 // Without /proc no writer can be seen: then only the marker says the files are closed.
                 let open =
-                    writers.map { $0.contains(CaptureWalk.DirectoryIdentity(device: file.device, inode: file.inode)) }
+                    writers.map { $0.contains(OpenWriters.Identity(device: file.device, inode: file.inode)) }
                     ?? !ending
                 let quiet = now - Double(file.modificationNanoseconds) / 1e9 >= (ending ? 0 : follow.quietSeconds)
                 if !open && quiet { ready.append(file) } else { waiting = true }
@@ -131,26 +134,5 @@ extension CaptureJob {
         var now = timespec()
         _ = unsafe clock_gettime(CLOCK_REALTIME, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-}
-
-/// The files some process holds open for writing, by device and inode: one pass over `/proc/PID/fd` (the same
-/// test `FollowedFile.writerHoldsFile` makes for one file). Nil when `/proc` cannot be read: then no file counts as
-/// closed, and only the marker ends a followed capture.
-enum OpenWriters {
-    static func scan() -> Set<CaptureWalk.DirectoryIdentity>? {
-        guard let pids = try? Syscall.directoryEntries(FilePath("/proc")) else { return nil }
-        var open: Set<CaptureWalk.DirectoryIdentity> = []
-        for pid in pids where pid.bytes.allSatisfy({ (0x30...0x39).contains($0) }) {
-            let base = FilePath("/proc").appending(pid)
-            guard let fds = try? Syscall.directoryEntries(base.appending("fd")) else { continue }
-            for fd in fds {
-                guard let status = try? Syscall.stat(base.appending("fd").appending(fd)), status.isRegularFile,
-                    FollowedFile.isOpenForWriting(base.appending("fdinfo").appending(fd))
-                else { continue }
-                open.insert(CaptureWalk.DirectoryIdentity(device: status.device, inode: status.inode))
-            }
-        }
-        return open
     }
 }

@@ -60,12 +60,7 @@ public struct CaptureJob: Sendable {
         canonical = try UploadJob.canonical(directory)
         self.destination = destination
         self.options = options
-        var hash = SHA256()
-        hash.update(Array("aether-capture-v1\0".utf8))
-        hash.update(canonical.bytes)
-        hash.update([0])
-        hash.update(Array(destination.utf8))
-        key = "c" + String(hash.finalize().hex.prefix(31))
+        key = SnapshotKey.capture(canonicalPath: canonical, destination: destination)
     }
 
     /// Runs the capture in a task and returns its events; the stream ends after `.completed` or with the error.

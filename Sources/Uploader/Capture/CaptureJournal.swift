@@ -39,11 +39,10 @@ final class CaptureJournal: Sendable {
             location = outcome.receipt.location
         }
 
-        /// Whether `file` is the file this entry recorded (same name and fingerprint).
+        /// Whether `file` has the fingerprint this entry recorded (the journal finds the entry by the file's name).
         func matches(_ file: CaptureFile) -> Bool {
             size == file.size && modified == file.modificationNanoseconds && changed == file.changeNanoseconds
-                && inode == file.inode
-                && device == file.device && Data(base64Encoded: path).map(Array.init) == file.relativePath
+                && inode == file.inode && device == file.device
         }
     }
 

@@ -144,20 +144,8 @@ public final class FollowedFile {
     /// an `IN_CLOSE_WRITE` since the last growth (and "a writer" without inotify, so only the idle rule and the
     /// caller's end signal can end the follow).
     public func writerHoldsFile() -> Bool {
-        guard let pids = try? Syscall.directoryEntries(FilePath("/proc")) else {
-            return watch == nil ? true : !closedSinceGrowth
-        }
-        for pid in pids where pid.bytes.allSatisfy({ (0x30...0x39).contains($0) }) {
-            let base = FilePath("/proc").appending(pid)
-            guard let fds = try? Syscall.directoryEntries(base.appending("fd")) else { continue }
-            for fd in fds {
-                guard let status = try? Syscall.stat(base.appending("fd").appending(fd)),
-                    status.device == device, status.inode == inode
-                else { continue }
-                if Self.isOpenForWriting(base.appending("fdinfo").appending(fd)) { return true }
-            }
-        }
-        return false
+        guard let writers = OpenWriters.scan() else { return watch == nil ? true : !closedSinceGrowth }
+        return writers.contains(OpenWriters.Identity(device: device, inode: inode))
     }
 
     /// The `flags:` line of an fdinfo file (octal) has an access mode other than read-only.
