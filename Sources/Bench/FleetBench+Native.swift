@@ -216,6 +216,17 @@ extension FleetBench {
         }
         print(Measure.pad("fleet_cpu_s", 28) + cpuLine(fleet) + "  (CPU seconds during one upload, median)")
         print(Measure.pad("  embedded cpu_s", 28) + cpuLine(embedded))
+        // What RGW alone needs for the same bytes on this machine: the bound of the fleet's ratio.
+        let floor = try await Self.s3Floor(rgw: rgw, bucket: "aether-bench", size: size)
+        print(
+            Measure.pad("fleet_s3_floor_s", 28)
+                + Measure.pad("put=" + Measure.formatted(floor.put, decimals: 2), 18)
+                + Measure.pad("compose=" + Measure.formatted(floor.compose, decimals: 2), 16)
+                + "bound_ratio_vs_embedded="
+                + Measure.formatted(embeddedSeconds / (floor.put + floor.compose), decimals: 2)
+                + "  (RGW alone, no receiver: the bytes as 5 MiB PutObjects 8 at a time, then one object by "
+                + "UploadPartCopy 16 at a time; radosgw+ceph-osd CPU \(Measure.formatted(floor.storeCPU, decimals: 1)) s)"
+        )
         // Where the time goes, per acknowledged chunk request.
         let fleetChunk = perChunk(fleet)
         let embeddedChunk = perChunk(embedded)

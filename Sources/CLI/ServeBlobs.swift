@@ -6,7 +6,8 @@ import Foundation
 enum ServeBlobs {
     /// The store `--blobs` names, nil without it. Credentials and region come from the environment and profiles
     /// as the S3 backend reads them; a custom endpoint is addressed path-style, AWS virtual-host style.
-    static func store(_ parsed: Arguments) throws -> S3BlobStore? {
+    /// `minimumChunkSize` replaces the store's own chunk floor (`S3BlobStore.Options.minimumChunkSize`).
+    static func store(_ parsed: Arguments, minimumChunkSize: Int? = nil) throws -> S3BlobStore? {
         guard let url = parsed.option("blobs") else {
             if parsed.option("endpoint") != nil || parsed.option("region") != nil {
                 throw Arguments.UsageError(description: "--endpoint and --region go with --blobs")
@@ -43,7 +44,8 @@ enum ServeBlobs {
         }
         let client = try S3ObjectClient(
             bucket: bucket, endpoint: endpoint, credentials: chain.credentials(), client: HTTPClient.shared())
-        return S3BlobStore(client: client, prefix: prefix)
+        return S3BlobStore(
+            client: client, prefix: prefix, options: S3BlobStore.Options(minimumChunkSize: minimumChunkSize))
     }
 
     /// Runs `body` on a thread of its own and awaits it, so that blocking calls stay off the cooperative pool.

@@ -16,7 +16,7 @@ enum ServeCommand: CLICommand {
                             [--log-format text|json] [--max-object N] [--expire-after S] [--catalog URL]
                             [--blobs s3://BUCKET/PREFIX [--endpoint URL] [--region R]] [--header-timeout S]
                             [--idle-timeout S] [--max-connections N] [--max-connections-per-client N]
-                            [--dedup-across-clients] [--max-partials N]
+                            [--dedup-across-clients] [--max-partials N] [--min-chunk N]
 
           --dir D            store directory (created if missing): objects, chunks and catalog.sqlite3; not
                              needed with both --catalog and --blobs (fleet mode keeps nothing local)
@@ -54,6 +54,10 @@ enum ServeCommand: CLICommand {
           --max-partials N   received prefixes of cut native chunks kept in all, for continuations (default
                              4096, each a few hundred bytes of memory; 0 keeps none: a cut chunk is sent
                              again whole, and resume-chunk is not advertised)
+          --min-chunk N      smallest native chunk taken, in bytes (K, M suffixes; a multiple of 16 KiB;
+                             default 256K, with --blobs S3's 5 MiB part floor: a smaller chunk is a piece
+                             the completion reads back and sends again, where a larger one is copied
+                             server side)
 
         Prints `listening on URL` once ready. SIGTERM or SIGINT stops gracefully (requests under way finish)
         and exits 0.
@@ -65,7 +69,7 @@ enum ServeCommand: CLICommand {
             options: [
                 "dir", "port", "bind", "tls-cert", "tls-key", "tokens", "log-format", "max-object", "expire-after",
                 "catalog", "blobs", "endpoint", "region", "header-timeout", "idle-timeout", "max-connections",
-                "max-connections-per-client", "max-partials",
+                "max-connections-per-client", "max-partials", "min-chunk",
             ], flags: ["dedup-across-clients"])
         // Fleet mode keeps nothing local: with both the catalogue and the blobs elsewhere no --dir is needed.
         let directory = parsed.path("dir")
@@ -87,6 +91,17 @@ enum ServeCommand: CLICommand {
         limits.dedupAcrossClients = parsed.flag("dedup-across-clients")
         limits.maximumPartials = try parsed.integer(
             "max-partials", default: limits.maximumPartials, in: 0...(1 << 20))
+        let minimumChunk = try parsed.option("min-chunk").map { _ throws in
+            try parsed.integer(
+                "min-chunk", default: limits.minimumChunkSize,
+                in: ReceiverLimits.chunkGranularity...limits.maximumChunkSize)
+        }
+        if let minimumChunk {
+            guard minimumChunk % ReceiverLimits.chunkGranularity == 0 else {
+                throw Arguments.UsageError(description: "--min-chunk must be a multiple of 16 KiB (16K)")
+            }
+            limits.minimumChunkSize = minimumChunk
+        }
         var http = HTTPServerConfiguration(bindAddress: bind, port: UInt16(port))
         http.headerTimeoutSeconds = Double(
             try parsed.integer("header-timeout", default: Int(http.headerTimeoutSeconds), in: 1...3600))
@@ -112,7 +127,8 @@ enum ServeCommand: CLICommand {
         var options = ReceiverServer.Options(
             directory: directory, http: http, limits: limits, tokens: tokens, logFormat: format ?? .text)
         options.catalogURL = try catalogURL(parsed)
-        let s3 = try ServeBlobs.store(parsed)
+        // A --min-chunk given replaces the S3 store's own floor.
+        let s3 = try ServeBlobs.store(parsed, minimumChunkSize: minimumChunk.map { _ in 0 })
         options.blobs = s3
         // Opening recovers the store; over S3 that blocks on the network, so it runs on a thread of its own.
         let opening = options

@@ -58,7 +58,8 @@ import Testing
             var environment = FleetMoto.credentials
             if let rgw { environment = rgw.server.credentialsEnvironment }
             for index in 0..<2 {
-                var arguments = ["serve", "--port", "0"]
+                // Chunks of 256 KiB (many chunks in a small file): under the S3 store's own 5 MiB floor.
+                var arguments = ["serve", "--port", "0", "--min-chunk", "256K"]
                 // Fleet mode keeps nothing local: no --dir with both the catalogue and the blobs elsewhere.
                 if catalogURL == nil || blobs == .local { arguments += ["--dir", directory + "/store\(index)"] }
                 if let catalogURL { arguments += ["--catalog", catalogURL] }

@@ -50,6 +50,10 @@ import Testing
         }
         let url = try #require(found, "aether serve did not start: \(child.stderr)")
         #expect(child.stdout.contains("blobs: s3://aether-fleet/\(prefix)"))
+        // The S3 store's floor: no chunk under S3's 5 MiB part (a smaller piece is read back at completion); the
+        // client's --chunk-size 1M below is raised to it.
+        let capabilities = try Self.capabilities(url)
+        #expect(capabilities.contains("min-chunk=5242880,"), "\(capabilities)")
         let (path, state, content) = try UploadCommandLiveTests.file(12 << 20 + 4321, seed: 91)
         let (status, run) = try UploadChild.run([
             "upload", path, url + "/uploads", "--state-dir", state, "--json", "--chunk-size", "1M", "--parallel", "2",
@@ -74,6 +78,44 @@ import Testing
             launcher: ["/bin/sh", "-c", "exec \"$0\" \"$@\" --blobs \"s3://bucket/$(printf 'a\\377')\""])
         #expect(try child.wait(timeout: 30) == 2)
         #expect(child.stderr.contains("must be UTF-8"), "\(child.stderr)")
+    }
+
+    /// `--min-chunk` replaces the store's floor (chunks of 256 KiB keep a cut chunk's loss small on a mobile link, at
+    /// the cost of reading each piece back at completion); a size that is not a multiple of 16 KiB is a usage error.
+    @Test func minChunkReplacesTheStoresFloor() throws {
+        let moto = try BlobPeer()
+        let s3 = try S3PeerProcess.get()
+        let store = try SessionLive.temporaryDirectory() + "/store"
+        let serve = ["serve", "--dir", store, "--port", "0", "--blobs", "s3://aether-fleet/floor", "--endpoint"]
+        let child = try UploadChild(serve + [moto.endpoint, "--min-chunk", "256K"], environment: Self.environment(s3))
+        var found: String?
+        try SessionLive.wait("aether serve to listen", timeout: 60) {
+            found = child.stdout.split(separator: "\n").first { $0.hasPrefix("listening on ") }
+                .map { String($0.dropFirst("listening on ".count)) }
+            return found != nil || !child.process.isRunning
+        }
+        let url = try #require(found, "aether serve did not start: \(child.stderr)")
+        let capabilities = try Self.capabilities(url)
+        #expect(capabilities.contains("min-chunk=262144,"), "\(capabilities)")
+        let (usage, refused) = try UploadChild.run(
+            serve + [moto.endpoint, "--min-chunk", "100000"], environment: Self.environment(s3))
+        #expect(usage == 2)
+        #expect(refused.stderr.contains("--min-chunk must be a multiple of 16 KiB"), "\(refused.stderr)")
+    }
+
+    /// The receiver's `Aether-Capabilities` line, from `curl -X OPTIONS`.
+    static func capabilities(_ url: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sS", "-X", "OPTIONS", "-D", "-", "-o", "/dev/null", url + "/uploads"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        return text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("aether-capabilities:") }
+            .map(String.init) ?? ""
     }
 
     @Test func aMissingBucketOrAWrongSecretIsNamedWithoutPrintingTheSecret() throws {

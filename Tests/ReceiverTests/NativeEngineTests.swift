@@ -2,9 +2,45 @@ import AetherCoding
 import AetherIO
 import AetherIntegrity
 import AetherReceiver
+import Dispatch
+import Synchronization
 import Testing
 
 @Suite struct NativeEngineTests {
+    /// The whole-object hash is fed after each commit, outside the upload's gate: chunks committed from eight
+    /// threads at once, in shuffled order, still complete with the file's SHA-256 (a chunk fed before it was stored,
+    /// fed twice or skipped would fail the completion's comparison with `digestMismatch`).
+    @Test(arguments: [UInt64(1), 2, 3]) func chunksCommittedFromManyThreadsFeedTheWholeHashOnceEach(_ seed: UInt64)
+        throws
+    {
+        let fixture = try EngineFixture()
+        let content = fixture.native(160 * EngineFixture.chunkSize + 777, seed: seed)
+        let record = try fixture.engine.create(content.newUpload, owner: fixture.alice)
+        var generator = SplitMix(state: seed)
+        let order = Array(0..<content.chunks.count).shuffled(using: &generator)
+        let failures = Mutex<[String]>([])
+        let engine = fixture.engine
+        let owner = fixture.alice
+        let chunks = content.chunks
+        let descriptors = chunks.indices.map { content.descriptor($0) }
+        DispatchQueue.concurrentPerform(iterations: 8) { lane in
+            for index in stride(from: lane, to: order.count, by: 8) {
+                do {
+                    let sink = try engine.openChunk(
+                        record.id, index: order[index], descriptor: descriptors[order[index]], owner: owner)
+                    try sink.write(chunks[order[index]])
+                    _ = try sink.finish()
+                } catch {
+                    failures.withLock { $0.append("chunk \(order[index]): \(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        let receipt = try fixture.engine.complete(record.id, owner: fixture.alice, claim: content.claim)
+        #expect(receipt.fileSHA256 == SHA256.hash(content.bytes))
+        #expect(try fixture.objectBytes(record.id) == content.bytes)
+    }
+
     @Test(arguments: CatalogueKind.allCases) func chunksArriveOutOfOrderAndCompleteWithTheReceiversOwnValues(
         _ catalogue: CatalogueKind
     ) throws {
@@ -314,5 +350,17 @@ import Testing
             receiverError {
                 _ = try fixture.engine.challenge(record.id, items: items, nonce: [1, 2], owner: fixture.alice)
             }?.code == .malformedRequest)
+    }
+}
+
+/// SplitMix64: a seeded generator, so that each case's shuffled order is the same on every run.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

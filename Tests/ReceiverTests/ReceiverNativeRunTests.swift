@@ -64,6 +64,9 @@ import Testing
             #expect(last.status == status)
         }
         #expect(try await Self.received(fixture, location) == Array(0..<6))
+        // Each run is one chunk request in the latency histogram (a fleet's bench divides its time by the count).
+        let metrics = String(decoding: try await fixture.send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.split(separator: "\n").contains("aether_chunk_seconds_count 3"), "\(metrics)")
         let complete = NativeCompleteRequest(
             chainHead: try #require(content.links.last), fileSHA256: SHA256.hash(content.bytes),
             merkleRoot: try MerkleProofBuilder(chunkHashes: content.hashes).root)

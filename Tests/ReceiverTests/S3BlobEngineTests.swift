@@ -37,7 +37,9 @@ import Testing
     @Test(arguments: [256 * 1024, 6 << 20]) func aNativeUploadCompletesIntoAnObjectInTheBucket(_ chunkSize: Int)
         async throws
     {
-        let fleet = try Fleet(store: try await MotoTestServer.shared.get().store())
+        // No floor of the store's own: pieces of 256 KiB are under S3's part floor (read back and sent again).
+        let fleet = try Fleet(
+            store: try await MotoTestServer.shared.get().store(options: S3BlobStore.Options(minimumChunkSize: 0)))
         let content = EngineFixture.NativeContent(
             bytes: EngineFixture.bytes(13 << 20, seed: 11), chunkSize: chunkSize, session: "s3-session")
         let id = try await MotoTestServer.onThread { () throws -> UploadID in
@@ -63,6 +65,40 @@ import Testing
         #expect(object.sha256 == SHA256.hash(content.bytes).hex)
         // The pieces are gone once the completion is recorded.
         #expect(try await MotoTestServer.onThread { try fleet.store.size(of: .stream(id)) } == nil)
+    }
+
+    /// By default the store takes no chunk under S3's part floor, so that every piece but the last is copied server
+    /// side at completion; the engine advertises and enforces the floor over its own smaller limit.
+    @Test func theStoreRaisesTheSmallestChunkToTheS3PartFloor() async throws {
+        let fleet = try Fleet(store: try await MotoTestServer.shared.get().store())
+        #expect(fleet.store.minimumChunkSize == 5 << 20)
+        #expect(fleet.engine.minimumChunkSize == 5 << 20)
+        let small = EngineFixture.NativeContent(
+            bytes: EngineFixture.bytes(3 << 20, seed: 15), chunkSize: 1 << 20, session: "s3-floor")
+        let large = EngineFixture.NativeContent(
+            bytes: EngineFixture.bytes(11 << 20, seed: 16), chunkSize: 5 << 20, session: "s3-floor")
+        try await MotoTestServer.onThread {
+            do {
+                _ = try fleet.engine.create(small.newUpload, owner: Self.alice)
+                Issue.record("a 1 MiB chunk was taken under a 5 MiB floor")
+            } catch let error as ReceiverError {
+                #expect(error.code == .malformedRequest)
+                #expect(error.message.contains("from 5242880 to"))
+            }
+            let record = try fleet.engine.create(large.newUpload, owner: Self.alice)
+            for index in large.chunks.indices {
+                let sink = try fleet.engine.openChunk(
+                    record.id, index: index, descriptor: large.descriptor(index), owner: Self.alice)
+                try sink.write(large.chunks[index])
+                #expect(try sink.finish() == .stored)
+            }
+            let receipt = try fleet.engine.complete(record.id, owner: Self.alice, claim: large.claim)
+            #expect(receipt.fileSHA256 == SHA256.hash(large.bytes))
+        }
+        // A floor of 0 leaves the engine's own limit.
+        let open = try Fleet(
+            store: try await MotoTestServer.shared.get().store(options: S3BlobStore.Options(minimumChunkSize: 0)))
+        #expect(open.engine.minimumChunkSize == 64 * 1024)
     }
 
     @Test(arguments: [UploadProtocol.ietf, .tus]) func aByteStreamUploadCompletesIntoAnObjectInTheBucket(

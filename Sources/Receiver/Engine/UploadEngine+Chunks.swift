@@ -171,7 +171,8 @@ extension UploadEngine {
     {
         var receipt = receipt
         receipt.index = index
-        return try withGate(id) { () throws(ReceiverError) -> ChunkOutcome in
+        var committed: UploadRecord?
+        let outcome = try withGate(id) { () throws(ReceiverError) -> ChunkOutcome in
             guard var record = try catalog.record(id), record.state == .open else {
                 writer.discard()
                 let current = try catalog.record(id)
@@ -201,16 +202,21 @@ extension UploadEngine {
                 throw ReceiverError(.chainBroken, "the commitment link of chunk \(broken) differs", chunk: broken)
             }
             try rebuildFromParity(&record, groups: record.parity.map { [index / $0.data] } ?? [])
-            advanceWholeHash(record)
+            committed = record
             return .stored
         }
+        // Outside the gate: reading the prefix back (GETs on a fleet's S3 store) must not hold up the commits of the
+        // upload's other chunks.
+        if let committed { advanceWholeHash(committed) }
+        return outcome
     }
 
     /// Commits a verified, durable parity shard, then rebuilds the group's missing chunks when it can.
     func commitParity(_ id: UploadID, group: Int, shard: Int, receipt: ChunkReceipt, writer: any BlobWriter)
         throws(ReceiverError) -> ChunkOutcome
     {
-        try withGate(id) { () throws(ReceiverError) -> ChunkOutcome in
+        var committed: UploadRecord?
+        let outcome = try withGate(id) { () throws(ReceiverError) -> ChunkOutcome in
             guard var record = try catalog.record(id), record.state == .open, let parity = record.parity else {
                 writer.discard()
                 throw ReceiverError(.expired, "the upload is no longer open")
@@ -238,9 +244,11 @@ extension UploadEngine {
                 throw error
             }
             try rebuildFromParity(&record, groups: [group])
-            advanceWholeHash(record)
+            committed = record
             return .stored
         }
+        if let committed { advanceWholeHash(committed) }
+        return outcome
     }
 
     /// Checks commitment links as the stored prefix grows (gate held): from the last checked link, each next

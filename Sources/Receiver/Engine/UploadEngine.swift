@@ -107,17 +107,25 @@ public final class UploadEngine: Sendable {
         }
     }
 
+    /// The smallest native chunk taken (the `min-chunk` advertised): the limit, raised to the blob store's own floor
+    /// (`BlobStore.minimumChunkSize`, a fleet's S3 part floor), never above the largest chunk.
+    public var minimumChunkSize: Int {
+        let granule = ReceiverLimits.chunkGranularity
+        let floor = (blobs.minimumChunkSize + granule - 1) / granule * granule
+        return min(max(limits.minimumChunkSize, floor), limits.maximumChunkSize)
+    }
+
     /// The native creation's chunk size: given, a multiple of 16 KiB, within the limits.
     func checkedChunkSize(_ request: NewUpload) throws(ReceiverError) -> Int {
         guard let chunkSize = request.chunkSize else {
             throw ReceiverError(.malformedRequest, "a native upload needs size, chunkSize and chunks")
         }
-        guard chunkSize >= limits.minimumChunkSize, chunkSize <= limits.maximumChunkSize,
+        guard chunkSize >= minimumChunkSize, chunkSize <= limits.maximumChunkSize,
             chunkSize % ReceiverLimits.chunkGranularity == 0
         else {
             throw ReceiverError(
                 .malformedRequest,
-                "chunkSize must be a multiple of 16 KiB from \(limits.minimumChunkSize) to \(limits.maximumChunkSize)")
+                "chunkSize must be a multiple of 16 KiB from \(minimumChunkSize) to \(limits.maximumChunkSize)")
         }
         return chunkSize
     }
@@ -261,6 +269,8 @@ struct EngineState {
     var claimedRegions: [ChunkRegion: ClaimToken] = [:]
     /// Native uploads' whole-object hashes, fed as their stored prefix grows (`advanceWholeHash`).
     var wholeHashes: [UploadID: WholeHash] = [:]
+    /// Uploads whose whole-object hash a request is feeding now; true when another commit asked it to look again.
+    var wholeHashFeeders: [UploadID: Bool] = [:]
     /// Requests writing into each upload and when the last one ended (`UploadEngine+Activity.swift`).
     var activity: [UploadID: UploadActivity] = [:]
     /// Uploads being expired right now: no request may start writing into them.

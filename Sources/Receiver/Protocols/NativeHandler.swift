@@ -12,7 +12,7 @@ enum NativeHandler {
     static func capabilities(_ engine: UploadEngine) -> String {
         let limits = engine.limits
         return AetherCapabilities(
-            version: AetherWire.version, minimumChunkSize: Int64(limits.minimumChunkSize),
+            version: AetherWire.version, minimumChunkSize: Int64(engine.minimumChunkSize),
             maximumChunkSize: Int64(limits.maximumChunkSize), maximumObjectSize: limits.maximumObjectSize,
             maximumChunks: limits.maximumChunks, parallel: limits.maximumParallelChunks, parityCodes: ["rs8"],
             encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds,

@@ -44,6 +44,11 @@ public protocol BlobStore: Sendable {
     /// True when other receivers write this store at the same time (a fleet's bucket): start-up recovery then
     /// changes nothing in it, since another receiver's write may lie between its bytes and its catalogue commit.
     var sharedWithOtherReceivers: Bool { get }
+    /// The smallest native chunk this store keeps well, in bytes (0: no floor of its own). The S3 store of a fleet
+    /// writes each chunk as one piece object and composes the object from its pieces; a piece under S3's part floor
+    /// cannot be copied as a part and is read back and sent again, so that store asks for chunks of at least the
+    /// floor. The receiver advertises and enforces the larger of this and its `min-chunk` limit.
+    var minimumChunkSize: Int { get }
     /// Calls `body` with the whole blob `key`, in order, in pieces of at most `pieceSize` bytes (none for an empty
     /// blob). The default reads into a buffer; a store that can hand out its bytes without a copy does so.
     func forEachPiece(
@@ -80,6 +85,9 @@ extension BlobWriter {
 extension BlobStore {
     /// One receiver's own store, by default.
     public var sharedWithOtherReceivers: Bool { false }
+
+    /// No chunk size floor of the store's own, by default.
+    public var minimumChunkSize: Int { 0 }
 
     /// No cut prefix is kept, by default.
     public var keepsCutPrefixes: Bool { false }

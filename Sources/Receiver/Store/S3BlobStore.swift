@@ -38,10 +38,16 @@ public final class S3BlobStore: BlobStore {
         /// size of the parts buffered at completion.
         public var pieceSize: Int
 
-        /// Options; by default 5 MiB parts and 8 MiB pieces.
-        public init(minimumPartSize: Int = 5 << 20, pieceSize: Int = 8 << 20) {
+        /// The smallest native chunk the receiver takes on this store (`BlobStore.minimumChunkSize`); nil: the part
+        /// floor, so that every chunk but the last is a piece the completion copies server side. 0 takes any chunk
+        /// the receiver's limits take: pieces under the part floor are then read back and sent again at completion.
+        public var minimumChunkSize: Int?
+
+        /// Options; by default 5 MiB parts, 8 MiB pieces and chunks of at least a part.
+        public init(minimumPartSize: Int = 5 << 20, pieceSize: Int = 8 << 20, minimumChunkSize: Int? = nil) {
             self.minimumPartSize = max(minimumPartSize, 1)
             self.pieceSize = max(pieceSize, self.minimumPartSize)
+            self.minimumChunkSize = minimumChunkSize.map { max($0, 0) }
         }
     }
 
@@ -55,6 +61,8 @@ public final class S3BlobStore: BlobStore {
     private let seen = Mutex<[UploadID: [String: S3BlobPiece]]>([:])
     /// S3 requests of one read or one completion in flight at once.
     static let parallelRequests = 8
+    /// Server-side part copies of one completion in flight at once (they hold no bytes here).
+    static let parallelCopies = 16
 
     /// A store in `client`'s bucket under `prefix` (`a/b`, `a/b/` or empty).
     public init(client: S3ObjectClient, prefix: String, options: Options = Options()) {
@@ -396,6 +404,12 @@ public final class S3BlobStore: BlobStore {
     /// A bucket prefix is what several receivers of a fleet share.
     public var sharedWithOtherReceivers: Bool { true }
 
+    /// `options.minimumChunkSize`, by default S3's part floor (`options.minimumPartSize`): a chunk that size or
+    /// larger is one piece that the completion copies server side as a part (`UploadPartCopy`); smaller ones are
+    /// read back and sent again. Measured on Ceph RGW, 1 GiB through one receiver: 28.5 s in chunks of 1 MiB,
+    /// 18.0 s in chunks of 5 MiB. The engine rounds it up to a multiple of 16 KiB.
+    public var minimumChunkSize: Int { options.minimumChunkSize ?? options.minimumPartSize }
+
     // MARK: Completion
 
     /// `promote(.stream(id), to: .object(id))`: a multipart upload of the object key from the stream's pieces, in
@@ -536,7 +550,9 @@ public final class S3BlobStore: BlobStore {
                         }
                     }
                 }
-                while next < min(plan.count, max(1, parallelRequests / 2)) { start() }
+                let copiesOnly = plan.allSatisfy { if case .copy = $0 { true } else { false } }
+                let limit = copiesOnly ? parallelCopies : max(1, parallelRequests / 2)
+                while next < min(plan.count, limit) { start() }
                 while let (index, tag) = try await group.next() {
                     tags[index] = tag
                     if next < plan.count { start() }
