@@ -58,7 +58,7 @@ struct AetherCLI {
             StandardError.write("aether \(command.name): \(error.description)\n\n\(command.usage)\n")
             exit(ExitStatus.usage)
         } catch {
-            StandardError.write("aether \(command.name): \(FailureAdvice.line(for: error))\n")
+            StandardError.write("aether \(command.name): \(FailureAdvice.line(for: error, command: command.name))\n")
             exit(ExitStatus.failure)
         }
     }
@@ -108,13 +108,14 @@ enum HelpCommand: CLICommand {
 
 /// One line for a failure: the cause (the error's own text, on one line) and the next step.
 enum FailureAdvice {
-    static func line(for error: any Error) -> String {
+    /// `command` names the usage the step points to (`aether help COMMAND`).
+    static func line(for error: any Error, command: String = "upload") -> String {
         let cause = "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
-        guard let step = nextStep(for: error) else { return cause }
+        guard let step = nextStep(for: error, command: command) else { return cause }
         return cause + "; " + step
     }
 
-    static func nextStep(for error: any Error) -> String? {
+    static func nextStep(for error: any Error, command: String = "upload") -> String? {
         if let error = error as? IOError {
             switch error.code {
             case .fileChanged: return "run again once nothing writes the file"
@@ -138,8 +139,12 @@ enum FailureAdvice {
             }
         }
         if let error = error as? ReceiverError { return receiverStep(error) }
-        if let error = error as? UploaderError { return uploadStep(error) }
-        if let error = error as? TransportError { return transportStep(error) }
+        if let error = error as? UploaderError { return uploadStep(error, command: command) }
+        if let error = error as? TransportError { return transportStep(error, command: command) }
+        if let error = error as? IntegrityError, error.message.contains("capture manifest") {
+            return "take the manifest again from the state directory (aether status lists it) or from the"
+                + " destination's .aether-capture.json"
+        }
         if let error = error as? IntegrityError, error.code == .malformedManifest {
             return "make the manifest again with aether digest FILE --manifest OUT.json"
         }
@@ -148,9 +153,10 @@ enum FailureAdvice {
 
     /// The next step when this process ran out of file descriptors.
     static let openFileLimitStep =
-        "raise the open-file limit (ulimit -n) or lower --parallel, then run the same command again"
+        "raise the open-file limit (ulimit -n) or lower --parallel (and --files for a folder), then run the same"
+        + " command again"
 
-    static func uploadStep(_ error: UploaderError) -> String? {
+    static func uploadStep(_ error: UploaderError, command: String = "upload") -> String? {
         if let code = error.errno, code == EMFILE || code == ENFILE { return openFileLimitStep }
         if let code = error.errno, code == ENOSPC || code == EDQUOT {
             return "free some space where it says (the state directory, --state-dir, keeps a few KiB for each upload),"
@@ -165,7 +171,7 @@ enum FailureAdvice {
         case .readFailed: "check the file and its permissions"
         case .snapshotDamaged, .snapshotUnavailable: "check the state directory (--state-dir)"
         case .verificationFailed: "the stored object is not this file: remove it at the destination and upload again"
-        case .invalidArgument: "check the arguments (aether help upload)"
+        case .invalidArgument: "check the arguments (aether help \(command))"
         case .fileTruncated, .fileReplaced: "upload the file again once it is written (without --follow if it is done)"
         case .followUnsupported: "upload without --follow once the file is written, or choose native, IETF or S3"
         default: nil
@@ -186,12 +192,12 @@ enum FailureAdvice {
         }
     }
 
-    static func transportStep(_ error: TransportError) -> String? {
+    static func transportStep(_ error: TransportError, command: String = "upload") -> String? {
         if let code = error.errno, code == EMFILE || code == ENFILE { return openFileLimitStep }
         return switch error.code {
         case .accessDenied, .credentialsUnavailable: "check the token or credentials"
         case .protocolUnsupported: "choose another --protocol or destination"
-        case .invalidArgument: "check the destination and the arguments (aether help upload)"
+        case .invalidArgument: "check the destination and the arguments (aether help \(command))"
         case .connectionRefused, .hostNotFound, .timedOut: "check the destination is up and reachable"
         case .pinMismatch, .certificateRejected, .tlsHandshakeFailed: "check the server certificate and --pin"
         default: nil

@@ -15,8 +15,8 @@ enum UploadCapture {
         for name in directoryOptions where parsed.option(name) != nil {
             throw Arguments.UsageError(description: "--\(name) goes with a directory to upload, not a file")
         }
-        if parsed.flag("follow-symlinks") {
-            throw Arguments.UsageError(description: "--follow-symlinks goes with a directory to upload, not a file")
+        for name in ["follow-symlinks", "one-file-system"] where parsed.flag(name) {
+            throw Arguments.UsageError(description: "--\(name) goes with a directory to upload, not a file")
         }
     }
 
@@ -55,10 +55,11 @@ enum UploadCapture {
         upload.detection.s3Endpoint = endpoint
         upload.detection.s3Flavor = flavor
         if let token = try UploadSetup.token(arguments) { upload.bearerToken(token) }
-        let options = CaptureJob.Options(
+        var options = CaptureJob.Options(
             upload: upload, include: list(arguments, "include"), exclude: list(arguments, "exclude"),
             first: list(arguments, "first"), followSymbolicLinks: arguments.flag("follow-symlinks"),
             parallelFiles: try arguments.integer("files", default: 4, in: 1...64), follow: follow)
+        options.oneFileSystem = arguments.flag("one-file-system")
         let job = try CaptureJob(directory: directory, destination: destination, options: options)
         let view = CaptureView(id: job.key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let task = Task { try await job.run { view.handle($0) } }

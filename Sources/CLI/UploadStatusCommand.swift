@@ -9,10 +9,11 @@ enum UploadStatusCommand: CLICommand {
     static let usage = """
         usage: aether status [ID] [--state-dir D] [--json]
                aether status --summary ID [--state-dir D]
-          ID             one upload (as aether upload printed it); without it, every kept upload
+          ID             one upload or capture (as aether upload printed it); without it, every kept upload,
+                         then every capture (a folder: its files finished so far, folder and destination)
           --summary ID   print the upload's last exported summary: one JSON line with Laplace noise (epsilon 1.0)
           --state-dir D  where resume state lives (default $XDG_STATE_HOME/aether or ~/.local/state/aether)
-          --json         one JSON object per upload and line
+          --json         one JSON object per upload or capture and line
         exit status: 0 listed, 1 the state cannot be read or ID is unknown, 2 the command line was wrong
         """
 
@@ -27,11 +28,20 @@ enum UploadStatusCommand: CLICommand {
             return ExitStatus.success
         }
         let store = try UploadSetup.store(parsed)
-        let ids = try parsed.positionals.first.map { [$0.text] } ?? store.keys()
-        if let id = parsed.positionals.first?.text, try store.load(key: id) == nil {
-            throw UploaderError(.invalidArgument, "no kept upload has the id \(id); aether status lists them")
+        var captures = try CaptureJob.kept(
+            stateDirectory: UploadStateDirectory.resolve(override: parsed.path("state-dir")))
+        var ids = try parsed.positionals.first.map { [$0.text] } ?? store.keys()
+        if let id = parsed.positionals.first?.text {
+            captures = captures.filter { $0.key == id }
+            if try store.load(key: id) == nil {
+                guard !captures.isEmpty else {
+                    throw UploaderError(
+                        .invalidArgument, "no kept upload or capture has the id \(id); aether status lists them")
+                }
+                ids = []
+            }
         }
-        if ids.isEmpty, !parsed.flag("json") { StandardOutput.write("no uploads to resume\n") }
+        if ids.isEmpty, captures.isEmpty, !parsed.flag("json") { StandardOutput.write("no uploads to resume\n") }
         for id in ids {
             let view = UploadProgressView(id: id, json: parsed.flag("json"), quiet: false)
             do {
@@ -59,7 +69,27 @@ enum UploadStatusCommand: CLICommand {
                 }
             }
         }
+        for capture in captures { show(capture, json: parsed.flag("json")) }
         return ExitStatus.success
+    }
+
+    /// One capture's line: its files finished so far, its folder and destination.
+    static func show(_ capture: CaptureStatus, json: Bool) {
+        let folder = capture.directory?.description ?? "(folder not recorded)"
+        let destination = capture.destination ?? "(destination not recorded)"
+        if json {
+            UploadProgressView.writeJSON(
+                CaptureJSON(
+                    event: "capture", id: capture.key, message: "\(folder) -> \(destination)",
+                    files: capture.filesDone, acknowledged: capture.bytesDone,
+                    manifest: capture.manifest?.description))
+        } else {
+            let manifest = capture.manifest.map { "  manifest \($0)" } ?? "  no manifest yet"
+            StandardOutput.write(
+                "\(capture.key)  capture  \(capture.filesDone) files done  "
+                    + "\(UploadProgressView.bytes(capture.bytesDone))  "
+                    + TerminalText.safe("\(folder) -> \(destination)\(manifest)") + "\n")
+        }
     }
 }
 

@@ -50,6 +50,31 @@ public enum Syscall {
         return FileStatus(status)
     }
 
+    /// The file systems mounted in this process's view, by device number (`st_dev`): their type names as
+    /// `/proc/self/mountinfo` gives them (`proc`, `sysfs`, `ext4`, ...). Empty when it cannot be read.
+    public static func mountedFileSystemTypes() -> [UInt64: String] {
+        guard let fd = try? open("/proc/self/mountinfo", flags: O_RDONLY) else { return [:] }
+        defer { close(fd) }
+        guard let bytes = try? readAll(fd, limit: 16 << 20, path: "/proc/self/mountinfo") else { return [:] }
+        var types: [UInt64: String] = [:]
+        for line in bytes.split(separator: 0x0A) {
+            // ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER
+            let fields = line.split(separator: 0x20)
+            guard fields.count > 4, let separator = fields.firstIndex(where: { $0.elementsEqual([0x2D]) }),
+                separator + 1 < fields.endIndex
+            else { continue }
+            let numbers = fields[2].split(separator: 0x3A)
+            guard numbers.count == 2, let major = UInt64(String(decoding: numbers[0], as: UTF8.self)),
+                let minor = UInt64(String(decoding: numbers[1], as: UTF8.self))
+            else { continue }
+            // glibc's makedev.
+            let device =
+                ((major & 0xfff) << 8) | ((major & ~0xfff) << 32) | (minor & 0xff) | ((minor & ~0xff) << 12)
+            types[device] = String(decoding: fields[separator + 1], as: UTF8.self)
+        }
+        return types
+    }
+
     /// fstat(2).
     public static func fstat(_ descriptor: Int32, path: String) throws(IOError) -> FileStatus {
         var status = Glibc.stat()

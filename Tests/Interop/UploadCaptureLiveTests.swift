@@ -174,6 +174,63 @@ import Testing
         }
     }
 
+    /// Mounts inside the folder, in a mount namespace of the test's own (`unshare`, root): a proc mounted there is
+    /// never entered (its files describe the system, some never end); another file system is entered, unless
+    /// `--one-file-system`; both are named in the skipped lines.
+    @Test(arguments: [false, true]) func mountsInsideTheFolderAreNamedAndTheKernelsOwnLeftOut(oneFileSystem: Bool)
+        throws
+    {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return }
+        let receiver = try ReceiverChild()
+        let (root, state, files) = try Self.folder(small: 3, large: 0, seed: 21)
+        for name in ["p", "m"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
+        }
+        let script =
+            "mount -t proc proc \"$R/p\" && mount -t tmpfs other \"$R/m\" && echo other > \"$R/m/other.txt\" && exec \"$@\""
+        let child = try UploadChild(
+            ["upload", root, receiver.url + "/uploads", "--state-dir", state, "--json"]
+                + (oneFileSystem ? ["--one-file-system"] : []),
+            environment: ["R": root],
+            launcher: ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"])
+        #expect(try child.wait() == 0, "\(child.stderr)")
+        let uploaded = Set(Self.fileEvents(child).compactMap { $0["path"] as? String })
+        let skipped = Dictionary(
+            child.events.filter { $0["event"] as? String == "skipped" }.compactMap { event in
+                (event["path"] as? String).map { ($0, event["reason"] as? String ?? "") }
+            }, uniquingKeysWith: { first, _ in first })
+        #expect(skipped["p"] == "a proc file system (the kernel's own)", "\(child.stdout)")
+        if oneFileSystem {
+            #expect(skipped["m"] == "another file system (--one-file-system)", "\(child.stdout)")
+            #expect(uploaded == Set(files.keys))
+        } else {
+            #expect(skipped["m"] == nil)
+            #expect(uploaded == Set(files.keys).union(["m/other.txt"]))
+        }
+    }
+
+    /// `aether status` lists the capture with its manifest's copy in the state directory, and `aether verify DIR
+    /// MANIFEST` checks the folder against it: exit 0 intact, 1 naming a changed file.
+    @Test func statusListsTheCaptureAndVerifyChecksTheFolderAgainstItsManifest() throws {
+        let receiver = try ReceiverChild()
+        let (root, state, files) = try Self.folder(small: 5, large: 1, seed: 23)
+        let (status, _) = try UploadChild.run(["upload", root, receiver.url + "/uploads", "--state-dir", state])
+        #expect(status == 0)
+        let (listed, list) = try UploadChild.run(["status", "--state-dir", state, "--json"])
+        #expect(listed == 0)
+        let capture = try #require(list.events.first { $0["event"] as? String == "capture" }, "\(list.stdout)")
+        #expect(capture["files"] as? Int == files.count)
+        let manifest = try #require(capture["manifest"] as? String)
+        let (intact, good) = try UploadChild.run(["verify", root, manifest])
+        #expect(intact == 0, "\(good.stdout) \(good.stderr)")
+        #expect(good.stdout.contains("intact: \(files.count) files, root "))
+        let changed = try #require(files.keys.sorted().first)
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: root + "/" + changed))
+        let (bad, report) = try UploadChild.run(["verify", root, manifest])
+        #expect(bad == 1)
+        #expect(report.stdout.contains("size differs: \(changed): 3 bytes"), "\(report.stdout)")
+    }
+
     @Test func aFileTheDestinationRefusesFailsAloneAndTheExitSaysSo() throws {
         let receiver = try ReceiverChild(extra: ["--max-object", "100000"])
         let (root, state, files) = try Self.folder(small: 6, large: 1, seed: 11)

@@ -387,4 +387,122 @@ import Testing
             #expect(job.destination(of: "a/b.bin") == expected)
         }
     }
+
+    /// An S3 prefix with or without its trailing `/` names the same keys, so both are one capture (one journal, one
+    /// lock): a rerun typed without the slash resumes the capture typed with it. HTTP destinations stay as typed.
+    @Test func aTrailingSlashOnAnS3PrefixIsTheSameCapture() throws {
+        let folder = try Folder()
+        func key(_ destination: String) throws -> String {
+            try CaptureJob(directory: FilePath(folder.root), destination: destination).key
+        }
+        #expect(try key("s3://bucket/scans") == key("s3://bucket/scans/"))
+        #expect(try key("s3://bucket/scans//") == key("s3://bucket/scans/"))
+        #expect(try key("s3://bucket") == key("s3://bucket/"))
+        #expect(try key("s3://bucket/scans") != key("s3://bucket/scan"))
+        #expect(try key("http://127.0.0.1:9/uploads") != key("http://127.0.0.1:9/uploads/"))
+    }
+
+    /// The kernel's own file systems hold no data to upload, and some of their files never end: a folder on one is
+    /// refused; the mount table names /proc's device.
+    @Test func aFolderOnTheKernelsOwnFileSystemIsRefused() throws {
+        let proc = try Syscall.stat(FilePath("/proc"))
+        #expect(Syscall.mountedFileSystemTypes()[proc.device] == "proc")
+        for root in ["/proc", "/proc/self", "/sys"] {
+            do {
+                _ = try CaptureWalk.walk(FilePath(root), rules: CaptureWalk.Rules())
+                Issue.record("\(root) was walked")
+            } catch {
+                #expect(error.code == .invalidArgument)
+                #expect(error.message.contains("the kernel's own"), "\(error.message)")
+            }
+        }
+    }
+
+    /// `aether status` lists captures from their journals: the folder, the destination and the files finished so
+    /// far, read without the capture's lock.
+    @Test func keptCapturesNameTheirFolderDestinationAndFinishedFiles() async throws {
+        let folder = try Folder()
+        try folder.add("a.bin", UploadFixture.seeded(30_000, seed: 3))
+        try folder.add("b/c.bin", UploadFixture.seeded(50_000, seed: 4))
+        let job = try folder.job()
+        let (outcome, _) = try await Self.run(job)
+        #expect(outcome.complete)
+        let kept = try CaptureJob.kept(
+            stateDirectory: UploadStateDirectory.resolve(override: FilePath(folder.fixture.upload.stateDirectory)))
+        let found = try #require(kept.first { $0.key == job.key })
+        #expect(found.filesDone == 2)
+        #expect(found.bytesDone == 80_000)
+        #expect(found.destination == folder.fixture.destination)
+        #expect(found.directory == (try UploadJob.canonical(FilePath(folder.root))))
+        let manifest = try CaptureManifest.parse(
+            try GuardedFile(path: try #require(found.manifest)).readAll(maximumBytes: CaptureManifest.maximumBytes))
+        #expect(manifest.root == outcome.root)
+    }
+
+    /// `aether verify DIR MANIFEST`'s check: the stored manifest parses (its root recomputed), the folder as
+    /// captured is intact, and each change is named: a file gone, one grown, one with a byte changed, one added.
+    @Test func aFolderIsCheckedAgainstItsManifestAndEachDifferenceNamed() async throws {
+        let folder = try Folder()
+        try folder.add("a.bin", UploadFixture.seeded(30_000, seed: 5))
+        try folder.add("b/c.bin", UploadFixture.seeded(50_000, seed: 6))
+        try folder.add("b/d.bin", UploadFixture.seeded(20_000, seed: 7))
+        let (outcome, _) = try await Self.run(try folder.job())
+        #expect(outcome.complete)
+        let kept = try CaptureJob.kept(
+            stateDirectory: UploadStateDirectory.resolve(override: FilePath(folder.fixture.upload.stateDirectory)))
+        let bytes = try GuardedFile(path: try #require(kept.first?.manifest)).readAll(maximumBytes: 1 << 20)
+        let manifest = try CaptureManifest.parse(bytes)
+        #expect(manifest.files.map(\.path) == ["a.bin", "b/c.bin", "b/d.bin"])
+        let intact = try manifest.verify(directory: FilePath(folder.root))
+        #expect(intact.isIntact && intact.intact == 3 && intact.unlisted.isEmpty)
+
+        try FileManager.default.removeItem(atPath: folder.root + "/a.bin")
+        try folder.add("b/c.bin", UploadFixture.seeded(50_001, seed: 6))
+        var changed = UploadFixture.seeded(20_000, seed: 7)
+        changed[777] ^= 1
+        try folder.add("b/d.bin", changed)
+        try folder.add("new.bin", [1, 2, 3])
+        let result = try manifest.verify(directory: FilePath(folder.root))
+        #expect(!result.isIntact)
+        #expect(result.intact == 0)
+        #expect(result.problems.map(\.path) == ["a.bin", "b/c.bin", "b/d.bin"])
+        #expect(
+            result.problems.map(\.problem) == [
+                .missing, .sizeDiffers(expected: 50_000, actual: 50_001), .contentDiffers,
+            ])
+        #expect(result.unlisted == [Array("new.bin".utf8)])
+    }
+
+    /// The manifest's parse is strict: a changed size (the root no longer matches), a path that climbs out, an
+    /// unknown key, a Boolean for a size and paths out of order are each refused.
+    @Test func aDamagedCaptureManifestIsRefused() throws {
+        let files = [
+            CaptureFileResult(
+                relativePath: Array("a.bin".utf8), size: 3, sha256: SHA256.hash([1, 2, 3]),
+                merkleRoot: SHA256.hash([4]), location: "/uploads/a", alreadyUploaded: false),
+            CaptureFileResult(
+                relativePath: Array("b/c.bin".utf8), size: 1, sha256: SHA256.hash([5]),
+                merkleRoot: SHA256.hash([6]), location: "/uploads/c", alreadyUploaded: false),
+        ]
+        let good = String(decoding: try CaptureManifest(files).jsonBytes, as: UTF8.self)
+        #expect(try CaptureManifest.parse(Array(good.utf8)).files.count == 2)
+        let cases: [(String, IntegrityError.Code)] = [
+            (good.replacingOccurrences(of: "\"size\":3", with: "\"size\":4"), .digestMismatch),
+            (good.replacingOccurrences(of: "\"b/c.bin\"", with: "\"../c.bin\""), .malformedManifest),
+            (good.replacingOccurrences(of: "\"version\":1", with: "\"version\":1,\"x\":0"), .malformedManifest),
+            (good.replacingOccurrences(of: "\"size\":1", with: "\"size\":true"), .malformedManifest),
+            (good.replacingOccurrences(of: "\"b/c.bin\"", with: "\"0.bin\""), .malformedManifest),
+            (good.replacingOccurrences(of: "\"version\":1", with: "\"version\":2"), .unsupported),
+            ("[]", .malformedManifest),
+        ]
+        for (text, code) in cases {
+            #expect(text != good || code == .malformedManifest)
+            do {
+                _ = try CaptureManifest.parse(Array(text.utf8))
+                Issue.record("parsed: \(text)")
+            } catch {
+                #expect(error.code == code, "\(text): \(error)")
+            }
+        }
+    }
 }

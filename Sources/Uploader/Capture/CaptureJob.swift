@@ -25,6 +25,9 @@ public struct CaptureJob: Sendable {
         public var first: [String]
         /// Follow symbolic links (a link back to a directory above is a loop and skipped).
         public var followSymbolicLinks: Bool
+        /// Stay on the folder's file system: directories another file system is mounted on are skipped. The
+        /// kernel's own file systems (proc, sysfs, ...) are never entered either way.
+        public var oneFileSystem = false
         /// Files uploaded at once.
         public var parallelFiles: Int
         /// Follow a capture still being written (`CaptureFollow`); nil: the folder is uploaded as it is.
@@ -60,7 +63,22 @@ public struct CaptureJob: Sendable {
         canonical = try UploadJob.canonical(directory)
         self.destination = destination
         self.options = options
-        key = SnapshotKey.capture(canonicalPath: canonical, destination: destination)
+        key = SnapshotKey.capture(canonicalPath: canonical, destination: Self.keyedDestination(destination))
+    }
+
+    /// The captures whose journals `stateDirectory` keeps: folder, destination and the files finished so far (a
+    /// finished capture keeps its journal, so that running it again sends nothing).
+    public static func kept(stateDirectory: UploadStateDirectory) throws(UploaderError) -> [CaptureStatus] {
+        try CaptureJournal.kept(in: stateDirectory)
+    }
+
+    /// The destination as the capture's key sees it: an S3 prefix with or without its trailing `/` names the same
+    /// keys (`destination(of:)`), so both are the same capture (`s3://b/p` and `s3://b/p/` resume each other).
+    static func keyedDestination(_ destination: String) -> String {
+        guard destination.hasPrefix("s3://") else { return destination }
+        var trimmed = Substring(destination)
+        while trimmed.hasSuffix("/"), trimmed.count > "s3://".count { trimmed = trimmed.dropLast() }
+        return trimmed + "/"
     }
 
     /// Runs the capture in a task and returns its events; the stream ends after `.completed` or with the error.
@@ -89,6 +107,7 @@ public struct CaptureJob: Sendable {
         let lock = try UploadLock(directory: context.state, key: key)
         defer { withExtendedLifetime(lock) {} }
         let journal = try CaptureJournal(state: context.state, key: key)
+        try journal.describe(capture: canonical, destination: destination)
         let job = Run(context: context, journal: journal, lock: lock, rules: try rules(context.state), emit: emit)
         let outcome: CaptureOutcome
         if let follow = options.follow {
@@ -178,7 +197,8 @@ public struct CaptureJob: Sendable {
     /// The walk's rules; the state directory is never walked into.
     private func rules(_ state: UploadStateDirectory) throws -> CaptureWalk.Rules {
         var rules = CaptureWalk.Rules(
-            include: options.include, exclude: options.exclude, followSymbolicLinks: options.followSymbolicLinks)
+            include: options.include, exclude: options.exclude, followSymbolicLinks: options.followSymbolicLinks,
+            oneFileSystem: options.oneFileSystem)
         if let status = try? Syscall.stat(state.path) {
             rules.avoid.insert(CaptureWalk.DirectoryIdentity(device: status.device, inode: status.inode))
         }
@@ -208,4 +228,21 @@ public struct CaptureJob: Sendable {
         let name = file.path.lastComponent.bytes
         return options.first.contains { CaptureWalk.matches($0, file.relativePath, name: name) } ? .high : .normal
     }
+}
+
+/// A capture whose journal the state directory keeps (`CaptureJob.kept(stateDirectory:)`).
+public struct CaptureStatus: Sendable, Hashable {
+    /// The capture's id (its journal's name).
+    public let key: String
+    /// Once the manifest is stored at the destination (every file was there): its copy in the state directory, for
+    /// `aether verify DIR MANIFEST`.
+    public let manifest: FilePath?
+    /// The folder, nil for a journal written before journals named it.
+    public let directory: FilePath?
+    /// The destination, nil likewise.
+    public let destination: String?
+    /// Files uploaded and verified so far.
+    public let filesDone: Int
+    /// Their bytes.
+    public let bytesDone: Int64
 }

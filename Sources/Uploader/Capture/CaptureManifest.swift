@@ -46,6 +46,99 @@ public struct CaptureManifest: Sendable, Hashable {
         root = tree.root
     }
 
+    private init(files: [Entry], root: Digest32) {
+        self.files = files
+        self.root = root
+    }
+
+    /// The most a manifest document may hold (about 250 bytes a file: a million files).
+    public static let maximumBytes = 256 << 20
+
+    /// A manifest document parsed strictly (`jsonBytes`' shape): version 1, exactly the known keys, lowercase hex
+    /// digests, relative paths (no empty, `.` or `..` segment, no leading `/`, no NUL) in strictly increasing byte
+    /// order, sizes of 0 or more; then the root recomputed from the files must be the document's root
+    /// (`.digestMismatch` otherwise: a file's line was changed, added or removed).
+    public static func parse(_ bytes: [UInt8]) throws(IntegrityError) -> CaptureManifest {
+        guard bytes.count <= maximumBytes else {
+            throw IntegrityError(.malformedManifest, "the capture manifest is over \(maximumBytes >> 20) MiB")
+        }
+        // The keys, exactly: JSONDecoder alone would ignore unknown ones.
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw IntegrityError(.malformedManifest, "the capture manifest is not a JSON object")
+        }
+        guard Set(object.keys) == ["version", "root", "files"] else {
+            throw IntegrityError(
+                .malformedManifest, "the capture manifest's keys are \(object.keys.sorted()), not files, root, version")
+        }
+        let lines = (object["files"] as? [Any]) ?? []
+        for (index, line) in lines.enumerated() {
+            guard let fields = line as? [String: Any],
+                Set(fields.keys) == ["path", "size", "sha256", "merkle_root", "location"]
+            else {
+                throw IntegrityError(.malformedManifest, "file \(index) of the capture manifest has other keys")
+            }
+        }
+        struct Document: Decodable {
+            let version: Int
+            let root: String
+            let files: [Entry]
+        }
+        let document: Document
+        do {
+            document = try JSONDecoder().decode(Document.self, from: Data(bytes))
+        } catch {
+            throw IntegrityError(.malformedManifest, "the capture manifest has a value of the wrong type")
+        }
+        guard document.version == 1 else {
+            throw IntegrityError(.unsupported, "capture manifest version \(document.version) (1 is known)")
+        }
+        guard let root = lowercaseDigest(document.root) else {
+            throw IntegrityError(.malformedManifest, "the capture manifest's root is not 64 lowercase hex digits")
+        }
+        var tree = StreamingMerkleTree()
+        var previous: [UInt8]?
+        for (index, entry) in document.files.enumerated() {
+            guard entry.size >= 0, let sha256 = lowercaseDigest(entry.sha256),
+                let merkleRoot = lowercaseDigest(entry.merkleRoot)
+            else {
+                throw IntegrityError(
+                    .malformedManifest, "file \(index) of the capture manifest has a negative size or a bad digest")
+            }
+            let path = Array(entry.path.utf8)
+            guard isRelative(path) else {
+                throw IntegrityError(
+                    .malformedManifest, "file \(index) of the capture manifest has a path that is not relative")
+            }
+            if let previous, !previous.lexicographicallyPrecedes(path) {
+                throw IntegrityError(
+                    .malformedManifest, "the capture manifest's paths are not in order at file \(index)")
+            }
+            previous = path
+            try tree.append(leaf(path, size: entry.size, sha256: sha256, merkleRoot: merkleRoot))
+        }
+        let entries = document.files
+        guard tree.root == root else {
+            throw IntegrityError(.digestMismatch, "the capture manifest's root is not the root of its files")
+        }
+        return CaptureManifest(files: entries, root: root)
+    }
+
+    /// A digest written as 64 lowercase hex digits, nil otherwise.
+    private static func lowercaseDigest(_ text: String) -> Digest32? {
+        guard text.utf8.count == 64, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else { return nil }
+        return try? Digest32(hex: text)
+    }
+
+    /// Whether `path` is relative and stays below its folder.
+    private static func isRelative(_ path: [UInt8]) -> Bool {
+        guard !path.isEmpty, !path.contains(0), path.first != UInt8(ascii: "/") else { return false }
+        return path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { segment in
+            !segment.isEmpty && !segment.elementsEqual([UInt8(ascii: ".")])
+                && !segment.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+        }
+    }
+
     /// A file's leaf.
     public static func leaf(_ path: [UInt8], size: Int64, sha256: Digest32, merkleRoot: Digest32) -> Digest32 {
         var hash = SHA256()

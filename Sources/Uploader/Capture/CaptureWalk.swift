@@ -34,6 +34,8 @@ struct CaptureWalk {
         var include: [String] = []
         var exclude: [String] = []
         var followSymbolicLinks = false
+        /// Stay on the root's file system: a directory another file system is mounted on is skipped (as `find -xdev`).
+        var oneFileSystem = false
         /// Directories never entered (the state directory when it lies inside the capture), by (device, inode).
         var avoid: Set<DirectoryIdentity> = []
     }
@@ -67,8 +69,11 @@ struct CaptureWalk {
             throw UploaderError(.invalidArgument, "\(root) is \(status.kindName), not a directory")
         }
         var walk = CaptureWalk(rules: rules)
+        if let kind = walk.pseudoFileSystem(status.device) {
+            throw UploaderError(.invalidArgument, "\(root) is on \(kind), the kernel's own, with no files to upload")
+        }
         var onTheWay: Set<DirectoryIdentity> = [DirectoryIdentity(device: status.device, inode: status.inode)]
-        walk.enter(root, relative: [], onTheWay: &onTheWay)
+        walk.enter(root, relative: [], device: status.device, onTheWay: &onTheWay)
         if Task.isCancelled { throw UploaderError(.cancelled, "the walk of \(root) was cancelled") }
         walk.files.sort { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
         return walk
@@ -76,7 +81,25 @@ struct CaptureWalk {
 
     private init(rules: Rules) { self.rules = rules }
 
-    private mutating func enter(_ directory: FilePath, relative: [UInt8], onTheWay: inout Set<DirectoryIdentity>) {
+    /// The kernel's own file systems: their files describe the running system, are not data, and some never end
+    /// when read. A walk never enters one mounted inside the folder (`/proc`, `/sys` under `/`).
+    static let pseudoFileSystems: Set<String> = [
+        "proc", "sysfs", "devpts", "devtmpfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "bpf",
+        "pstore", "configfs", "fusectl", "mqueue", "efivarfs", "autofs", "hugetlbfs", "nsfs", "binfmt_misc",
+        "rpc_pipefs",
+    ]
+
+    /// The mounted file systems' types by device, read once per walk.
+    private lazy var mounted: [UInt64: String] = Syscall.mountedFileSystemTypes()
+
+    /// The name of the kernel file system on `device`, nil for any other (or when the mount table cannot be read).
+    private mutating func pseudoFileSystem(_ device: UInt64) -> String? {
+        mounted[device].flatMap { Self.pseudoFileSystems.contains($0) ? $0 : nil }
+    }
+
+    private mutating func enter(
+        _ directory: FilePath, relative: [UInt8], device: UInt64, onTheWay: inout Set<DirectoryIdentity>
+    ) {
         // A cancelled task (Ctrl-C) stops the walk at the next directory; the caller sees the cancellation.
         guard !Task.isCancelled else { return }
         let names: [FilePath]
@@ -109,11 +132,22 @@ struct CaptureWalk {
             if status.isDirectory {
                 let identity = DirectoryIdentity(device: status.device, inode: status.inode)
                 if rules.avoid.contains(identity) { continue }
+                if status.device != device {
+                    // A mount point: another file system starts here.
+                    if let kind = pseudoFileSystem(status.device) {
+                        skipped.append(Skipped(relativePath: child, reason: "a \(kind) file system (the kernel's own)"))
+                        continue
+                    }
+                    if rules.oneFileSystem {
+                        skipped.append(Skipped(relativePath: child, reason: "another file system (--one-file-system)"))
+                        continue
+                    }
+                }
                 guard onTheWay.insert(identity).inserted else {
                     skipped.append(Skipped(relativePath: child, reason: "a link back to a directory above it (a loop)"))
                     continue
                 }
-                enter(path, relative: child, onTheWay: &onTheWay)
+                enter(path, relative: child, device: status.device, onTheWay: &onTheWay)
                 onTheWay.remove(identity)
                 continue
             }
