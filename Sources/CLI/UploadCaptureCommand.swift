@@ -1,3 +1,4 @@
+import AetherCoding
 import AetherIO
 import AetherTransport
 import AetherUploader
@@ -8,7 +9,7 @@ import Synchronization
 /// `aether upload DIR DEST`: a capture (`CaptureJob`), with one live bar for the whole job.
 enum UploadCapture {
     /// The options that go with a directory only.
-    static let directoryOptions = ["include", "exclude", "first", "files", "marker"]
+    static let directoryOptions = ["include", "exclude", "first", "priority", "files", "marker"]
 
     /// Refuses the capture options when FILE is not a directory.
     static func checkFileOptions(_ parsed: Arguments) throws {
@@ -30,8 +31,8 @@ enum UploadCapture {
         for name in ["trace"] where arguments.option(name) != nil {
             throw Arguments.UsageError(description: "--\(name) takes a file, not a directory")
         }
-        for name in ["include", "exclude", "first"] where arguments.option(name) != nil && list(arguments, name).isEmpty
-        {
+        for name in ["include", "exclude", "first", "priority"]
+        where arguments.option(name) != nil && list(arguments, name).isEmpty {
             throw Arguments.UsageError(description: "--\(name) takes one or more comma-separated patterns")
         }
         var follow: CaptureFollow?
@@ -60,6 +61,7 @@ enum UploadCapture {
             first: list(arguments, "first"), followSymbolicLinks: arguments.flag("follow-symlinks"),
             parallelFiles: try arguments.integer("files", default: 4, in: 1...64), follow: follow)
         options.oneFileSystem = arguments.flag("one-file-system")
+        options.priorities = try priorities(arguments)
         let job = try CaptureJob(directory: directory, destination: destination, options: options)
         let view = CaptureView(id: job.key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
         let task = Task { try await job.run { view.handle($0) } }
@@ -94,6 +96,21 @@ enum UploadCapture {
     }
 
     /// A comma-separated list option, empty when not given.
+    /// `--priority PATTERN=LEVEL,...`: the level names of `DataPriority`, highest first.
+    static func priorities(_ arguments: Arguments) throws -> [(pattern: String, level: DataPriority)] {
+        let names = DataPriority.allCases.map { "\($0)" }.joined(separator: ", ")
+        return try list(arguments, "priority").map { entry in
+            guard let equals = entry.lastIndex(of: "="), equals != entry.startIndex else {
+                throw Arguments.UsageError(description: "--priority takes PATTERN=LEVEL entries, not \(entry)")
+            }
+            let level = String(entry[entry.index(after: equals)...])
+            guard let priority = DataPriority.allCases.first(where: { "\($0)" == level }) else {
+                throw Arguments.UsageError(description: "--priority: \(level) is not a level (\(names))")
+            }
+            return (String(entry[..<equals]), priority)
+        }
+    }
+
     static func list(_ arguments: Arguments, _ name: String) -> [String] {
         (arguments.option(name) ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
     }

@@ -17,7 +17,7 @@ enum UploadCommand: CLICommand {
                                        [--s3-flavor aws|r2|minio|ceph|unknown]
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
                                        [--follow [--follow-idle SECONDS] [--marker NAME]]
-                                       [--include LIST] [--exclude LIST] [--first LIST] [--files N]
+                                       [--include LIST] [--exclude LIST] [--first LIST] [--priority LIST] [--files N]
                                        [--follow-symlinks] [--one-file-system]
           FILE            the file to upload (a regular file; read under the change guard)
           DIR             a directory: every regular file under it, recursively, as one capture (each file
@@ -29,6 +29,9 @@ enum UploadCommand: CLICommand {
                           / matches the file's name, one with / its relative path; * crosses /)
           --exclude LIST  with DIR: never files matching one of these patterns
           --first LIST    with DIR: files matching one of these patterns go first
+          --priority LIST with DIR: PATTERN=LEVEL entries on the queue's six levels (critical, high, elevated,
+                          normal, low, background; the first entry a file matches wins, before --first), such
+                          as 'meshes/*=critical,*.jpg=low'
           --files N       with DIR: files uploaded at once, 1...64 (default 4)
           --follow-symlinks  with DIR: follow symbolic links (a link back up the tree is a loop, left out)
           --one-file-system  with DIR: stay on DIR's file system, leaving out directories another is mounted on
@@ -78,7 +81,7 @@ enum UploadCommand: CLICommand {
     static let options: Set<String> = [
         "protocol", "parallel", "chunk-size", "part-size", "max-rate", "congestion", "pin", "token", "token-file",
         "endpoint", "s3-flavor",
-        "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "files", "marker",
+        "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "priority", "files", "marker",
     ]
     static let flags: Set<String> = ["parity", "json", "quiet", "follow", "follow-symlinks", "one-file-system"]
 

@@ -231,6 +231,27 @@ import Testing
         #expect(report.stdout.contains("size differs: \(changed): 3 bytes"), "\(report.stdout)")
     }
 
+    /// `--priority` takes PATTERN=LEVEL entries with the queue's level names; anything else is a usage error before
+    /// anything is read or sent, and it goes with a directory only.
+    @Test func priorityEntriesAreCheckedAsUsage() throws {
+        let (root, state, _) = try Self.folder(small: 1, large: 0, seed: 29)
+        let base = ["upload", root, "http://127.0.0.1:9/uploads", "--state-dir", state, "--priority"]
+        let cases = [
+            ("frames", "--priority takes PATTERN=LEVEL entries, not frames"),
+            ("*.ply=urgent", "--priority: urgent is not a level (critical, high, elevated, normal, low, background)"),
+            ("=low", "--priority takes PATTERN=LEVEL entries, not =low"),
+        ]
+        for (entry, message) in cases {
+            let (status, child) = try UploadChild.run(base + [entry])
+            #expect(status == 2)
+            #expect(child.stderr.contains(message), "\(child.stderr)")
+        }
+        let file = root + "/" + (try FileManager.default.subpathsOfDirectory(atPath: root).sorted().last ?? "")
+        let (status, child) = try UploadChild.run(["upload", file, "http://127.0.0.1:9/u", "--priority", "*=low"])
+        #expect(status == 2)
+        #expect(child.stderr.contains("--priority goes with a directory"), "\(child.stderr)")
+    }
+
     @Test func aFileTheDestinationRefusesFailsAloneAndTheExitSaysSo() throws {
         let receiver = try ReceiverChild(extra: ["--max-object", "100000"])
         let (root, state, files) = try Self.folder(small: 6, large: 1, seed: 11)

@@ -1,3 +1,4 @@
+import AetherCoding
 import AetherIO
 import AetherIntegrity
 import AetherReceiver
@@ -192,6 +193,54 @@ import Testing
         only.include = ["frames/*.jpg"]
         let (included, _) = try await Self.run(try folder.job(only))
         #expect(included.files.count == 8)
+    }
+
+    /// `priorities` places files on the queue's six levels, the first matching entry winning over `first`: with one
+    /// file at a time they complete critical, then `first`'s high, then normal, then background, by path within
+    /// a level.
+    @Test func priorityPatternsOrderFilesOnTheSixLevels() async throws {
+        let folder = try Folder()
+        for name in ["a.jpg", "b.jpg", "mesh.ply", "notes.txt", "preview.png", "z.ply"] {
+            try folder.add(name, UploadFixture.seeded(3000, seed: UInt64(name.utf8.count)))
+        }
+        var options = folder.options(parallelFiles: 1)
+        options.priorities = [("z.ply", .critical), ("*.png", .background), ("*.jpg", .low)]
+        options.first = ["*.ply", "*.jpg"]
+        let (outcome, events) = try await Self.run(try folder.job(options))
+        #expect(outcome.complete)
+        let order = events.compactMap { event -> String? in
+            if case .fileCompleted(let file) = event { return file.path }
+            return nil
+        }
+        #expect(order == ["z.ply", "mesh.ply", "notes.txt", "a.jpg", "b.jpg", "preview.png"])
+    }
+
+    /// A copy of a file under another name is stored once: the receiver proves the client holds it (possession),
+    /// sends no chunk of it, and keeps one object under both uploads (a hard link on the directory store).
+    @Test func aCopiedFileIsStoredOnceThroughPossession() async throws {
+        let folder = try Folder()
+        let bytes = UploadFixture.seeded(200_000, seed: 77)
+        try folder.add("a/scan.bin", bytes)
+        try folder.add("b/copy-of-scan.bin", bytes)
+        let (outcome, events) = try await Self.run(try folder.job(folder.options(parallelFiles: 1)))
+        #expect(outcome.complete)
+        let completed = events.compactMap { event -> (String, UploadOutcome)? in
+            if case .file(let path, .completed(let result)) = event { return (path, result) }
+            return nil
+        }
+        let first = try #require(completed.first { $0.0 == "a/scan.bin" }?.1)
+        let copy = try #require(completed.first { $0.0 == "b/copy-of-scan.bin" }?.1)
+        #expect(!first.serverVerified.contains("possession"))
+        #expect(copy.serverVerified.contains("possession"))
+        #expect(copy.partsSent == 0)
+        #expect(!Self.sentFiles(events).contains("b/copy-of-scan.bin"))
+        #expect(try folder.fixture.object(at: copy.receipt.location) == bytes)
+        func objectStatus(_ location: String) throws -> FileStatus {
+            let id = try UploadID(String(try #require(location.split(separator: "/").last)))
+            return try Syscall.stat(try DirectoryBlobStore(root: folder.fixture.store).path(of: .object(id)))
+        }
+        let stored = try objectStatus(first.receipt.location)
+        #expect(try objectStatus(copy.receipt.location).inode == stored.inode)
     }
 
     @Test func aCancelledCaptureResumesAndEveryFileLandsOnce() async throws {

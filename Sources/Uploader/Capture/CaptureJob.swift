@@ -1,4 +1,4 @@
-import AetherCoding
+public import AetherCoding
 public import AetherIO
 import AetherTransport
 import Synchronization
@@ -23,6 +23,10 @@ public struct CaptureJob: Sendable {
         public var exclude: [String]
         /// Files matching one of these go first (priority `.high`; the others `.normal`).
         public var first: [String]
+        /// Priority by pattern on the queue's six levels, the first matching entry winning (before `first`): say
+        /// meshes `.critical` and previews `.background`. A file no entry matches is `.high` when it matches `first`,
+        /// else `.normal`.
+        public var priorities: [(pattern: String, level: DataPriority)] = []
         /// Follow symbolic links (a link back to a directory above is a loop and skipped).
         public var followSymbolicLinks: Bool
         /// Stay on the folder's file system: directories another file system is mounted on are skipped. The
@@ -223,9 +227,15 @@ public struct CaptureJob: Sendable {
         return "s3://" + base[..<slash] + "/" + prefix + (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + relative
     }
 
-    /// The priority of a file: `.high` when it matches a pattern of `first`.
+    /// The priority of a file: the level of the first entry of `priorities` it matches, else `.high` when it
+    /// matches a pattern of `first`, else `.normal`.
     func priority(of file: CaptureFile) -> DataPriority {
         let name = file.path.lastComponent.bytes
+        if let entry = options.priorities.first(where: {
+            CaptureWalk.matches($0.pattern, file.relativePath, name: name)
+        }) {
+            return entry.level
+        }
         return options.first.contains { CaptureWalk.matches($0, file.relativePath, name: name) } ? .high : .normal
     }
 }
