@@ -56,6 +56,10 @@ enum CaptureBench: BenchSuite {
             "  \(Measure.formatted(native.seconds, decimals: 2)) s; client peak RSS \(native.peakResidentKiB / 1024) MiB, "
                 + "client CPU \(Measure.formatted(native.cpuSeconds, decimals: 2)) s, receiver CPU "
                 + "\(Measure.formatted(serverCPU, decimals: 2)) s")
+        guard !options.contains("--no-baselines") else {
+            print("captures: the RGW lines skipped (--no-baselines)")
+            return
+        }
         try await rgwLines(aether: aether, folder: folder, base: base, count: count, label: label, parallel: parallel)
     }
 

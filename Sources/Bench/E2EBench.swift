@@ -32,17 +32,20 @@ import Foundation
 /// 6. `lab-transport` (root, the link lab, `E2ETransportLines`): the transport choices of docs/SCHEDULING.md, measured:
 ///    the congestion control per connection, the number of connections, the request size, at 1% and 3% loss and
 ///    with resets every 10 s.
+/// 7. `lab-capture` (root, the link lab): a capture of 2,000 files of 40 KiB and 4 of 64 MiB at 50 Mbit/s, 80 ms RTT,
+///    0.5% loss into `aether serve`: the small files alone against the link rate (target >= 0.8 of it) at the default
+///    `--files` and at 32, then the whole job against the link limit (target <= 1.15).
 /// Every lab line prints the bytes that crossed the uplink against the file and the congestion control each
 /// client's connections used (read from the kernel while it ran). Aether's lab clients run `--runs N` times (the
 /// median is reported), the baselines once. The Python side runs from the project's `.venv`
-/// (`scripts/setup-venv.sh`). Lines 2 to 6 need root and are skipped with a line saying so otherwise.
+/// (`scripts/setup-venv.sh`). Lines 2 to 7 need root and are skipped with a line saying so otherwise.
 enum E2EBench: BenchSuite {
     static let name = "e2e"
     static let runsByDefault = false
     static let summary =
         "aether upload end to end: S3 on RGW vs boto3/aws/rclone; old and link-lab bad and LTE links vs tuspy/boto3/awscli (root)"
 
-    static let allLines = ["s3", "badlink", "mobile", "lab-mobile", "lab-steady", "lab-transport"]
+    static let allLines = ["s3", "badlink", "mobile", "lab-mobile", "lab-steady", "lab-transport", "lab-capture"]
 
     static func run(options: [String]) async throws {
         let lines = try lines(option("--lines", in: options))
@@ -95,6 +98,7 @@ enum E2EBench: BenchSuite {
         let labLines = E2ELabLines(tools: tools, options: labOptions)
         if lab.contains("lab-mobile") { try await labLines.mobile() }
         if lab.contains("lab-steady") { try await labLines.steady() }
+        if lab.contains("lab-capture") { try await labLines.capture() }
         if lab.contains("lab-transport") { try await E2ETransportLines(tools: tools, options: labOptions).run() }
     }
 

@@ -164,6 +164,81 @@ struct E2ELabLines {
         }
     }
 
+    // MARK: lab-capture
+
+    static let captureRate = 50.0
+    static let captureLoss = 0.005
+    static let captureSmallFiles = 2000
+    static let captureSmallBytes = 40 << 10
+    static let captureLargeFiles = 4
+    static let captureLargeBytes = 64 << 20
+
+    /// A capture on the lab (issue 28's line): 2,000 files of 40 KiB and 4 of 64 MiB (random bytes), 50 Mbit/s up,
+    /// 80 ms RTT, 0.5% loss, queue 100 ms, no path changes. `aether upload DIR` into `aether serve`: the small files
+    /// alone (`--include 'frames/*'`) against the link rate, at the default `--files` and at 32, then the whole job
+    /// against the link limit (its bytes at 50 Mbit/s).
+    func capture() async throws {
+        let folder = tools.directory + "/lab-capture"
+        let smallBytes = Int64(Self.captureSmallFiles * Self.captureSmallBytes)
+        let allBytes = smallBytes + Int64(Self.captureLargeFiles * Self.captureLargeBytes)
+        for index in 0..<Self.captureSmallFiles {
+            let directory = folder + "/frames/\(index / 100)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try IOBench.makeRandomFile(directory + "/frame-\(index).bin", size: Self.captureSmallBytes)
+        }
+        try FileManager.default.createDirectory(atPath: folder + "/meshes", withIntermediateDirectories: true)
+        for index in 0..<Self.captureLargeFiles {
+            try IOBench.makeRandomFile(folder + "/meshes/mesh-\(index).ply", size: Self.captureLargeBytes)
+        }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func limit(_ bytes: Int64) -> Double { Double(bytes) * 8 / (Self.captureRate * 1e6) }
+        let cap = max(Self.capFactor * limit(allBytes), 600)
+        E2EBench.say(
+            "e2e: lab-capture: 50 Mbit/s up, 0.5% loss, 40 ms each way, queue 100 ms, down 100 Mbit/s, no path changes;"
+                + " \(Self.captureSmallFiles) files of 40 KiB and \(Self.captureLargeFiles) of 64 MiB, link limit "
+                + "\(E2EBench.seconds(limit(allBytes))) (small files alone \(E2EBench.seconds(limit(smallBytes)))), "
+                + "client \(options.congestionControl.rawValue)")
+        let bench = try await E2ELabSession(
+            tools: tools, prefix: "lab-capture", bytes: 1, cap: cap,
+            configuration: LinkLabConfiguration(
+                uplink: LinkLabDirection(
+                    delay: Self.delay, lossRate: Self.captureLoss,
+                    rate: .constant(megabitsPerSecond: Self.captureRate), queueLimit: .time(0.1)),
+                downlink: LinkLabDirection(delay: Self.delay, rate: .constant(megabitsPerSecond: Self.downlinkRate)),
+                clientCongestionControl: options.congestionControl))
+        defer { bench.tearDown() }
+        for (label, extra) in [("default --files", [String]()), ("--files 32", ["--files", "32"])] {
+            let runs = try await bench.repeated("aether upload DIR, small files, \(label)", runs: options.runs) {
+                name, namespace, deadline in
+                try await tools.aetherCaptureToReceiver(
+                    folder: folder, servers: bench.servers, name: name, namespace: namespace,
+                    options: ["--include", "frames/*"] + extra, deadline: deadline)
+            }
+            guard let median = E2ELabRun.median(runs) else { continue }
+            let seconds = median.countedSeconds
+            let share = Double(smallBytes) * 8 / seconds / (Self.captureRate * 1e6)
+            E2EBench.say(
+                Measure.pad("e2e_lab_capture_small_\(label.replacingOccurrences(of: " ", with: "_"))", 40)
+                    + Measure.pad(median.countedTime, 12) + "link_share=" + Measure.formatted(share, decimals: 2)
+                    + "  files/s=" + Measure.formatted(Double(Self.captureSmallFiles) / seconds, decimals: 0)
+                    + "  wire " + E2EBench.mebibytesText(median.wireBytes) + " of "
+                    + E2EBench.mebibytesText(smallBytes) + "  (target link_share >= 0.8)"
+                    + (runs.count > 1 ? "  runs " + runs.map(\.outcome).joined(separator: ", ") : ""))
+        }
+        let whole = try await bench.repeated("aether upload DIR, whole job", runs: options.runs) {
+            name, namespace, deadline in
+            try await tools.aetherCaptureToReceiver(
+                folder: folder, servers: bench.servers, name: name, namespace: namespace, deadline: deadline)
+        }
+        if let median = E2ELabRun.median(whole) {
+            E2EBench.say(
+                Measure.pad("e2e_lab_capture_whole", 40) + Measure.pad(median.countedTime, 12) + "ratio_vs_limit="
+                    + Measure.formatted(median.countedSeconds / limit(allBytes), decimals: 2) + "  wire "
+                    + E2EBench.mebibytesText(median.wireBytes) + " of " + E2EBench.mebibytesText(allBytes)
+                    + "  cc " + median.congestion + "  (target <= 1.15 limit)")
+        }
+    }
+
     // MARK: lab-steady
 
     func steady() async throws {

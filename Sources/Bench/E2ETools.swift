@@ -236,6 +236,19 @@ struct E2ETools {
             ] + options, namespace: namespace, name: name, deadline: deadline)
     }
 
+    /// `aether upload DIR URL --token-file F` (a capture) to the link's `aether serve`, dedup off (each run sends
+    /// the same folder); `options` are added (`--include`, `--files N`).
+    func aetherCaptureToReceiver(
+        folder: String, servers: LinkServers, name: String, namespace: String, options: [String] = [],
+        deadline: Double
+    ) async throws -> ClientFinish {
+        try await client(
+            [
+                aether, "upload", folder, servers.receiverURL, "--token-file", servers.tokenFile, "--state-dir",
+                directory + "/\(name)-state", "--json", "--flags", "-dedup",
+            ] + options, namespace: namespace, name: name, deadline: deadline)
+    }
+
     /// boto3 `upload_file` with the default TransferConfig and standard retries.
     func boto3(
         file: String, endpoint: String, key: String, name: String, namespace: String? = nil, deadline: Double,

@@ -71,8 +71,10 @@ enum IOBench: BenchSuite {
             unsafe block.withUnsafeMutableBytes { raw in
                 unsafe raw.storeBytes(of: UInt64(written), toByteOffset: 0, as: UInt64.self)
             }
-            let count = unsafe block.withUnsafeBytes { unsafe write(descriptor, $0.baseAddress, $0.count) }
-            guard count == chunkSize else { throw BenchError("short write to \(path)") }
+            // The last block only as far as `size` (a file of 40 KiB is 40 KiB, not a whole block).
+            let want = min(chunkSize, size - written)
+            let count = unsafe block.withUnsafeBytes { unsafe write(descriptor, $0.baseAddress, want) }
+            guard count == want else { throw BenchError("short write to \(path)") }
             written += count
         }
         // Flush now: writeback of a gigabyte of dirty pages would otherwise steal a core mid-measurement.

@@ -61,6 +61,8 @@ enum UploadCapture {
             first: list(arguments, "first"), followSymbolicLinks: arguments.flag("follow-symlinks"),
             parallelFiles: try arguments.integer("files", default: 4, in: 1...64), follow: follow)
         options.oneFileSystem = arguments.flag("one-file-system")
+        // --files N is a fixed number; without it the files in flight grow from 4 while that pays.
+        options.growParallelFiles = arguments.option("files") == nil
         options.priorities = try priorities(arguments)
         let job = try CaptureJob(directory: directory, destination: destination, options: options)
         let view = CaptureView(id: job.key, json: arguments.flag("json"), quiet: arguments.flag("quiet"))
@@ -183,8 +185,8 @@ final class CaptureView: Sendable {
             json(
                 CaptureJSON(
                     event: "completed", id: id, files: outcome.files.count, total: bytes,
-                    alreadyUploadedFiles: outcome.files.count - sent.count, failed: outcome.failed.count,
-                    root: outcome.root?.hex, manifest: outcome.manifestLocation,
+                    alreadyUploadedFiles: outcome.files.count - sent.count, spotCheckedFiles: outcome.spotCheckedFiles,
+                    failed: outcome.failed.count, root: outcome.root?.hex, manifest: outcome.manifestLocation,
                     exit: outcome.complete ? UploadSetup.Exit.done : UploadSetup.Exit.failed))
         case .terminal, .lines:
             if outcome.complete {
@@ -193,6 +195,8 @@ final class CaptureView: Sendable {
                     "uploaded \(outcome.files.count) files (\(UploadProgressView.bytes(bytes))) to "
                         + "\(TerminalText.safe(destination)): \(sent.count) sent now, each verified against the "
                         + "destination's receipt"
+                        + (outcome.spotCheckedFiles > 0
+                            ? ", \(outcome.spotCheckedFiles) spot-checked (the small files by a sample over them)" : "")
                         + (earlier > 0
                             ? "; \(earlier) unchanged since an earlier run verified them (not asked again)" : "")
                         + "\nroot \(outcome.root?.hex ?? "-"); manifest at \(outcome.manifestLocation ?? "-")\n")
@@ -279,6 +283,8 @@ struct CaptureJSON: Encodable {
     var total: Int64? = nil
     /// Of `files`, those an earlier run uploaded (the `capture` and `completed` lines).
     var alreadyUploadedFiles: Int? = nil
+    /// Files whose spot check passed in this run (the `completed` line).
+    var spotCheckedFiles: Int? = nil
     var skipped: Int? = nil
     var completed: Int? = nil
     var failed: Int? = nil
@@ -298,5 +304,6 @@ struct CaptureJSON: Encodable {
         case location, root, manifest, exit, skipped
         case alreadyUploaded = "already_uploaded"
         case alreadyUploadedFiles = "already_uploaded_files"
+        case spotCheckedFiles = "spot_checked_files"
     }
 }

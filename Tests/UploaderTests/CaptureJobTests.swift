@@ -243,6 +243,65 @@ import Testing
         #expect(try objectStatus(copy.receipt.location).inode == stored.inode)
     }
 
+    /// The small files are spot-checked as one population: a sample of the spec's size over them (6 of 40), each
+    /// proven; a larger file is checked as every upload is. Every file is still verified against its receipt.
+    @Test func smallFilesAreSpotCheckedBySampleAndLargeOnesEach() async throws {
+        let folder = try Folder()
+        for index in 0..<40 { try folder.add("frames/\(index).bin", UploadFixture.seeded(3000, seed: UInt64(index))) }
+        try folder.add("mesh.ply", UploadFixture.seeded(1_500_000, seed: 99))
+        let (outcome, events) = try await Self.run(try folder.job())
+        #expect(outcome.complete)
+        let checked = events.compactMap { event -> String? in
+            if case .file(let path, .completed(let result)) = event, result.spotChecks?.passed == true,
+                path != CaptureManifest.name
+            {
+                return path
+            }
+            return nil
+        }
+        #expect(checked.count == ByzantineSampler.sampleCount(chunkCount: 40) + 1)
+        #expect(checked.contains("mesh.ply"))
+        #expect(outcome.spotCheckedFiles == checked.count)
+        #expect(outcome.files.count == 41)
+    }
+
+    /// The files in flight double while a window of completions delivers 15% more than the one before, go back to
+    /// the last size that paid when one does not, and never pass the maximum; a fixed window never moves.
+    @Test func theFilesInFlightGrowWhileItPays() {
+        let zero = ContinuousClock.now
+        var clock = zero
+        let window = CaptureJob.FileWindow(start: 4, maximum: 64, at: zero)
+        // Each window: `limit` files of 1 MB (at least 8), taking `seconds`.
+        func run(_ seconds: Double) {
+            let files = max(window.limit, 8)
+            for index in 0..<files {
+                clock = clock + .seconds(seconds / Double(files))
+                if index < files - 1 { window.completed(bytes: 1_000_000, at: clock) }
+            }
+            window.completed(bytes: 1_000_000, at: clock)
+        }
+        run(1)  // 8 MB/s: the first window doubles
+        #expect(window.limit == 8)
+        run(0.5)  // 16 MB/s
+        #expect(window.limit == 16)
+        run(0.6)  // 26.7 MB/s
+        #expect(window.limit == 32)
+        run(1.2)  // 26.7 MB/s: no gain; back to 16, and it stays
+        #expect(window.limit == 16)
+        run(0.1)
+        #expect(window.limit == 16)
+
+        let capped = CaptureJob.FileWindow(start: 32, maximum: 64, at: zero)
+        for _ in 0..<32 { capped.completed(bytes: 1, at: zero + .seconds(1)) }
+        #expect(capped.limit == 64)
+        for step in 0..<200 { capped.completed(bytes: 1_000_000, at: zero + .seconds(2 + Double(step) * 0.001)) }
+        #expect(capped.limit == 64)
+
+        let fixed = CaptureJob.FileWindow(start: 4, maximum: nil, at: zero)
+        for step in 0..<100 { fixed.completed(bytes: 1_000_000, at: zero + .milliseconds(step)) }
+        #expect(fixed.limit == 4)
+    }
+
     @Test func aCancelledCaptureResumesAndEveryFileLandsOnce() async throws {
         let folder = try Folder()
         for index in 0..<12 { try folder.add("f\(index).bin", UploadFixture.seeded(60_000, seed: UInt64(index))) }

@@ -60,6 +60,9 @@ public struct CaptureFileResult: Sendable, Hashable {
     public let location: String
     /// True when an earlier run uploaded it and it was not sent again.
     public let alreadyUploaded: Bool
+    /// True when this run's spot check proved the destination holds its sampled bytes (a small file outside the
+    /// capture's sample is covered by the sample, `docs/CAPTURES.md`).
+    public var spotChecked = false
 }
 
 /// A file that did not make it.
@@ -83,6 +86,8 @@ public struct CaptureOutcome: Sendable, Hashable {
 
     /// Whether every file is at the destination and the manifest with them.
     public var complete: Bool { failed.isEmpty && manifestLocation != nil }
+    /// Files whose spot check passed in this run.
+    public var spotCheckedFiles: Int { files.count { $0.spotChecked } }
 }
 
 /// A file or directory left out of a capture.

@@ -1,4 +1,5 @@
 import AetherIO
+import AetherIntegrity
 import AetherTransport
 import Glibc
 import Synchronization
@@ -31,30 +32,41 @@ extension CaptureJob {
         }
         emit(.job(.destination(DestinationReport(mode: first.mode, note: first.fallbackReason))))
         let watch = context.watch(first, emit: jobEvent)
-        let queue = UploadQueue(maximumRunning: options.parallelFiles, maximumWaiting: 1)
+        let window = FileWindow(
+            start: options.parallelFiles, maximum: options.growParallelFiles ? Self.maximumParallelFiles : nil)
+        let queue = UploadQueue(maximumRunning: window.maximum, maximumWaiting: 1)
         let ordered = files.map { (file: $0, priority: priority(of: $0)) }.sorted {
             $0.priority != $1.priority
                 ? $0.priority < $1.priority : $0.file.relativePath.lexicographicallyPrecedes($1.file.relativePath)
         }
+        // The small files are spot-checked as one population (the capture is one upload to its owner): a sample of
+        // the spec's size over them, drawn from the CSPRNG, so each small file does not pay a check's two round
+        // trips; larger files are checked as every upload is.
+        let small = ordered.indices.filter { ordered[$0].file.size <= Self.sampledTogetherBytes }
+        let checked = Set(ByzantineSampler.sample(chunkCount: small.count).map { small[$0] })
+        let unchecked = Set(small).subtracting(checked)
         var sent = Sent()
         func take(_ end: FileEnd?) {
             switch end {
-            case .done(let done): sent.results.append(done)
+            case .done(let done):
+                sent.results.append(done)
+                window.completed(bytes: done.size)
             case .failed(let failure): sent.failed.append(failure)
             case nil: break
             }
         }
         do {
             try await withThrowingTaskGroup(of: FileEnd.self) { group in
-                for (file, priority) in ordered {
+                for (index, (file, priority)) in ordered.enumerated() {
                     // Admitted here, in the order above, so the first files out are the first in that order.
-                    while queue.counts.running >= options.parallelFiles, let end = try await group.next() { take(end) }
+                    while queue.counts.running >= window.limit, let end = try await group.next() { take(end) }
                     try await queue.enter(priority: priority)
+                    let spotCheck = !unchecked.contains(index)
                     group.addTask {
                         defer { queue.leave() }
                         return try await self.uploadOne(
-                            file, shared: shared, context: context, journal: journal, tally: tally, lock: lock,
-                            emit: emit)
+                            file, shared: shared, spotCheck: spotCheck, context: context, journal: journal,
+                            tally: tally, lock: lock, emit: emit)
                     }
                 }
                 while let end = try await group.next() { take(end) }
@@ -67,9 +79,58 @@ extension CaptureJob {
         return sent
     }
 
+    /// The most files in flight a growing window reaches.
+    static let maximumParallelFiles = 64
+
+    /// Files in flight: fixed, or grown while each doubling delivers more (`Options.growParallelFiles`).
+    final class FileWindow {
+        private(set) var limit: Int
+        let maximum: Int
+        private var growing: Bool
+        private var windowStart: ContinuousClock.Instant
+        private var windowBytes: Int64 = 0
+        private var windowFiles = 0
+        private var previousRate: Double?
+
+        init(start: Int, maximum: Int?, at now: ContinuousClock.Instant = .now) {
+            limit = start
+            self.maximum = max(start, maximum ?? start)
+            growing = self.maximum > start
+            windowStart = now
+        }
+
+        /// A file of `bytes` completed. At the end of a window (as many completions as the limit, at least 8) the
+        /// limit doubles when the window's rate beat the one before by 15% (the first window always doubles); when
+        /// it did not, the limit goes back to the last one that paid and stays there.
+        func completed(bytes: Int64, at now: ContinuousClock.Instant = .now) {
+            guard growing else { return }
+            windowBytes += bytes
+            windowFiles += 1
+            guard windowFiles >= max(limit, 8) else { return }
+            let elapsed = windowStart.duration(to: now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let rate = Double(windowBytes) / max(seconds, 1e-6)
+            windowStart = now
+            windowBytes = 0
+            windowFiles = 0
+            if let previousRate, rate < previousRate * 1.15 {
+                limit = max(1, limit / 2)
+                growing = false
+                return
+            }
+            previousRate = rate
+            limit = min(maximum, limit * 2)
+            if limit == maximum { growing = false }
+        }
+    }
+
+    /// Files this small or smaller are spot-checked as one population (a sample over them), not each.
+    static let sampledTogetherBytes: Int64 = 1 << 20
+
     /// Uploads one file; a failure of the file is its result, and only cancellation is thrown.
     private func uploadOne(
-        _ file: CaptureFile, shared: DetectedBackend?, context: UploadContext, journal: CaptureJournal,
+        _ file: CaptureFile, shared: DetectedBackend?, spotCheck: Bool = true, context: UploadContext,
+        journal: CaptureJournal,
         tally: CaptureTally, lock: UploadLock, emit: @escaping @Sendable (CaptureEvent) -> Void
     ) async throws -> FileEnd {
         let path = file.name
@@ -89,6 +150,7 @@ extension CaptureJob {
             }
             var configuration = options.upload.configuration
             configuration.metadata["filename"] = path
+            if !spotCheck { configuration.flags.byzantineSampling = false }
             let key = SnapshotKey.derive(
                 canonicalPath: canonical.appending(try FilePath(bytes: file.relativePath)), destination: fileDestination
             )
@@ -105,7 +167,8 @@ extension CaptureJob {
             try journal.record(CaptureJournal.Entry(file, outcome: outcome))
             let result = CaptureFileResult(
                 relativePath: file.relativePath, size: outcome.receipt.size, sha256: outcome.sha256,
-                merkleRoot: outcome.merkleRoot, location: outcome.receipt.location, alreadyUploaded: false)
+                merkleRoot: outcome.merkleRoot, location: outcome.receipt.location, alreadyUploaded: false,
+                spotChecked: outcome.spotChecks?.passed == true)
             tally.completed(path, size: result.size)
             emit(.fileCompleted(result))
             emit(.progress(tally.progress()))

@@ -32,8 +32,13 @@ public struct CaptureJob: Sendable {
         /// Stay on the folder's file system: directories another file system is mounted on are skipped. The
         /// kernel's own file systems (proc, sysfs, ...) are never entered either way.
         public var oneFileSystem = false
-        /// Files uploaded at once.
+        /// Files uploaded at once; with `growParallelFiles`, at first.
         public var parallelFiles: Int
+        /// Let the files in flight grow from `parallelFiles` while it pays: the number doubles (up to 64) each time
+        /// a window of completions delivered at least 15% more bytes per second than the window before, and stops
+        /// growing once one did not. On a long round trip, where each file costs its own requests, this is what
+        /// fills the link; on loopback it stays where more files stop helping. `--files N` sets a fixed number.
+        public var growParallelFiles = true
         /// Follow a capture still being written (`CaptureFollow`); nil: the folder is uploaded as it is.
         public var follow: CaptureFollow?
 
