@@ -164,6 +164,17 @@ struct E2ELabLines {
         }
     }
 
+    /// A steady lab: the uplink at a constant rate with i.i.d. loss, queue 100 ms, 40 ms each way; the downlink
+    /// 100 Mbit/s; no path changes; the client namespace on `--cc`.
+    func steadyLink(megabitsPerSecond: Double, lossRate: Double) -> LinkLabConfiguration {
+        LinkLabConfiguration(
+            uplink: LinkLabDirection(
+                delay: Self.delay, lossRate: lossRate, rate: .constant(megabitsPerSecond: megabitsPerSecond),
+                queueLimit: .time(0.1)),
+            downlink: LinkLabDirection(delay: Self.delay, rate: .constant(megabitsPerSecond: Self.downlinkRate)),
+            clientCongestionControl: options.congestionControl)
+    }
+
     // MARK: lab-capture
 
     static let captureRate = 50.0
@@ -200,12 +211,7 @@ struct E2ELabLines {
                 + "client \(options.congestionControl.rawValue)")
         let bench = try await E2ELabSession(
             tools: tools, prefix: "lab-capture", bytes: 1, cap: cap,
-            configuration: LinkLabConfiguration(
-                uplink: LinkLabDirection(
-                    delay: Self.delay, lossRate: Self.captureLoss,
-                    rate: .constant(megabitsPerSecond: Self.captureRate), queueLimit: .time(0.1)),
-                downlink: LinkLabDirection(delay: Self.delay, rate: .constant(megabitsPerSecond: Self.downlinkRate)),
-                clientCongestionControl: options.congestionControl))
+            configuration: steadyLink(megabitsPerSecond: Self.captureRate, lossRate: Self.captureLoss))
         defer { bench.tearDown() }
         for (label, extra) in [("default --files", [String]()), ("--files 32", ["--files", "32"])] {
             let runs = try await bench.repeated("aether upload DIR, small files, \(label)", runs: options.runs) {
@@ -250,12 +256,7 @@ struct E2ELabLines {
                 + "\(Int(Self.capFactor))x (\(E2EBench.seconds(cap)))")
         let bench = try await E2ELabSession(
             tools: tools, prefix: "lab-steady", bytes: bytes, cap: cap,
-            configuration: LinkLabConfiguration(
-                uplink: LinkLabDirection(
-                    delay: Self.delay, lossRate: Self.steadyLoss,
-                    rate: .constant(megabitsPerSecond: Self.steadyRate), queueLimit: .time(0.1)),
-                downlink: LinkLabDirection(delay: Self.delay, rate: .constant(megabitsPerSecond: Self.downlinkRate)),
-                clientCongestionControl: options.congestionControl))
+            configuration: steadyLink(megabitsPerSecond: Self.steadyRate, lossRate: Self.steadyLoss))
         defer { bench.tearDown() }
         let controls =
             options.congestionControl == .bbr ? [LinkLabCongestionControl.bbr] : [options.congestionControl, .bbr]

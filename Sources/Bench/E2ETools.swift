@@ -211,15 +211,19 @@ struct E2ETools {
             ], name: name, deadline: .infinity)
     }
 
+    /// The S3 client of AetherTransport for `bucket` on `rgw`, sending through `http`.
+    static func objectClient(rgw: RGWProcess, bucket: String, http: HTTPClient) throws -> S3ObjectClient {
+        try S3ObjectClient(
+            bucket: bucket, endpoint: S3Endpoint(url: rgw.endpoint, region: rgw.region),
+            credentials: S3Credentials(accessKeyID: rgw.accessKeyID, secretAccessKey: rgw.secretAccessKey),
+            client: http)
+    }
+
     /// Deletes `key` (with the S3 client of AetherTransport).
     func deleteObject(rgw: RGWProcess, bucket: String, key: String) async throws {
         let http = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
         defer { http.shutDown() }
-        let objects = try S3ObjectClient(
-            bucket: bucket, endpoint: S3Endpoint(url: rgw.endpoint, region: rgw.region),
-            credentials: S3Credentials(accessKeyID: rgw.accessKeyID, secretAccessKey: rgw.secretAccessKey),
-            client: http)
-        try await objects.deleteObject(key)
+        try await Self.objectClient(rgw: rgw, bucket: bucket, http: http).deleteObject(key)
     }
 
     /// `aether upload FILE URL --token-file F` to the link's `aether serve`, dedup off: every run sends the same

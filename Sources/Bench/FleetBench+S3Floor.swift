@@ -19,10 +19,7 @@ extension FleetBench {
     static func s3Floor(rgw: RGWProcess, bucket: String, size: Int) async throws -> S3Floor {
         let http = try HTTPClient(configuration: HTTPClientConfiguration(proxy: .none))
         defer { http.shutDown() }
-        let client = try S3ObjectClient(
-            bucket: bucket, endpoint: S3Endpoint(url: rgw.endpoint, region: rgw.region),
-            credentials: S3Credentials(accessKeyID: rgw.accessKeyID, secretAccessKey: rgw.secretAccessKey),
-            client: http)
+        let client = try E2ETools.objectClient(rgw: rgw, bucket: bucket, http: http)
         let pieceSize = 5 << 20
         let count = max(1, (size + pieceSize - 1) / pieceSize)
         let folder = "floor-\(getpid())-\(Int(Measure.now() * 1000))"

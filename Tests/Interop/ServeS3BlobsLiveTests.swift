@@ -42,13 +42,7 @@ import Testing
                 "serve", "--dir", store, "--port", "0", "--blobs", "s3://aether-fleet/\(prefix)", "--endpoint",
                 moto.endpoint,
             ], environment: Self.environment(s3))
-        var found: String?
-        try SessionLive.wait("aether serve to listen", timeout: 60) {
-            found = child.stdout.split(separator: "\n").first { $0.hasPrefix("listening on ") }
-                .map { String($0.dropFirst("listening on ".count)) }
-            return found != nil || !child.process.isRunning
-        }
-        let url = try #require(found, "aether serve did not start: \(child.stderr)")
+        let url = try Self.listening(child)
         #expect(child.stdout.contains("blobs: s3://aether-fleet/\(prefix)"))
         // The S3 store's floor: no chunk under S3's 5 MiB part (a smaller piece is read back at completion); the
         // client's --chunk-size 1M below is raised to it.
@@ -88,19 +82,24 @@ import Testing
         let store = try SessionLive.temporaryDirectory() + "/store"
         let serve = ["serve", "--dir", store, "--port", "0", "--blobs", "s3://aether-fleet/floor", "--endpoint"]
         let child = try UploadChild(serve + [moto.endpoint, "--min-chunk", "256K"], environment: Self.environment(s3))
-        var found: String?
-        try SessionLive.wait("aether serve to listen", timeout: 60) {
-            found = child.stdout.split(separator: "\n").first { $0.hasPrefix("listening on ") }
-                .map { String($0.dropFirst("listening on ".count)) }
-            return found != nil || !child.process.isRunning
-        }
-        let url = try #require(found, "aether serve did not start: \(child.stderr)")
+        let url = try Self.listening(child)
         let capabilities = try Self.capabilities(url)
         #expect(capabilities.contains("min-chunk=262144,"), "\(capabilities)")
         let (usage, refused) = try UploadChild.run(
             serve + [moto.endpoint, "--min-chunk", "100000"], environment: Self.environment(s3))
         #expect(usage == 2)
         #expect(refused.stderr.contains("--min-chunk must be a multiple of 16 KiB"), "\(refused.stderr)")
+    }
+
+    /// The URL `aether serve` printed once it listens.
+    static func listening(_ child: UploadChild) throws -> String {
+        var found: String?
+        try SessionLive.wait("aether serve to listen", timeout: 60) {
+            found = child.stdout.split(separator: "\n").first { $0.hasPrefix("listening on ") }
+                .map { String($0.dropFirst("listening on ".count)) }
+            return found != nil || !child.process.isRunning
+        }
+        return try #require(found, "aether serve did not start: \(child.stderr)")
     }
 
     /// The receiver's `Aether-Capabilities` line, from `curl -X OPTIONS`.
