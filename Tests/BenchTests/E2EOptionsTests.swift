@@ -49,6 +49,9 @@ import Testing
     }
 
     @Test func noLinesOptionRunsEveryLine() throws {
-        #expect(try E2EBench.lines(nil) == ["s3", "badlink", "mobile", "lab-mobile", "lab-steady", "lab-transport"])
+        #expect(
+            try E2EBench.lines(nil) == [
+                "s3", "badlink", "mobile", "lab-mobile", "lab-steady", "lab-transport", "lab-capture",
+            ])
     }
 }
