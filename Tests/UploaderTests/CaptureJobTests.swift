@@ -526,6 +526,58 @@ import Testing
         }
     }
 
+    /// Whatever reaches the kernel's own file systems is left out, not only directories: a followed link to a file
+    /// of /proc or /sys is skipped with the reason (it was read and uploaded: /sys/kernel/notes byte for byte, and
+    /// /proc files as empty ones), and `--one-file-system` leaves out a followed link's file on another device.
+    @Test func linksIntoTheKernelsFileSystemsAreLeftOut() throws {
+        let folder = try Folder()
+        try folder.add("a.bin", [1, 2, 3])
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.root + "/status", withDestinationPath: "/proc/self/status")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.root + "/uevent", withDestinationPath: "/sys/kernel/uevent_seqnum")
+        try FileManager.default.createSymbolicLink(atPath: folder.root + "/null", withDestinationPath: "/dev/null")
+        var rules = CaptureWalk.Rules()
+        rules.followSymbolicLinks = true
+        let walk = try CaptureWalk.walk(FilePath(folder.root), rules: rules)
+        #expect(walk.files.map(\.name) == ["a.bin"])
+        let reasons = Dictionary(walk.skipped.map { ($0.relativePath, $0.reason) }, uniquingKeysWith: { a, _ in a })
+        #expect(reasons[Array("status".utf8)] == "a proc file system (the kernel's own)")
+        if FileManager.default.fileExists(atPath: "/sys/kernel/uevent_seqnum") {
+            #expect(reasons[Array("uevent".utf8)] == "a sysfs file system (the kernel's own)")
+        }
+        #expect(reasons[Array("null".utf8)] != nil)
+
+        let elsewhere = "/dev/shm/aether-capture-test-\(getpid())"
+        try Data([7]).write(to: URL(fileURLWithPath: elsewhere))
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        let shm = try Syscall.stat(FilePath(elsewhere))
+        guard shm.device != (try Syscall.stat(FilePath(folder.root))).device else { return }
+        try FileManager.default.createSymbolicLink(atPath: folder.root + "/shm", withDestinationPath: elsewhere)
+        #expect(try CaptureWalk.walk(FilePath(folder.root), rules: rules).files.map(\.name).contains("shm"))
+        rules.oneFileSystem = true
+        let staying = try CaptureWalk.walk(FilePath(folder.root), rules: rules)
+        #expect(!staying.files.map(\.name).contains("shm"))
+        #expect(
+            staying.skipped.contains {
+                $0.relativePath == Array("shm".utf8) && $0.reason == "another file system (--one-file-system)"
+            })
+    }
+
+    /// `verify` reads the file the walk saw: a path replaced since (by a link to elsewhere, say) is refused, not
+    /// read through.
+    @Test func verifyRefusesAFileReplacedSinceTheWalk() throws {
+        let folder = try Folder()
+        try folder.add("b.bin", [1, 2, 3])
+        let walked = try #require(try CaptureWalk.walk(FilePath(folder.root), rules: CaptureWalk.Rules()).files.first)
+        #expect(try CaptureManifest.sha256(of: walked) == SHA256.hash([1, 2, 3]))
+        try folder.add("other.bin", [1, 2, 3])
+        try FileManager.default.removeItem(atPath: folder.root + "/b.bin")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.root + "/b.bin", withDestinationPath: folder.root + "/other.bin")
+        #expect(throws: IOError.self) { _ = try CaptureManifest.sha256(of: walked) }
+    }
+
     /// `aether status` lists captures from their journals: the folder, the destination and the files finished so
     /// far, read without the capture's lock.
     @Test func keptCapturesNameTheirFolderDestinationAndFinishedFiles() async throws {
@@ -545,6 +597,19 @@ import Testing
         let manifest = try CaptureManifest.parse(
             try GuardedFile(path: try #require(found.manifest)).readAll(maximumBytes: CaptureManifest.maximumBytes))
         #expect(manifest.root == outcome.root)
+    }
+
+    /// A journal over the limit (which the capture itself refuses) is not read by the listing either: 512 MiB
+    /// read into memory, then listed as an empty capture, before.
+    @Test func aJournalOverTheLimitIsNotListed() throws {
+        let folder = try Folder()
+        let state = try UploadStateDirectory.resolve(override: FilePath(folder.fixture.upload.stateDirectory))
+        _ = try CaptureJournal(state: state, key: "oversized")
+        let path = folder.fixture.upload.stateDirectory + "/captures/oversized.journal"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(CaptureJournal.maximumBytes) + 1)
+        try handle.close()
+        #expect(try CaptureJob.kept(stateDirectory: state).allSatisfy { $0.key != "oversized" })
     }
 
     /// `aether verify DIR MANIFEST`'s check: the stored manifest parses (its root recomputed), the folder as
@@ -602,9 +667,18 @@ import Testing
             (good.replacingOccurrences(of: "\"b/c.bin\"", with: "\"0.bin\""), .malformedManifest),
             (good.replacingOccurrences(of: "\"version\":1", with: "\"version\":2"), .unsupported),
             ("[]", .malformedManifest),
+            // The same values in another spelling than a capture writes.
+            ("\u{FEFF}" + good, .malformedManifest),
+            (good.replacingOccurrences(of: "\"version\":1", with: "\"version\":1.0"), .malformedManifest),
+            (good.replacingOccurrences(of: "\"version\":1}", with: "\"version\":1,\"version\":1}"), .malformedManifest),
+            (good.replacingOccurrences(of: "\"size\":1", with: "\"size\":1e0"), .malformedManifest),
+            (good.replacingOccurrences(of: ",", with: ", "), .malformedManifest),
         ]
+        #expect(throws: IntegrityError.self) {
+            _ = try CaptureManifest.parse(Array(good.data(using: .utf16) ?? Data()))
+        }
         for (text, code) in cases {
-            #expect(text != good || code == .malformedManifest)
+            #expect(text != good)
             do {
                 _ = try CaptureManifest.parse(Array(text.utf8))
                 Issue.record("parsed: \(text)")

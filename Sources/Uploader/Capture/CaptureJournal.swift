@@ -167,7 +167,9 @@ final class CaptureJournal: Sendable {
                     directory, text, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK, mode: 0, path: shown)
             else { continue }
             defer { Syscall.close(fd) }
+            // A journal over the limit is refused by the capture itself; it is not read here either.
             guard let status = try? Syscall.fstat(fd, path: shown), status.isRegularFile,
+                status.size <= Int64(maximumBytes),
                 let held = try? Syscall.readAll(fd, limit: maximumBytes, path: shown),
                 let sealing = try? sealingKey(master, key: key)
             else { continue }

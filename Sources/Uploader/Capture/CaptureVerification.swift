@@ -51,6 +51,23 @@ extension CaptureManifest {
         let walk = try CaptureWalk.walk(directory, rules: CaptureWalk.Rules())
         var found: [[UInt8]: CaptureFile] = [:]
         for file in walk.files { found[file.relativePath] = file }
+        // What the walk could not read (a directory without permission): a listed file under it is unreadable, not
+        // missing.
+        var unread: [[UInt8]: String] = [:]
+        for skip in walk.skipped where skip.failure { unread[skip.relativePath] = skip.reason }
+        func unreadable(_ relative: [UInt8]) -> String? {
+            if unread.isEmpty { return nil }
+            if let reason = unread[relative] { return reason }
+            if let reason = unread[[UInt8(ascii: ".")]] { return "the folder: " + reason }
+            var prefix = relative
+            while let slash = prefix.lastIndex(of: UInt8(ascii: "/")) {
+                prefix = Array(prefix[..<slash])
+                if let reason = unread[prefix] {
+                    return String(decoding: prefix, as: UTF8.self) + ": " + reason
+                }
+            }
+            return nil
+        }
         var intact = 0
         var problems: [(path: String, problem: CaptureVerification.Problem)] = []
         var listed: Set<[UInt8]> = []
@@ -58,7 +75,7 @@ extension CaptureManifest {
             let relative = Array(entry.path.utf8)
             listed.insert(relative)
             guard let file = found[relative] else {
-                problems.append((entry.path, .missing))
+                problems.append((entry.path, unreadable(relative).map { .unreadable($0) } ?? .missing))
                 continue
             }
             guard file.size == entry.size else {
@@ -66,7 +83,7 @@ extension CaptureManifest {
                 continue
             }
             do {
-                let digest = try Self.sha256(of: file.path)
+                let digest = try Self.sha256(of: file)
                 if digest.hex == entry.sha256 {
                     intact += 1
                 } else {
@@ -81,10 +98,14 @@ extension CaptureManifest {
         return CaptureVerification(intact: intact, problems: problems, unlisted: unlisted)
     }
 
-    /// The SHA-256 of the file at `path`, read once under the change guard (a file that changes while it is read
-    /// is an error, not a digest of a mixture).
-    static func sha256(of path: FilePath) throws(IOError) -> Digest32 {
-        let file = try GuardedFile(path: path)
+    /// The SHA-256 of the walked `walked`, read once under the change guard (a file that changes while it is read
+    /// is an error, not a digest of a mixture); the file opened must be the one the walk saw (a path replaced
+    /// since, by a link to elsewhere say, is refused rather than read).
+    static func sha256(of walked: CaptureFile) throws(IOError) -> Digest32 {
+        let file = try GuardedFile(path: walked.path)
+        guard file.identity.device == walked.device, file.identity.inode == walked.inode else {
+            throw IOError(.fileChanged, "it was replaced since the folder was walked", path: walked.path.description)
+        }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 20, alignment: 64)
         defer { unsafe buffer.deallocate() }
         var hash = SHA256()

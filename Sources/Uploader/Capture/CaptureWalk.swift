@@ -34,7 +34,8 @@ struct CaptureWalk {
         var include: [String] = []
         var exclude: [String] = []
         var followSymbolicLinks = false
-        /// Stay on the root's file system: a directory another file system is mounted on is skipped (as `find -xdev`).
+        /// Stay on the root's file system: a directory or file on another (a mount point, a file bind-mounted into
+        /// the folder, a followed link's target) is skipped, as `find -xdev` does.
         var oneFileSystem = false
         /// Directories never entered (the state directory when it lies inside the capture), by (device, inode).
         var avoid: Set<DirectoryIdentity> = []
@@ -129,20 +130,20 @@ struct CaptureWalk {
                 skipped.append(Skipped(relativePath: child, reason: "cannot be read: \(error.message)", failure: true))
                 continue
             }
+            if status.device != device {
+                // Another file system: a mount point, a file bind-mounted here, or where a followed link leads.
+                if let kind = pseudoFileSystem(status.device) {
+                    skipped.append(Skipped(relativePath: child, reason: "a \(kind) file system (the kernel's own)"))
+                    continue
+                }
+                if rules.oneFileSystem {
+                    skipped.append(Skipped(relativePath: child, reason: "another file system (--one-file-system)"))
+                    continue
+                }
+            }
             if status.isDirectory {
                 let identity = DirectoryIdentity(device: status.device, inode: status.inode)
                 if rules.avoid.contains(identity) { continue }
-                if status.device != device {
-                    // A mount point: another file system starts here.
-                    if let kind = pseudoFileSystem(status.device) {
-                        skipped.append(Skipped(relativePath: child, reason: "a \(kind) file system (the kernel's own)"))
-                        continue
-                    }
-                    if rules.oneFileSystem {
-                        skipped.append(Skipped(relativePath: child, reason: "another file system (--one-file-system)"))
-                        continue
-                    }
-                }
                 guard onTheWay.insert(identity).inserted else {
                     skipped.append(Skipped(relativePath: child, reason: "a link back to a directory above it (a loop)"))
                     continue
