@@ -34,7 +34,7 @@ import Foundation
 ///    with resets every 10 s.
 /// 7. `lab-capture` (root, the link lab): a capture of 2,000 files of 40 KiB and 4 of 64 MiB at 50 Mbit/s, 80 ms RTT,
 ///    0.5% loss into `aether serve`: the small files alone against the link rate (target >= 0.8 of it) at the default
-///    `--files` and at 32, then the whole job against the link limit (target <= 1.15).
+///    `--files`, at 32 and at 64, then the whole job against the link limit (target <= 1.15).
 /// Every lab line prints the bytes that crossed the uplink against the file and the congestion control each
 /// client's connections used (read from the kernel while it ran). Aether's lab clients run `--runs N` times (the
 /// median is reported), the baselines once. The Python side runs from the project's `.venv`

@@ -186,7 +186,7 @@ struct E2ELabLines {
 
     /// A capture on the lab (issue 28's line): 2,000 files of 40 KiB and 4 of 64 MiB (random bytes), 50 Mbit/s up,
     /// 80 ms RTT, 0.5% loss, queue 100 ms, no path changes. `aether upload DIR` into `aether serve`: the small files
-    /// alone (`--include 'frames/*'`) against the link rate, at the default `--files` and at 32, then the whole job
+    /// alone (`--include 'frames/*'`) against the link rate, at the default `--files`, at 32 and 64, then the whole job
     /// against the link limit (its bytes at 50 Mbit/s).
     func capture() async throws {
         let folder = tools.directory + "/lab-capture"
@@ -213,7 +213,10 @@ struct E2ELabLines {
             tools: tools, prefix: "lab-capture", bytes: 1, cap: cap,
             configuration: steadyLink(megabitsPerSecond: Self.captureRate, lossRate: Self.captureLoss))
         defer { bench.tearDown() }
-        for (label, extra) in [("default --files", [String]()), ("--files 32", ["--files", "32"])] {
+        let variants = [
+            ("default --files", [String]()), ("--files 32", ["--files", "32"]), ("--files 64", ["--files", "64"]),
+        ]
+        for (label, extra) in variants {
             let runs = try await bench.repeated("aether upload DIR, small files, \(label)", runs: options.runs) {
                 name, namespace, deadline in
                 try await tools.aetherCaptureToReceiver(
