@@ -213,10 +213,16 @@ struct E2ELabLines {
             tools: tools, prefix: "lab-capture", bytes: 1, cap: cap,
             configuration: steadyLink(megabitsPerSecond: Self.captureRate, lossRate: Self.captureLoss))
         defer { bench.tearDown() }
+        // The last: the client namespace without TCP's restart from the initial window after an idle connection
+        // (`tcp_slow_start_after_idle=0`), for reference: how much of each file's time that restart takes.
         let variants = [
             ("default --files", [String]()), ("--files 32", ["--files", "32"]), ("--files 64", ["--files", "64"]),
+            ("no idle restart", []),
         ]
         for (label, extra) in variants {
+            if label == "no idle restart" {
+                try bench.lab.setSysctl(["net.ipv4.tcp_slow_start_after_idle=0"], in: .client)
+            }
             let runs = try await bench.repeated("aether upload DIR, small files, \(label)", runs: options.runs) {
                 name, namespace, deadline in
                 try await tools.aetherCaptureToReceiver(
@@ -234,6 +240,7 @@ struct E2ELabLines {
                     + E2EBench.mebibytesText(smallBytes) + "  (target link_share >= 0.8)"
                     + (runs.count > 1 ? "  runs " + runs.map(\.outcome).joined(separator: ", ") : ""))
         }
+        try bench.lab.setSysctl(["net.ipv4.tcp_slow_start_after_idle=1"], in: .client)
         let whole = try await bench.repeated("aether upload DIR, whole job", runs: options.runs) {
             name, namespace, deadline in
             try await tools.aetherCaptureToReceiver(

@@ -278,6 +278,12 @@ public final class LinkLab: Sendable {
         try Self.sysctl(clientNamespace, ["net.ipv4.tcp_congestion_control=\(control.rawValue)"])
     }
 
+    /// Sets `key=value` sysctls in `side`'s namespace: a TCP setting to measure a line against, such as
+    /// `net.ipv4.tcp_slow_start_after_idle=0`.
+    public func setSysctl(_ settings: [String], in side: LinkLabSide) throws(LinkLabError) {
+        try Self.sysctl(namespace(side), settings)
+    }
+
     /// A sysctl value as `side`'s namespace sees it (`net.ipv4.tcp_congestion_control`).
     public func sysctlValue(_ key: String, in side: LinkLabSide) throws(LinkLabError) -> String {
         try LabCommand.run([LabCommand.ip, "netns", "exec", namespace(side), LabCommand.sysctl, "-n", key])
