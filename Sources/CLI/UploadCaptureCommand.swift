@@ -16,7 +16,7 @@ enum UploadCapture {
         for name in directoryOptions where parsed.option(name) != nil {
             throw Arguments.UsageError(description: "--\(name) goes with a directory to upload, not a file")
         }
-        for name in ["follow-symlinks", "one-file-system"] where parsed.flag(name) {
+        for name in ["follow-symlinks", "one-file-system", "no-batch"] where parsed.flag(name) {
             throw Arguments.UsageError(description: "--\(name) goes with a directory to upload, not a file")
         }
     }
@@ -61,6 +61,7 @@ enum UploadCapture {
             first: list(arguments, "first"), followSymbolicLinks: arguments.flag("follow-symlinks"),
             parallelFiles: try arguments.integer("files", default: 4, in: 1...64), follow: follow)
         options.oneFileSystem = arguments.flag("one-file-system")
+        options.batchSmallFiles = !arguments.flag("no-batch")
         // --files N is a fixed number; without it the files in flight grow from 4 while that pays.
         options.growParallelFiles = arguments.option("files") == nil
         options.priorities = try priorities(arguments)

@@ -18,7 +18,7 @@ enum UploadCommand: CLICommand {
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
                                        [--follow [--follow-idle SECONDS] [--marker NAME]]
                                        [--include LIST] [--exclude LIST] [--first LIST] [--priority LIST] [--files N]
-                                       [--follow-symlinks] [--one-file-system]
+                                       [--follow-symlinks] [--one-file-system] [--no-batch]
           FILE            the file to upload (a regular file; read under the change guard)
           DIR             a directory: every regular file under it, recursively, as one capture (each file
                           resumable and verified, a journal of finished files in the state directory, then a
@@ -37,6 +37,8 @@ enum UploadCommand: CLICommand {
           --follow-symlinks  with DIR: follow symbolic links (a link back up the tree is a loop, left out)
           --one-file-system  with DIR: stay on DIR's file system, leaving out directories another is mounted on
                           (the kernel's own, such as /proc and /sys, are always left out)
+          --no-batch      with DIR: send each small file as its own upload (by default files of up to 1 MiB go
+                          several to a request to a receiver that takes batches: no round trips of their own)
           --follow with DIR  a capture still being written: each file goes once no process holds it open for
                           writing and it has not changed for 1 s (again if it changes later); the job ends when
                           nothing changed for --follow-idle seconds (default 5) and every file is sent, or once
@@ -84,7 +86,7 @@ enum UploadCommand: CLICommand {
         "endpoint", "s3-flavor",
         "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "priority", "files", "marker",
     ]
-    static let flags: Set<String> = ["parity", "json", "quiet", "follow", "follow-symlinks", "one-file-system"]
+    static let flags: Set<String> = ["parity", "json", "quiet", "follow", "follow-symlinks", "one-file-system", "no-batch"]
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(arguments, options: options, flags: flags, positionals: 0...2)

@@ -216,13 +216,16 @@ import Testing
     }
 
     /// A copy of a file under another name is stored once: the receiver proves the client holds it (possession),
-    /// sends no chunk of it, and keeps one object under both uploads (a hard link on the directory store).
+    /// sends no chunk of it, and keeps one object under both uploads (a hard link on the directory store). (Files
+    /// sent each on its own, as files over 1 MiB go; batched files are the next test.)
     @Test func aCopiedFileIsStoredOnceThroughPossession() async throws {
         let folder = try Folder()
         let bytes = UploadFixture.seeded(200_000, seed: 77)
         try folder.add("a/scan.bin", bytes)
         try folder.add("b/copy-of-scan.bin", bytes)
-        let (outcome, events) = try await Self.run(try folder.job(folder.options(parallelFiles: 1)))
+        var options = folder.options(parallelFiles: 1)
+        options.batchSmallFiles = false
+        let (outcome, events) = try await Self.run(try folder.job(options))
         #expect(outcome.complete)
         let completed = events.compactMap { event -> (String, UploadOutcome)? in
             if case .file(let path, .completed(let result)) = event { return (path, result) }
@@ -241,6 +244,42 @@ import Testing
         }
         let stored = try objectStatus(first.receipt.location)
         #expect(try objectStatus(copy.receipt.location).inode == stored.inode)
+    }
+
+    /// Small files go several to a request (`docs/PROTOCOL.md` 3.10): each is its own object at the receiver, named,
+    /// verified against its own receipt and byte-identical; a copy in the same batch is stored once (the receiver
+    /// hashes its bytes and finds the object it holds); the receiver counts the batches.
+    @Test func smallFilesGoInBatchesEachStoredAsItsOwnObjectAndACopyOnce() async throws {
+        let folder = try Folder()
+        var contents: [String: [UInt8]] = [:]
+        for index in 0..<150 { contents["frames/\(index).bin"] = UploadFixture.seeded(index * 37, seed: UInt64(index)) }
+        contents["frames/copy-of-7.bin"] = contents["frames/7.bin"]
+        for (path, bytes) in contents { try folder.add(path, bytes) }
+        try folder.add("mesh.ply", UploadFixture.seeded(1_500_000, seed: 99))
+        let (outcome, events) = try await Self.run(try folder.job())
+        #expect(outcome.complete)
+        #expect(outcome.files.count == 152)
+        for result in outcome.files where result.path != "mesh.ply" {
+            #expect(try folder.fixture.object(at: result.location) == contents[result.path], "\(result.path)")
+        }
+        let completed = events.compactMap { event -> (String, UploadOutcome)? in
+            if case .file(let path, .completed(let result)) = event { return (path, result) }
+            return nil
+        }
+        #expect(Set(completed.map(\.0)).isSuperset(of: Set(contents.keys)))
+        let answer = try await folder.fixture.client.send(
+            HTTPRequest(method: "GET", url: folder.fixture.server.url + "/metrics", headers: HTTPHeaders([])))
+        let metrics = String(decoding: answer.body, as: UTF8.self)
+        let batched = metrics.split(separator: "\n").first { $0.hasPrefix("aether_batched_files_total ") }
+        // Every file of 1 MiB or less (151); the mesh and the manifest go on their own.
+        #expect(batched == "aether_batched_files_total 151", "\(metrics)")
+        func inode(_ path: String) throws -> UInt64 {
+            let location = try #require(outcome.files.first { $0.path == path }?.location)
+            let id = try UploadID(String(try #require(location.split(separator: "/").last)))
+            return try Syscall.stat(try DirectoryBlobStore(root: folder.fixture.store).path(of: .object(id))).inode
+        }
+        #expect(try inode("frames/7.bin") == inode("frames/copy-of-7.bin"))
+        #expect(try inode("frames/7.bin") != inode("frames/8.bin"))
     }
 
     /// The small files are spot-checked as one population: a sample of the spec's size over them (6 of 40), each

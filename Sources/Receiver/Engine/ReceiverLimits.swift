@@ -27,6 +27,11 @@ public struct ReceiverLimits: Sendable, Hashable {
     public var chunkClaimWaitSeconds: Double = 2
     /// Most chunks one native run request may carry (advertised as `max-run`, `docs/PROTOCOL.md` 3.2.1).
     public var maximumRunChunks = 64
+    /// Most whole files one batch request may carry (advertised as `max-batch`, `docs/PROTOCOL.md` 3.10; at most
+    /// `AetherWire.maximumBatchFiles`, 256); 0: batches are refused.
+    public var maximumBatchFiles = 256
+    /// Most bytes of files one batch may carry (advertised as `batch-bytes`).
+    public var maximumBatchBytes: Int64 = 64 << 20
     /// Most received prefixes of cut chunks kept for one upload (`docs/PROTOCOL.md` 3.2.2), at most
     /// `AetherWire.maximumPartials` (what a status document lists); when full, the oldest is dropped.
     public var maximumPartialsPerUpload = 64

@@ -91,22 +91,57 @@ extension UploadEngine {
             } catch {
                 throw ReceiverError(.possessionFailed, "the possession proof failed or its challenge expired")
             }
-            // Proven: the new upload's chain head is folded from the object's kept chunk hashes (32 bytes a chunk
-            // from the catalogue, never the object's bytes).
-            let hashes = try catalog.chunkReceipts(entry.object.upload).map(\.sha256)
-            guard hashes.count == record.chunks else {
-                throw ReceiverError(.storageFailed, "the stored object's chunk hashes are incomplete")
-            }
-            let (root, head) = try Self.rootAndHead(hashes, session: record.chainSessionID ?? "")
-            guard root == entry.verifier.claim.merkleRoot else {
-                throw ReceiverError(.storageFailed, "the stored object's chunk hashes do not give its Merkle root")
-            }
-            try blobs.alias(.object(entry.object.upload), as: .object(id))
-            return try recordCompletion(
-                record, fileSHA256: entry.object.fileSHA256, chainHead: head, merkleRoot: root,
-                chunks: hashes.count, size: entry.object.size, indexObject: false
-            ).receipt
+            return try completeFromHeld(record, entry: entry)
         }
+    }
+
+    /// Completes the open native upload `id` from the object dedup offers it when the client sent its whole bytes
+    /// and they hash to `sha256` (a batched file, `docs/PROTOCOL.md` 3.10: holding every byte proves more than a
+    /// possession answer): the object is kept once under both uploads. Nil when no held object is offered or its
+    /// SHA-256 is another (the bytes are then stored as usual).
+    func completeFromHeld(_ id: UploadID, owner: ClientIdentity, sha256: Digest32) throws(ReceiverError)
+        -> UploadReceiptRecord?
+    {
+        try withGate(id) { () throws(ReceiverError) -> UploadReceiptRecord? in
+            let record = try load(id, owner: owner, allowing: [.open])
+            guard let entry = try possessionEntry(for: record), entry.object.fileSHA256 == sha256 else { return nil }
+            return try completeFromHeld(record, entry: entry, recordingChunks: true)
+        }
+    }
+
+    /// The completion of a proven upload (under its gate): its chain head is folded from the object's kept chunk
+    /// hashes (32 bytes a chunk from the catalogue, never the object's bytes), the object aliased as the upload's.
+    /// With `recordingChunks` the upload gets the object's chunk receipts as its own (a batched file whose bytes
+    /// came whole), so its spot checks are answered with proofs as any upload's.
+    private func completeFromHeld(_ record: UploadRecord, entry: PossessionEntry, recordingChunks: Bool = false)
+        throws(ReceiverError) -> UploadReceiptRecord
+    {
+        let receipts = try catalog.chunkReceipts(entry.object.upload)
+        let hashes = receipts.map(\.sha256)
+        guard hashes.count == record.chunks else {
+            throw ReceiverError(.storageFailed, "the stored object's chunk hashes are incomplete")
+        }
+        let (root, head) = try Self.rootAndHead(hashes, session: record.chainSessionID ?? "")
+        guard root == entry.verifier.claim.merkleRoot else {
+            throw ReceiverError(.storageFailed, "the stored object's chunk hashes do not give its Merkle root")
+        }
+        try blobs.alias(.object(entry.object.upload), as: .object(record.id))
+        if recordingChunks {
+            do throws(ReceiverError) {
+                try catalog.recordChunks(
+                    receipts.map { ChunkReceipt(
+                        index: $0.index, length: $0.length, sha256: $0.sha256, crc32c: $0.crc32c, link: nil, rebuilt: false)
+                    },
+                    upload: record)
+            } catch {
+                try? blobs.delete(.object(record.id))
+                throw error
+            }
+        }
+        return try recordCompletion(
+            record, fileSHA256: entry.object.fileSHA256, chainHead: head, merkleRoot: root,
+            chunks: hashes.count, size: entry.object.size, indexObject: false
+        ).receipt
     }
 }
 

@@ -18,7 +18,9 @@ enum NativeHandler {
             encodings: [.zstd, .deflate], possession: true, challenges: true, expires: limits.expirySeconds,
             maximumRun: limits.maximumRunChunks,
             resumesChunks: engine.keepsCutPrefixes, challengeVersion: AetherWire.spotCheckVersion,
-            maximumChallengeBytes: limits.maximumChallengeBytes, metadata: true
+            maximumChallengeBytes: limits.maximumChallengeBytes, metadata: true,
+            maximumBatch: min(limits.maximumBatchFiles, AetherWire.maximumBatchFiles),
+            maximumBatchBytes: limits.maximumBatchBytes
         ).fieldValue
     }
 

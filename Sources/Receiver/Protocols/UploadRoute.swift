@@ -4,6 +4,8 @@
 enum UploadRoute: Equatable {
     /// `/uploads`: creation and discovery.
     case uploads
+    /// `/uploads/batch`: a batch of whole small files (section 3.10; no upload id is 5 characters).
+    case batch
     /// `/uploads/{id}`.
     case upload(UploadID)
     /// `/uploads/{id}/chunks/{index}`.
@@ -46,6 +48,7 @@ enum UploadRoute: Equatable {
         case 1 where segments[0] == "uploads": self = .uploads
         case 1 where segments[0] == "healthz": self = .health
         case 1 where segments[0] == "metrics": self = .metrics
+        case 2 where segments[0] == "uploads" && segments[1] == "batch": self = .batch
         case 2 where segments[0] == "uploads": self = .upload(try UploadID(segments[1]))
         case 3 where segments[0] == "uploads":
             let id = try UploadID(segments[1])
@@ -72,7 +75,7 @@ enum UploadRoute: Equatable {
         case .upload(let id), .chunk(let id, _), .parity(let id, _, _), .challenges(let id), .possession(let id),
             .complete(let id):
             id
-        case .uploads, .health, .metrics: nil
+        case .uploads, .batch, .health, .metrics: nil
         }
     }
 

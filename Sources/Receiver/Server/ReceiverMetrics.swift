@@ -14,6 +14,8 @@ public final class ReceiverMetrics: Sendable {
         var partialsKept = 0
         var continuationsStarted = 0
         var continuationsCompleted = 0
+        var batches = 0
+        var batchedFiles = 0
         var requests: [Int: Int] = [:]
         var latencyCounts = [Int](repeating: 0, count: ReceiverMetrics.latencyBuckets.count)
         var latencySum: Double = 0
@@ -42,6 +44,13 @@ public final class ReceiverMetrics: Sendable {
     public func continuationStarted() { state.withLock { $0.continuationsStarted += 1 } }
     /// A continued chunk was stored (or found stored) after its last byte came in.
     public func continuationCompleted() { state.withLock { $0.continuationsCompleted += 1 } }
+    /// A batch (`docs/PROTOCOL.md` 3.10) of `files` files was answered.
+    public func batchAnswered(files: Int) {
+        state.withLock {
+            $0.batches += 1
+            $0.batchedFiles += files
+        }
+    }
     /// A request was answered with `status`.
     public func answered(_ status: Int) { state.withLock { $0.requests[status, default: 0] += 1 } }
     /// A chunk or append request took `seconds` from its headers to its answer.
@@ -84,6 +93,10 @@ public final class ReceiverMetrics: Sendable {
         family("aether_chunk_continuations_total", "Continuations of a kept prefix, by outcome.", "counter")
         out += "aether_chunk_continuations_total{outcome=\"started\"} \(state.continuationsStarted)\n"
         out += "aether_chunk_continuations_total{outcome=\"stored\"} \(state.continuationsCompleted)\n"
+        family("aether_batches_total", "Batches of whole small files answered.", "counter")
+        out += "aether_batches_total \(state.batches)\n"
+        family("aether_batched_files_total", "Files carried by the batches answered.", "counter")
+        out += "aether_batched_files_total \(state.batchedFiles)\n"
         family("aether_requests_total", "Requests answered, by status.", "counter")
         for status in state.requests.keys.sorted() {
             out += "aether_requests_total{status=\"\(status)\"} \(state.requests[status] ?? 0)\n"

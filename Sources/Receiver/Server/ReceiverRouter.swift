@@ -70,6 +70,8 @@ public final class ReceiverRouter: HTTPRequestRouter {
             }
             if let refusal = handler.refusal(request) { return .respond(refusal) }
             return handler.create(request, owner: owner, context: context)
+        case (.batch, "POST"):
+            return NativeHandler.batch(request, owner: owner, context: context)
         case (.upload(let id), "HEAD"):
             return .respond(head(request, id: id, owner: owner))
         case (.upload(let id), "GET"):
@@ -128,7 +130,7 @@ public final class ReceiverRouter: HTTPRequestRouter {
         case .uploads: "POST, OPTIONS"
         case .upload: "HEAD, GET, PATCH, DELETE, OPTIONS"
         case .chunk, .parity: "PUT"
-        case .challenges, .possession, .complete: "POST"
+        case .batch, .challenges, .possession, .complete: "POST"
         case .health: "GET, HEAD"
         case .metrics: "GET"
         }

@@ -38,6 +38,11 @@ package struct AetherCapabilities: Sendable, Hashable {
     /// Whether the create request's `metadata` (a file's name, say) is taken and kept (`metadata`, section 3.1);
     /// false (absent): none is sent, since an older receiver refuses a member it does not know.
     package var metadata: Bool
+    /// The most whole files one batch request may carry (`max-batch`, section 3.10), each at most `max-chunk`
+    /// bytes; 0 (absent): no batches.
+    package var maximumBatch: Int
+    /// The most bytes of files one batch may carry (`batch-bytes`); given with `max-batch`.
+    package var maximumBatchBytes: Int64
 
     /// Whether spot checks of the version this code speaks can be made: `challenges`, `challenge-v=2` and a
     /// `challenge-bytes` bound.
@@ -52,9 +57,11 @@ package struct AetherCapabilities: Sendable, Hashable {
         parityCodes: [String] = ["rs8"], encodings: [ContentCoding] = [.zstd, .deflate], possession: Bool = true,
         challenges: Bool = true, expires: Int64 = 86_400, maximumRun: Int = 1, resumesChunks: Bool = false,
         challengeVersion: Int? = AetherWire.spotCheckVersion, maximumChallengeBytes: Int64? = 16 << 20,
-        metadata: Bool = false
+        metadata: Bool = false, maximumBatch: Int = 0, maximumBatchBytes: Int64 = 0
     ) {
         self.metadata = metadata
+        self.maximumBatch = maximumBatch
+        self.maximumBatchBytes = maximumBatch > 0 ? maximumBatchBytes : 0
         self.maximumRun = maximumRun
         self.resumesChunks = resumesChunks
         self.challengeVersion = challengeVersion
@@ -93,6 +100,12 @@ package struct AetherCapabilities: Sendable, Hashable {
         maximumRun = members.has("max-run") ? Int(try members.integer("max-run", 1...65_535)) : 1
         resumesChunks = try members.boolean("resume-chunk")
         metadata = try members.boolean("metadata")
+        maximumBatch =
+            members.has("max-batch") ? Int(try members.integer("max-batch", 1...Int64(AetherWire.maximumBatchFiles))) : 0
+        maximumBatchBytes = members.has("batch-bytes") ? try members.integer("batch-bytes", 1...limit) : 0
+        guard (maximumBatch == 0) == (maximumBatchBytes == 0) else {
+            throw AetherProtocolError(.inconsistent, member: "batch-bytes", "max-batch and batch-bytes come together")
+        }
         challengeVersion = members.has("challenge-v") ? Int(try members.integer("challenge-v", 1...999)) : nil
         maximumChallengeBytes =
             members.has("challenge-bytes") ? try members.integer("challenge-bytes", 1...limit) : nil
@@ -127,6 +140,8 @@ package struct AetherCapabilities: Sendable, Hashable {
             ] + (maximumRun > 1 ? [("max-run", .integer(Int64(maximumRun)))] : [])
             + (resumesChunks ? [("resume-chunk", .boolean(true))] : []) + spotCheckMembers
             + (metadata ? [("metadata", .boolean(true))] : [])
+            + (maximumBatch > 0
+                ? [("max-batch", .integer(Int64(maximumBatch))), ("batch-bytes", .integer(maximumBatchBytes))] : [])
         return StructuredField.serialize(dictionary: members) ?? ""
     }
 }

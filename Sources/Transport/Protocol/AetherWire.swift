@@ -20,6 +20,8 @@ package enum AetherWire {
     package static let receivedField = "Aether-Received"
     /// `Aether-Partial` (section 3.2.2): what the receiver holds of a chunk a continuation named.
     package static let partialField = "Aether-Partial"
+    /// `Aether-Batch` (section 3.10): `files=N, document=L` on a batch of whole small files.
+    package static let batchField = "Aether-Batch"
     /// `Aether-Partials: ?1` on `GET /uploads/{id}` (section 3.5): the status document is to list the received
     /// prefixes of cut chunks (`partials`). A client of before section 3.2.2 does not send it and gets the document
     /// it parses.
@@ -41,6 +43,10 @@ package enum AetherWire {
     package static let completeMediaType = "application/aether-complete+json"
     /// The receipt (section 3.8).
     package static let receiptMediaType = "application/aether-receipt+json"
+    /// A batch of whole small files (section 3.10): its document, then every file's bytes.
+    package static let batchMediaType = "application/aether-batch"
+    /// The answer to a batch: a receipt or a problem per file (section 3.10).
+    package static let batchReceiptMediaType = "application/aether-batch-receipt+json"
     /// RFC 9457 problem details (section 7).
     package static let problemMediaType = "application/problem+json"
 
@@ -59,6 +65,12 @@ package enum AetherWire {
     package static let maximumChunks = 1 << 20
     /// The largest size, offset or length a document or field carries (RFC 9651's 15-digit integers).
     package static let maximumInteger: Int64 = 999_999_999_999_999
+    /// The most files one batch may carry on any receiver (section 3.10; a receiver advertises `max-batch` up to it).
+    package static let maximumBatchFiles = 256
+    /// The largest batch document (its files' creations and claims; 256 files take about 150 KiB).
+    package static let maximumBatchDocumentBytes = 512 << 10
+    /// The largest batch answer parsed (a receipt of about 400 bytes or a problem of at most 2.2 KiB a file).
+    package static let maximumBatchAnswerBytes = maximumBatchFiles * (3 << 10) + (16 << 10)
     /// Chunk sizes are multiples of this (16 KiB).
     package static let chunkAlignment: Int64 = 16 << 10
     /// The most indices one challenge may name (section 3.6).

@@ -96,8 +96,13 @@ package struct NativeCreateRequest: Sendable, Hashable {
 
     /// Parses and validates a body (at most `AetherWire.maximumDocumentBytes`).
     package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+        try self.init(value: JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes))
+    }
+
+    /// Parses and validates a parsed document (`path` names it in errors: `files[3].create`).
+    init(value: JSONValue, path: String = "") throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
-            JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
+            value, path: path,
             allowed: ["chainSessionID", "chunkSize", "chunks", "contentID", "metadata", "parity", "size"])
         sizeDeferred = reader.members["size"] == .null
         chunkSize = try reader.integer("chunkSize", 1...AetherWire.maximumInteger)
@@ -115,7 +120,7 @@ package struct NativeCreateRequest: Sendable, Hashable {
         contentID = try reader.optionalString("contentID", maximumBytes: 256)
         if let value = reader.optional("parity") {
             parity = try ParityScheme.read(
-                JSONObjectReader(value, path: "parity", allowed: ["code", "data", "parity"]))
+                JSONObjectReader(value, path: reader.name("parity"), allowed: ["code", "data", "parity"]))
         } else {
             parity = nil
         }
@@ -130,7 +135,10 @@ package struct NativeCreateRequest: Sendable, Hashable {
     }
 
     /// The canonical body.
-    package var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] { jsonValue.canonicalBytes }
+
+    /// The document as a JSON value.
+    var jsonValue: JSONValue {
         var members: [String: JSONValue] = [
             "chainSessionID": .string(chainSessionID), "chunkSize": .integer(chunkSize), "chunks": .integer(chunks),
             "size": .integer(size),
@@ -142,6 +150,6 @@ package struct NativeCreateRequest: Sendable, Hashable {
             members["size"] = .null
             members["chunks"] = nil
         }
-        return JSONValue.object(members).canonicalBytes
+        return JSONValue.object(members)
     }
 }

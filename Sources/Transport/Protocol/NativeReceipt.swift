@@ -37,8 +37,13 @@ package struct NativeReceipt: Sendable, Hashable {
 
     /// Parses and checks a body.
     package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+        try self.init(value: JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes))
+    }
+
+    /// Parses and checks a parsed document (`path` names it in errors).
+    init(value: JSONValue, path: String = "") throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
-            JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
+            value, path: path,
             allowed: ["chainHead", "chunks", "cid", "completedAt", "fileSHA256", "id", "merkleRoot", "size"])
         id = try reader.string("id", maximumBytes: 26)
         guard NativeStatusDocument.isUploadID(id) else {
@@ -60,11 +65,14 @@ package struct NativeReceipt: Sendable, Hashable {
     }
 
     /// The canonical body.
-    package var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] { jsonValue.canonicalBytes }
+
+    /// The document as a JSON value.
+    var jsonValue: JSONValue {
         JSONValue.object([
             "chainHead": .string(chainHead.hex), "chunks": .integer(chunks), "cid": .string(cid),
             "completedAt": .string(RFC3339Time.format(completedAt)), "fileSHA256": .string(fileSHA256.hex),
             "id": .string(id), "merkleRoot": .string(merkleRoot.hex), "size": .integer(size),
-        ]).canonicalBytes
+        ])
     }
 }

@@ -44,8 +44,13 @@ package struct ProblemDocument: Sendable, Hashable {
 
     /// Parses a body (at most `AetherWire.maximumDocumentBytes`); `title` and `detail` are at most 1,024 bytes.
     package init(json bytes: some Collection<UInt8>) throws(AetherProtocolError) {
+        try self.init(value: JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes))
+    }
+
+    /// Parses a parsed document (`path` names it in errors).
+    init(value: JSONValue, path: String = "") throws(AetherProtocolError) {
         let reader = try JSONObjectReader(
-            JSONValue.parse(bytes, limit: AetherWire.maximumDocumentBytes),
+            value, path: path,
             allowed: ["chunk", "detail", "expected", "offset", "status", "title", "type"])
         let type = try reader.string("type", maximumBytes: 128)
         guard type.hasPrefix(Self.typePrefix), Self.isName(String(type.dropFirst(Self.typePrefix.count))) else {
@@ -67,13 +72,16 @@ package struct ProblemDocument: Sendable, Hashable {
     }
 
     /// The canonical body; absent optional members are left out.
-    package var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] { jsonValue.canonicalBytes }
+
+    /// The document as a JSON value.
+    var jsonValue: JSONValue {
         var members: [String: JSONValue] = [
             "detail": .string(detail), "status": .integer(status), "title": .string(title), "type": .string(type),
         ]
         if let chunk { members["chunk"] = .integer(chunk) }
         if let offset { members["offset"] = .integer(offset) }
         if let expected { members["expected"] = .integer(expected) }
-        return JSONValue.object(members).canonicalBytes
+        return JSONValue.object(members)
     }
 }

@@ -46,30 +46,42 @@ extension CaptureJob {
         let checked = Set(ByzantineSampler.sample(chunkCount: small.count).map { small[$0] })
         let unchecked = Set(small).subtracting(checked)
         var sent = Sent()
-        func take(_ end: FileEnd?) {
-            switch end {
-            case .done(let done):
-                sent.results.append(done)
-                window.completed(bytes: done.size)
-            case .failed(let failure): sent.failed.append(failure)
-            case nil: break
+        func take(_ ends: [FileEnd]?) {
+            for end in ends ?? [] {
+                switch end {
+                case .done(let done):
+                    sent.results.append(done)
+                    window.completed(bytes: done.size)
+                case .failed(let failure): sent.failed.append(failure)
+                }
             }
         }
+        // Small files travel in batches where the receiver takes them (one request, no round trip each); a batch
+        // takes one place in the queue, as a file does.
+        let batcher = shared.flatMap { Batcher(backend: $0, options: options) }
+        let work = Self.plan(ordered.map(\.file), batcher: batcher)
         do {
-            try await withThrowingTaskGroup(of: FileEnd.self) { group in
-                for (index, (file, priority)) in ordered.enumerated() {
+            try await withThrowingTaskGroup(of: [FileEnd].self) { group in
+                for item in work {
                     // Admitted here, in the order above, so the first files out are the first in that order.
-                    while queue.counts.running >= window.limit, let end = try await group.next() { take(end) }
-                    try await queue.enter(priority: priority)
-                    let spotCheck = !unchecked.contains(index)
+                    while queue.counts.running >= window.limit, let ends = try await group.next() { take(ends) }
+                    try await queue.enter(priority: ordered[item[0]].priority)
+                    let files = item.map { (file: ordered[$0].file, spotCheck: !unchecked.contains($0)) }
                     group.addTask {
                         defer { queue.leave() }
-                        return try await self.uploadOne(
-                            file, shared: shared, spotCheck: spotCheck, context: context, journal: journal,
-                            tally: tally, lock: lock, emit: emit)
+                        if let batcher, files.count > 1 || batcher.takes(files[0].file) {
+                            return try await self.uploadBatch(
+                                files, batcher: batcher, context: context, journal: journal, tally: tally, lock: lock,
+                                emit: emit)
+                        }
+                        return [
+                            try await self.uploadOne(
+                                files[0].file, shared: shared, spotCheck: files[0].spotCheck, context: context,
+                                journal: journal, tally: tally, lock: lock, emit: emit)
+                        ]
                     }
                 }
-                while let end = try await group.next() { take(end) }
+                while let ends = try await group.next() { take(ends) }
             }
         } catch {
             await watch.stop()
@@ -128,7 +140,7 @@ extension CaptureJob {
     static let sampledTogetherBytes: Int64 = 1 << 20
 
     /// Uploads one file; a failure of the file is its result, and only cancellation is thrown.
-    private func uploadOne(
+    func uploadOne(
         _ file: CaptureFile, shared: DetectedBackend?, spotCheck: Bool = true, context: UploadContext,
         journal: CaptureJournal,
         tally: CaptureTally, lock: UploadLock, emit: @escaping @Sendable (CaptureEvent) -> Void
@@ -183,7 +195,7 @@ extension CaptureJob {
         }
     }
 
-    private func failed(
+    func failed(
         _ path: String, _ message: String, verification: Bool = false, tally: CaptureTally,
         emit: @Sendable (CaptureEvent) -> Void
     ) -> FileEnd {

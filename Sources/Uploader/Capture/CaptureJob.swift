@@ -41,6 +41,9 @@ public struct CaptureJob: Sendable {
         public var growParallelFiles = true
         /// Follow a capture still being written (`CaptureFollow`); nil: the folder is uploaded as it is.
         public var follow: CaptureFollow?
+        /// Send small files several to a request where the destination takes batches (native, `max-batch`,
+        /// `docs/PROTOCOL.md` 3.10); off: each file is its own upload (`--no-batch`, for comparison).
+        public var batchSmallFiles = true
 
         public init(
             upload: UploadJob.Options = UploadJob.Options(), include: [String] = [], exclude: [String] = [],

@@ -28,15 +28,19 @@ final class CaptureJournal: Sendable {
         var location: String
 
         init(_ file: CaptureFile, outcome: UploadOutcome) {
+            self.init(file, sha256: outcome.sha256, merkleRoot: outcome.merkleRoot, location: outcome.receipt.location)
+        }
+
+        init(_ file: CaptureFile, sha256: Digest32, merkleRoot: Digest32, location: String) {
             path = Data(file.relativePath).base64EncodedString()
             size = file.size
             modified = file.modificationNanoseconds
             changed = file.changeNanoseconds
             inode = file.inode
             device = file.device
-            sha256 = outcome.sha256.hex
-            merkleRoot = outcome.merkleRoot.hex
-            location = outcome.receipt.location
+            self.sha256 = sha256.hex
+            self.merkleRoot = merkleRoot.hex
+            self.location = location
         }
 
         /// Whether `file` has the fingerprint this entry recorded (the journal finds the entry by the file's name).

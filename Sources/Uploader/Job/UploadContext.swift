@@ -65,6 +65,21 @@ struct UploadContext: Sendable {
         return try await uploader.run(emit)
     }
 
+    /// The Byzantine spot checks of a native upload completed without a `ChunkedUploader` (a batched file,
+    /// `docs/PROTOCOL.md` 3.10): the same checks (`ChunkedUploader.spotCheck`) over its `chunkHashes`, its file read
+    /// under the change guard and compared with `identity`.
+    func spotCheck(
+        file: FilePath, destination: String, backend: DetectedBackend, remote: RemoteUpload, chunkHashes: [Digest32],
+        identity: FileIdentity, configuration: UploadConfiguration, emit: @escaping @Sendable (UploadEvent) -> Void
+    ) async throws -> SpotCheckReport {
+        let target = ChunkedUploader.Target(
+            file: file, destination: destination, mode: backend.mode, endpoint: options.detection.s3Endpoint)
+        let uploader = ChunkedUploader(
+            target: target, backend: backend.backend, snapshots: store, snapshotKey: "spot-check", configuration: configuration,
+            scheduler: scheduler, telemetry: nil, heldLock: nil, resources: resources, pacer: pacer)
+        return try await uploader.spotCheck(remote, chunkHashes: chunkHashes, identity: identity, emit: emit)
+    }
+
     /// Opens the first streams' connections to `detected`'s origin (`ConnectionWarmup`) and watches the default
     /// route (`PathWatch`) until the returned watch is stopped.
     func watch(_ detected: DetectedBackend, emit: @escaping @Sendable (UploadEvent) -> Void) -> Watch {

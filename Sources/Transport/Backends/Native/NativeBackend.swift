@@ -565,7 +565,7 @@ public struct NativeBackend: NativeFeaturesBackend {
     }
 
     /// `reference` resolved against the creation URL; another origin is refused.
-    private func resolve(_ reference: String) throws(TransportError) -> String {
+    func resolve(_ reference: String) throws(TransportError) -> String {
         try resource.resolve(reference)
     }
 

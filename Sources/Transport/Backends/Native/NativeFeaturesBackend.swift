@@ -32,4 +32,6 @@ package protocol NativeFeaturesBackend: UploadBackend {
     func provePossession(
         _ upload: RemoteUpload, challenge: [UInt8], prover: ProofOfPossessionProver, summary: CompletionSummary
     ) async throws(TransportError) -> UploadReceipt?
+    /// Sends whole small files in one batch (section 3.10), one outcome per file (`NativeBackend.send(batch:)`).
+    func send(batch files: [NativeBatchFile]) async throws(TransportError) -> [NativeBatchOutcome]
 }
