@@ -86,7 +86,9 @@ enum UploadCommand: CLICommand {
         "endpoint", "s3-flavor",
         "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "priority", "files", "marker",
     ]
-    static let flags: Set<String> = ["parity", "json", "quiet", "follow", "follow-symlinks", "one-file-system", "no-batch"]
+    static let flags: Set<String> = [
+        "parity", "json", "quiet", "follow", "follow-symlinks", "one-file-system", "no-batch",
+    ]
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
         let parsed = try Arguments(arguments, options: options, flags: flags, positionals: 0...2)

@@ -139,7 +139,8 @@ import Testing
 
     @Test(arguments: [
         "no Aether-Batch", "another media type", "more files than advertised", "a count that is not the document's",
-        "a Content-Length that is not the document and its files", "a file of two chunks", "a content id of other bytes",
+        "a Content-Length that is not the document and its files", "a file of two chunks",
+        "a content id of other bytes",
         "a document that is not JSON",
     ])
     func aDamagedBatchIsRefusedBeforeAnyFileIsStored(damage: String) async throws {

@@ -129,8 +129,10 @@ extension UploadEngine {
         if recordingChunks {
             do throws(ReceiverError) {
                 try catalog.recordChunks(
-                    receipts.map { ChunkReceipt(
-                        index: $0.index, length: $0.length, sha256: $0.sha256, crc32c: $0.crc32c, link: nil, rebuilt: false)
+                    receipts.map {
+                        ChunkReceipt(
+                            index: $0.index, length: $0.length, sha256: $0.sha256, crc32c: $0.crc32c, link: nil,
+                            rebuilt: false)
                     },
                     upload: record)
             } catch {

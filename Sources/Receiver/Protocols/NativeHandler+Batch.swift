@@ -28,14 +28,16 @@ extension NativeHandler {
                 throw ReceiverError(.malformedRequest, "\(AetherWire.batchField): \(error.message)")
             }
             guard header.files <= maximumFiles else {
-                throw ReceiverError(.tooLarge, "a batch of \(header.files) files is more than the \(maximumFiles) advertised")
+                throw ReceiverError(
+                    .tooLarge, "a batch of \(header.files) files is more than the \(maximumFiles) advertised")
             }
             if let coding = request.header("Content-Encoding"), coding.lowercased() != "identity" {
                 throw ReceiverError(.unsupportedMediaType, "a batch travels without a content coding")
             }
             guard let length = RequestFields.contentLength(request), length >= Int64(header.document) else {
                 throw ReceiverError(
-                    .lengthMismatch, "a batch needs a Content-Length of at least its document's \(header.document) bytes")
+                    .lengthMismatch,
+                    "a batch needs a Content-Length of at least its document's \(header.document) bytes")
             }
             guard length - Int64(header.document) <= limits.maximumBatchBytes else {
                 throw ReceiverError(
@@ -153,12 +155,14 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
             guard request.files.count == header.files else {
                 throw ReceiverError(
                     .malformedRequest,
-                    "the batch document lists \(request.files.count) files, \(AetherWire.batchField) says \(header.files)")
+                    "the batch document lists \(request.files.count) files, \(AetherWire.batchField) says \(header.files)"
+                )
             }
             guard Int64(header.document) + request.fileBytes == contentLength else {
                 throw ReceiverError(
                     .lengthMismatch,
-                    "the body is \(contentLength) bytes, the document and its files \(Int64(header.document) + request.fileBytes)")
+                    "the body is \(contentLength) bytes, the document and its files \(Int64(header.document) + request.fileBytes)"
+                )
             }
             files = request.files
             parsed = true
@@ -246,7 +250,8 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
                 throw ReceiverError(.storageFailed, "the file was never opened")
             }
             guard receipt.chainHead == file.chainHead, receipt.merkleRoot == file.merkleRoot else {
-                throw ReceiverError(.merkleMismatch, "the stored file's Merkle root or chain head differs from the claim")
+                throw ReceiverError(
+                    .merkleMismatch, "the stored file's Merkle root or chain head differs from the claim")
             }
             context.metrics.uploadCompleted("native")
             results.append(

@@ -101,7 +101,8 @@ package struct AetherCapabilities: Sendable, Hashable {
         resumesChunks = try members.boolean("resume-chunk")
         metadata = try members.boolean("metadata")
         maximumBatch =
-            members.has("max-batch") ? Int(try members.integer("max-batch", 1...Int64(AetherWire.maximumBatchFiles))) : 0
+            members.has("max-batch")
+            ? Int(try members.integer("max-batch", 1...Int64(AetherWire.maximumBatchFiles))) : 0
         maximumBatchBytes = members.has("batch-bytes") ? try members.integer("batch-bytes", 1...limit) : 0
         guard (maximumBatch == 0) == (maximumBatchBytes == 0) else {
             throw AetherProtocolError(.inconsistent, member: "batch-bytes", "max-batch and batch-bytes come together")

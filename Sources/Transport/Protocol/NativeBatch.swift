@@ -47,7 +47,8 @@ package struct NativeBatchRequest: Sendable, Hashable {
 
         var jsonValue: JSONValue {
             .object([
-                "chainHead": .string(chainHead.hex), "crc32c": JSONObjectReader.base64Value([24, 16, 8, 0].map { UInt8(truncatingIfNeeded: crc32c >> $0) }),
+                "chainHead": .string(chainHead.hex),
+                "crc32c": JSONObjectReader.base64Value([24, 16, 8, 0].map { UInt8(truncatingIfNeeded: crc32c >> $0) }),
                 "create": create.jsonValue, "merkleRoot": .string(merkleRoot.hex), "sha256": .string(sha256.hex),
             ])
         }
@@ -157,7 +158,8 @@ package struct NativeBatchAnswer: Sendable, Hashable {
         }
         var files: [Result] = []
         for (index, entry) in entries.enumerated() {
-            let file = try JSONObjectReader(entry, path: "files[\(index)]", allowed: ["location", "problem", "receipt"])
+            let file = try JSONObjectReader(
+                entry, path: "files[\(index)]", allowed: ["location", "problem", "receipt"])
             if let problem = file.optional("problem") {
                 guard file.optional("receipt") == nil, file.optional("location") == nil else {
                     throw AetherProtocolError(

@@ -36,7 +36,9 @@ extension CaptureJob {
             var bytes = min(Self.targetBytes, native.server.maximumBatchBytes)
             // Under a rate cap a batch is a quarter second of it (at least 16 KiB), so the pacer spaces batches as
             // it spaces parts: one batch of a whole second's bytes would leave at once.
-            if let rate = options.upload.configuration.maximumBytesPerSecond { bytes = min(bytes, max(16 << 10, rate / 4)) }
+            if let rate = options.upload.configuration.maximumBytesPerSecond {
+                bytes = min(bytes, max(16 << 10, rate / 4))
+            }
             self.bytes = bytes
             largestFile = min(Self.smallFileBytes, native.largestBatchedFile, bytes)
         }
@@ -175,10 +177,14 @@ extension CaptureJob {
         }
         // The events of a one-chunk upload: its chunk acknowledged, then its outcome (the receipt's three digests
         // matched the file's, `NativeBackend.send(batch:)`).
-        emit(.file(path: path, .chunkAcknowledged(PartReceipt(index: 0, length: sent.size, checksumCRC32C: sent.crc32c))))
+        emit(
+            .file(path: path, .chunkAcknowledged(PartReceipt(index: 0, length: sent.size, checksumCRC32C: sent.crc32c)))
+        )
         var outcome = UploadOutcome(
             receipt: receipt, sha256: sent.sha256, merkleRoot: sent.merkleRoot, chainHead: sent.chainHead,
-            serverVerified: (spotChecks?.passed == true ? ["byzantine-sample"] : []) + ["sha256", "merkle-root", "chain-head"],
+            serverVerified: (spotChecks?.passed == true ? ["byzantine-sample"] : []) + [
+                "sha256", "merkle-root", "chain-head",
+            ],
             partsSent: 1, bytesSent: sent.size, partCount: 1,
             resume: ResumeReport(level: .none, reusedParts: 0, reusedBytes: 0, reason: nil))
         outcome.spotChecks = spotChecks

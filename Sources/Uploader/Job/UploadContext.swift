@@ -75,7 +75,8 @@ struct UploadContext: Sendable {
         let target = ChunkedUploader.Target(
             file: file, destination: destination, mode: backend.mode, endpoint: options.detection.s3Endpoint)
         let uploader = ChunkedUploader(
-            target: target, backend: backend.backend, snapshots: store, snapshotKey: "spot-check", configuration: configuration,
+            target: target, backend: backend.backend, snapshots: store, snapshotKey: "spot-check",
+            configuration: configuration,
             scheduler: scheduler, telemetry: nil, heldLock: nil, resources: resources, pacer: pacer)
         return try await uploader.spotCheck(remote, chunkHashes: chunkHashes, identity: identity, emit: emit)
     }

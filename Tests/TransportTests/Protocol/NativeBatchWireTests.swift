@@ -31,7 +31,8 @@ import Testing
         #expect(
             Self.file.chainHead
                 == ChunkCommitmentChain.link(
-                    chunkHash: Self.file.sha256, previous: ChunkCommitmentChain.genesis(sessionID: Self.file.chainSessionID)))
+                    chunkHash: Self.file.sha256,
+                    previous: ChunkCommitmentChain.genesis(sessionID: Self.file.chainSessionID)))
         #expect(try MerkleProofBuilder(chunkHashes: [Self.file.sha256]).root == Self.file.merkleRoot)
     }
 

@@ -88,7 +88,8 @@ extension NativeBackend {
         }
         let document = NativeBatchRequest(files: entries).jsonBytes
         guard document.count <= AetherWire.maximumBatchDocumentBytes else {
-            throw TransportError(.invalidArgument, "the batch's document is over \(AetherWire.maximumBatchDocumentBytes) bytes")
+            throw TransportError(
+                .invalidArgument, "the batch's document is over \(AetherWire.maximumBatchDocumentBytes) bytes")
         }
         var body = document
         body.reserveCapacity(document.count + files.reduce(0) { $0 + $1.bytes.count })
@@ -148,7 +149,8 @@ extension NativeBackend {
     func batchRefusal(_ problem: ProblemDocument) -> TransportError {
         let note = "\(problem.status), problem \(problem.name)"
         switch problem.status {
-        case 422: return TransportError(.checksumMismatch, "the receiver found the batched file's bytes differ (\(note))")
+        case 422:
+            return TransportError(.checksumMismatch, "the receiver found the batched file's bytes differ (\(note))")
         case 429, 503: return TransportError(.throttled, "the receiver is busy (\(note) to a batched file)")
         case 413: return TransportError(.tooLarge, "the receiver refused a batched file as too large (\(note))")
         default: return TransportError(.remoteRejected, "the receiver refused a batched file (\(note))")
