@@ -186,8 +186,8 @@ struct E2ELabLines {
 
     /// A capture on the lab (issue 28's line): 2,000 files of 40 KiB and 4 of 64 MiB (random bytes), 50 Mbit/s up,
     /// 80 ms RTT, 0.5% loss, queue 100 ms, no path changes. `aether upload DIR` into `aether serve`: the small files
-    /// alone (`--include 'frames/*'`) against the link rate, at the default `--files`, at 32 and 64, then the whole job
-    /// against the link limit (its bytes at 50 Mbit/s).
+    /// alone (`--include 'frames/*'`) against the link rate, in batches (the default) and each as its own upload
+    /// (`--no-batch`, for comparison), then the whole job against the link limit (its bytes at 50 Mbit/s).
     func capture() async throws {
         let folder = tools.directory + "/lab-capture"
         let smallBytes = Int64(Self.captureSmallFiles * Self.captureSmallBytes)
@@ -213,16 +213,8 @@ struct E2ELabLines {
             tools: tools, prefix: "lab-capture", bytes: 1, cap: cap,
             configuration: steadyLink(megabitsPerSecond: Self.captureRate, lossRate: Self.captureLoss))
         defer { bench.tearDown() }
-        // The last: the client namespace without TCP's restart from the initial window after an idle connection
-        // (`tcp_slow_start_after_idle=0`), for reference: how much of each file's time that restart takes.
-        let variants = [
-            ("default --files", [String]()), ("--files 32", ["--files", "32"]), ("--files 64", ["--files", "64"]),
-            ("no idle restart", []),
-        ]
+        let variants = [("batched", [String]()), ("--no-batch", ["--no-batch"])]
         for (label, extra) in variants {
-            if label == "no idle restart" {
-                try bench.lab.setSysctl(["net.ipv4.tcp_slow_start_after_idle=0"], in: .client)
-            }
             let runs = try await bench.repeated("aether upload DIR, small files, \(label)", runs: options.runs) {
                 name, namespace, deadline in
                 try await tools.aetherCaptureToReceiver(
@@ -233,14 +225,13 @@ struct E2ELabLines {
             let seconds = median.countedSeconds
             let share = Double(smallBytes) * 8 / seconds / (Self.captureRate * 1e6)
             E2EBench.say(
-                Measure.pad("e2e_lab_capture_small_\(label.replacingOccurrences(of: " ", with: "_"))", 40)
+                Measure.pad("e2e_lab_capture_small_\(label.replacingOccurrences(of: "-", with: ""))", 40)
                     + Measure.pad(median.countedTime, 12) + "link_share=" + Measure.formatted(share, decimals: 2)
                     + "  files/s=" + Measure.formatted(Double(Self.captureSmallFiles) / seconds, decimals: 0)
                     + "  wire " + E2EBench.mebibytesText(median.wireBytes) + " of "
                     + E2EBench.mebibytesText(smallBytes) + "  (target link_share >= 0.8)"
                     + (runs.count > 1 ? "  runs " + runs.map(\.outcome).joined(separator: ", ") : ""))
         }
-        try bench.lab.setSysctl(["net.ipv4.tcp_slow_start_after_idle=1"], in: .client)
         let whole = try await bench.repeated("aether upload DIR, whole job", runs: options.runs) {
             name, namespace, deadline in
             try await tools.aetherCaptureToReceiver(
