@@ -10,7 +10,7 @@ enum VerifyCommand: CLICommand {
         "verify a file against its manifest (naming the first bad chunk), or a folder against its capture's"
     static let usage = """
         usage: aether verify FILE MANIFEST.json
-               aether verify DIR CAPTURE-MANIFEST.json
+               aether verify DIR CAPTURE-MANIFEST.json [--destination [--token T | --token-file F]]
           Reads FILE once in the manifest's chunk size and checks every chunk's length, SHA-256 and
           CRC32C, then the whole-file SHA-256. The manifest itself is checked first (format, chunk
           count, Merkle root and chain head recomputed from its chunk hashes, CID). Exit 0 when the
@@ -23,16 +23,29 @@ enum VerifyCommand: CLICommand {
           file that is missing, of another size or other bytes, and each file of DIR the manifest does
           not list. Exit 0 when every listed file is intact (unlisted files are named, not failed); 1
           otherwise, or when the manifest is invalid.
+          --destination  with DIR: also ask the destination the manifest names for each intact file:
+                         its upload must be complete and of the manifest's size, and the receiver must
+                         prove it holds the bytes (a spot check: MACs over sampled ranges of the stored
+                         bytes judged against DIR's, Merkle proofs to the manifest's root). Prints each
+                         file not held, failed or not checkable (only a native receiver can prove what it
+                         holds); exit 0 only when every listed file is intact and proven held.
+          --token T, --token-file F  the receiver's bearer token, as aether upload takes it
         """
 
     /// Stops the read at the first bad chunk.
     private struct StopReading: Error {}
 
     static func run(_ arguments: [Word]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, positionals: 2...2)
+        let parsed = try Arguments(
+            arguments, options: ["token", "token-file"], flags: ["destination"], positionals: 2...2)
         let positionals = try parsed.positionals(exactly: 2, names: "FILE and MANIFEST.json")
         let (path, manifestPath) = (positionals[0].path, positionals[1].path)
-        if (try? Syscall.stat(path))?.isDirectory == true { return try folder(path, manifest: manifestPath) }
+        if (try? Syscall.stat(path))?.isDirectory == true {
+            return try await folder(path, manifest: manifestPath, arguments: parsed)
+        }
+        if parsed.flag("destination") || parsed.option("token") != nil || parsed.option("token-file") != nil {
+            throw Arguments.UsageError(description: "--destination, --token and --token-file go with a folder (DIR)")
+        }
         // The file is opened first: its size bounds how much of the manifest is read.
         let file = try GuardedFile(path: path)
         let limit = FileManifest.maximumManifestBytes(fileSize: file.identity.size)
@@ -90,7 +103,13 @@ enum VerifyCommand: CLICommand {
     }
 
     /// `aether verify DIR CAPTURE-MANIFEST.json`.
-    private static func folder(_ directory: FilePath, manifest path: FilePath) throws -> Int32 {
+    private static func folder(_ directory: FilePath, manifest path: FilePath, arguments: Arguments) async throws
+        -> Int32
+    {
+        if !arguments.flag("destination"), arguments.option("token") != nil || arguments.option("token-file") != nil {
+            throw Arguments.UsageError(description: "--token and --token-file go with --destination")
+        }
+        let token = try UploadSetup.token(arguments)
         let bytes: [UInt8]
         do {
             bytes = try GuardedFile(path: path).readAll(maximumBytes: CaptureManifest.maximumBytes)
@@ -118,10 +137,44 @@ enum VerifyCommand: CLICommand {
         let unlisted = result.unlisted.isEmpty ? "" : ", \(result.unlisted.count) not in the manifest"
         if result.isIntact {
             print("intact: \(result.intact) files, root \(manifest.root.hex)\(unlisted)")
-            return ExitStatus.success
+        } else {
+            print("\(result.problems.count) of \(manifest.files.count) files differ from the manifest\(unlisted)")
         }
-        print("\(result.problems.count) of \(manifest.files.count) files differ from the manifest\(unlisted)")
-        return ExitStatus.failure
+        guard arguments.flag("destination") else { return result.isIntact ? ExitStatus.success : ExitStatus.failure }
+        let held = try await destination(manifest, directory: directory, local: result, token: token)
+        return result.isIntact && held ? ExitStatus.success : ExitStatus.failure
+    }
+
+    /// The `--destination` check: a private state directory for the check's key (removed after), then each file's
+    /// standing at the destination.
+    private static func destination(
+        _ manifest: CaptureManifest, directory: FilePath, local: CaptureVerification, token: String?
+    ) async throws -> Bool {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "aether-verify-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(
+            atPath: state, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        var options = UploadJob.Options(stateDirectory: FilePath(state))
+        if let token { options.bearerToken(token) }
+        let check = try await manifest.verifyAtDestination(directory: directory, local: local, options: options)
+        var bytes: Int64 = 0
+        for (file, standing) in check.files {
+            let shown = TerminalText.safe(file)
+            switch standing {
+            case .held(let checked): bytes += checked
+            case .notHeld(let why): print("not held at the destination: \(shown): \(TerminalText.safe(why))")
+            case .failed(let why): print("failed at the destination: \(shown): \(TerminalText.safe(why))")
+            case .notChecked(let why): print("not checked at the destination: \(shown): \(TerminalText.safe(why))")
+            }
+        }
+        if check.isHeld {
+            print("held at the destination: \(check.held) files, proven by spot checks over \(bytes) bytes")
+        } else {
+            print("\(check.files.count - check.held) of \(check.files.count) files not proven held at the destination")
+        }
+        return check.isHeld
     }
 
     private static func describe(_ reason: ManifestVerificationResult.ChunkMismatch) -> String {

@@ -47,6 +47,11 @@ package enum NativeBatchOutcome: Sendable {
 }
 
 extension NativeFeaturesBackend {
+    /// A wrapper without it refuses.
+    package func status(at location: String, uploadID: String) async throws(TransportError) -> NativeStatusDocument {
+        throw TransportError(.protocolUnsupported, "this backend reads no status of a finished upload")
+    }
+
     /// Batches are `NativeBackend`'s; a wrapper without them refuses.
     package func send(batch files: [NativeBatchFile]) async throws(TransportError) -> [NativeBatchOutcome] {
         throw TransportError(.protocolUnsupported, "this backend sends no batches")
@@ -129,6 +134,22 @@ extension NativeBackend {
             }
         }
         return outcomes
+    }
+
+    /// The status document of the upload at `location` (resolved against the creation URL: another origin is refused),
+    /// whatever its size and chunk size; its id must be `uploadID`.
+    package func status(at location: String, uploadID: String) async throws(TransportError) -> NativeStatusDocument {
+        let response = try await exchange("GET", try resolve(location))
+        guard response.status == 200 else { throw error(for: response, "status request") }
+        let status: NativeStatusDocument
+        do { status = try NativeStatusDocument(json: response.body) } catch {
+            throw TransportError(
+                .protocolViolation, "the status document is malformed (\(error.code)\(Self.memberNote(error)))")
+        }
+        guard status.id == uploadID else {
+            throw TransportError(.protocolViolation, "the status document describes another upload")
+        }
+        return status
     }
 
     /// The chunk size of a batched file's one chunk: its size rounded up to 16 KiB, at least `min-chunk`.

@@ -32,6 +32,9 @@ package protocol NativeFeaturesBackend: UploadBackend {
     func provePossession(
         _ upload: RemoteUpload, challenge: [UInt8], prover: ProofOfPossessionProver, summary: CompletionSummary
     ) async throws(TransportError) -> UploadReceipt?
+    /// The status document of the upload at `location` whatever its layout (checked only to name `uploadID`): what
+    /// a check of a finished upload asks first (`NativeBackend.status(at:uploadID:)`).
+    func status(at location: String, uploadID: String) async throws(TransportError) -> NativeStatusDocument
     /// Sends whole small files in one batch (section 3.10), one outcome per file (`NativeBackend.send(batch:)`).
     func send(batch files: [NativeBatchFile]) async throws(TransportError) -> [NativeBatchOutcome]
 }

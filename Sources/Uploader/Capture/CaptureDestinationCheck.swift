@@ -1,0 +1,162 @@
+public import AetherIO
+import AetherIntegrity
+import AetherTransport
+
+/// A folder's files checked at the destination its capture manifest names (`aether verify DIR MANIFEST
+/// --destination`): for each file the manifest lists and the folder holds intact, the destination is asked whether it
+/// still holds that upload, complete and of that size, and then to prove it holds the bytes: a Byzantine spot check
+/// (`docs/PROTOCOL.md` 3.6) of a sample of the upload's chunks, each answer a MAC over ranges of the stored bytes
+/// judged against the local file's bytes, with Merkle proofs to the root the manifest records. A destination that lost
+/// a file, holds other bytes or cannot answer is named per file.
+public struct CaptureDestinationCheck: Sendable, Hashable {
+    /// How one file stands at the destination.
+    public enum Standing: Sendable, Hashable {
+        /// Complete, of the manifest's size, and its spot check passed over `bytesChecked` bytes of it.
+        case held(bytesChecked: Int64)
+        /// The destination does not hold it (gone, expired, cancelled, or not complete).
+        case notHeld(String)
+        /// The destination holds it but failed the proof (wrong MACs, proofs that lead elsewhere, a late answer).
+        case failed(String)
+        /// It could not be checked here (another protocol than native, the destination unreachable, the local file
+        /// not intact): nothing is claimed either way.
+        case notChecked(String)
+    }
+
+    /// Each listed file in the manifest's order with how it stands.
+    public let files: [(path: String, standing: Standing)]
+
+    /// Files proven held.
+    public var held: Int { files.count { if case .held = $0.standing { true } else { false } } }
+    /// True when every listed file was proven held.
+    public var isHeld: Bool { held == files.count }
+
+    public static func == (left: Self, right: Self) -> Bool {
+        left.files.map(\.path) == right.files.map(\.path) && left.files.map(\.standing) == right.files.map(\.standing)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for (path, standing) in files {
+            hasher.combine(path)
+            hasher.combine(standing)
+        }
+    }
+}
+
+extension CaptureManifest {
+    /// Files checked at the destination at once.
+    static let destinationChecksAtOnce = 8
+
+    /// Checks the destination holds each file of this manifest whose copy in `directory` is intact (run `verify
+    /// (directory:)` first; a file it found missing or different is `.notChecked`): per file its upload's status
+    /// (complete, the manifest's size), the local file's chunk hashes at the upload's chunk size (their Merkle root
+    /// must be the manifest's), then a spot check through the same code as an upload's (`ChunkedUploader.spotCheck`).
+    /// `options` gives the HTTP client, the bearer token and the state directory (for its key only; nothing is
+    /// written there). Only native destinations can prove what they hold; others are `.notChecked`.
+    public func verifyAtDestination(
+        directory: FilePath, local: CaptureVerification, options: UploadJob.Options
+    ) async throws -> CaptureDestinationCheck {
+        let context = try UploadContext(options: options)
+        defer { context.client.shutDown() }
+        let problems = Dictionary(local.problems.map { ($0.path, $0.problem) }, uniquingKeysWith: { first, _ in first })
+        let probes = ProbeCache()
+        var standings = [CaptureDestinationCheck.Standing?](repeating: nil, count: files.count)
+        try await withThrowingTaskGroup(of: (Int, CaptureDestinationCheck.Standing).self) { group in
+            var next = 0
+            func add() {
+                let index = next
+                next += 1
+                let entry = files[index]
+                group.addTask {
+                    if problems[entry.path] != nil { return (index, .notChecked("the local file is not intact")) }
+                    return (
+                        index,
+                        await Self.standing(
+                            of: entry, in: directory, context: context, probes: probes, options: options)
+                    )
+                }
+            }
+            while next < min(files.count, Self.destinationChecksAtOnce) { add() }
+            while let (index, standing) = try await group.next() {
+                standings[index] = standing
+                if next < files.count { add() }
+            }
+        }
+        return CaptureDestinationCheck(
+            files: zip(files, standings).map { ($0.path, $1 ?? .notChecked("not checked")) })
+    }
+
+    /// One probe per creation URL, shared by the files' checks.
+    actor ProbeCache {
+        private var probed: [String: DetectedBackend] = [:]
+
+        func backend(_ url: String, context: UploadContext) async throws -> DetectedBackend {
+            if let known = probed[url] { return known }
+            let detected = try await context.probe(url) { _ in }
+            probed[url] = detected
+            return detected
+        }
+    }
+
+    private static func standing(
+        of entry: Entry, in directory: FilePath, context: UploadContext, probes: ProbeCache, options: UploadJob.Options
+    ) async -> CaptureDestinationCheck.Standing {
+        let location = entry.location
+        guard location.hasPrefix("http://") || location.hasPrefix("https://"),
+            let slash = location.split(separator: "?", maxSplits: 1).first?.lastIndex(of: "/")
+        else {
+            return .notChecked("its destination (\(location.prefix(64))) is not a native receiver")
+        }
+        let creation = String(location[..<slash])
+        let uploadID = String(location[location.index(after: slash)...].prefix { $0 != "?" })
+        do {
+            let detected = try await probes.backend(creation, context: context)
+            guard let native = detected.backend.features.native else {
+                return .notChecked("its destination speaks \(detected.mode), which cannot prove what it holds")
+            }
+            let status: NativeStatusDocument
+            do {
+                status = try await native.status(at: location, uploadID: uploadID)
+            } catch {
+                if [.gone, .remoteRejected].contains(error.code) {
+                    return .notHeld("the destination no longer has its upload (\(error.message))")
+                }
+                throw error
+            }
+            guard status.state == .complete else {
+                return .notHeld("its upload at the destination is \(status.state), not complete")
+            }
+            guard status.size == entry.size, status.chunkSize > 0,
+                ChunkReadOptions.chunkSizeRange.contains(Int(clamping: status.chunkSize))
+            else {
+                return .failed("the destination's upload is \(status.size) bytes in chunks of \(status.chunkSize)")
+            }
+            // An empty file has no bytes to prove: complete and empty is all there is to hold.
+            if entry.size == 0 { return .held(bytesChecked: 0) }
+            let path = directory.appending(try FilePath(bytes: Array(entry.path.utf8)))
+            let file = try GuardedFile(path: path)
+            let digests = try FileDigester.digest(
+                path: path, options: ChunkReadOptions(chunkSize: Int(status.chunkSize)), parallel: false)
+            let hashes = digests.chunks.map(\.sha256)
+            var tree = StreamingMerkleTree()
+            for hash in hashes { _ = try tree.append(hash) }
+            guard tree.root.hex == entry.merkleRoot, digests.file.sha256.hex == entry.sha256 else {
+                return .notChecked("the local file's digests at the upload's chunk size are not the manifest's")
+            }
+            var configuration = options.configuration
+            configuration.flags.byzantineSampling = true
+            let remote = RemoteUpload(
+                location: location, uploadID: uploadID, size: entry.size, partSize: status.chunkSize)
+            let report = try await context.spotCheck(
+                file: path, destination: location, backend: detected, remote: remote, chunkHashes: hashes,
+                identity: file.identity, configuration: configuration
+            ) { _ in }
+            if let reason = report.notMade { return .notChecked("no spot check could be made: \(reason)") }
+            return report.passed
+                ? .held(bytesChecked: report.bytesChecked) : .failed("its spot check did not pass")
+        } catch {
+            let failure = CaptureJob.cancelledOr(error)
+            if failure.code == .verificationFailed { return .failed(failure.message) }
+            return .notChecked(CaptureJob.message(error))
+        }
+    }
+}
