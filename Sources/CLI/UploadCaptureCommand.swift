@@ -16,7 +16,7 @@ enum UploadCapture {
         for name in directoryOptions where parsed.option(name) != nil {
             throw Arguments.UsageError(description: "--\(name) goes with a directory to upload, not a file")
         }
-        for name in ["follow-symlinks", "one-file-system", "no-batch"] where parsed.flag(name) {
+        for name in ["follow-symlinks", "one-file-system", "no-batch", "recheck"] where parsed.flag(name) {
             throw Arguments.UsageError(description: "--\(name) goes with a directory to upload, not a file")
         }
     }
@@ -62,6 +62,7 @@ enum UploadCapture {
             parallelFiles: try arguments.integer("files", default: 4, in: 1...64), follow: follow)
         options.oneFileSystem = arguments.flag("one-file-system")
         options.batchSmallFiles = !arguments.flag("no-batch")
+        options.recheckDestination = arguments.flag("recheck")
         // --files N is a fixed number; without it the files in flight grow from 4 while that pays.
         options.growParallelFiles = arguments.option("files") == nil
         options.priorities = try priorities(arguments)
@@ -151,6 +152,15 @@ final class CaptureView: Sendable {
                 json(CaptureJSON(event: "skipped", id: id, path: path, reason: reason))
             } else {
                 note("left out \(TerminalText.safe(path)): \(reason)")
+            }
+        case .lostAtDestination(let paths):
+            if mode == .json {
+                for path in paths { json(CaptureJSON(event: "lost", id: id, path: path)) }
+            } else {
+                let shown = paths.prefix(3).map { TerminalText.safe($0) }.joined(separator: ", ")
+                note(
+                    "the destination no longer holds \(paths.count) files an earlier run sent (\(shown)"
+                        + (paths.count > 3 ? ", ..." : "") + "): sending them again")
             }
         case .job(.waiting(let what)): StandardError.write("aether: \(what)\n")
         case .job(.destination(let report)): if let note = report.note { self.note(note) }

@@ -18,7 +18,7 @@ enum UploadCommand: CLICommand {
                                        [--state-dir D] [--flags LIST] [--trace FILE] [--json] [--quiet]
                                        [--follow [--follow-idle SECONDS] [--marker NAME]]
                                        [--include LIST] [--exclude LIST] [--first LIST] [--priority LIST] [--files N]
-                                       [--follow-symlinks] [--one-file-system] [--no-batch]
+                                       [--follow-symlinks] [--one-file-system] [--no-batch] [--recheck]
           FILE            the file to upload (a regular file; read under the change guard)
           DIR             a directory: every regular file under it, recursively, as one capture (each file
                           resumable and verified, a journal of finished files in the state directory, then a
@@ -37,6 +37,9 @@ enum UploadCommand: CLICommand {
           --follow-symlinks  with DIR: follow symbolic links (a link back up the tree is a loop, left out)
           --one-file-system  with DIR: stay on DIR's file system, leaving out directories another is mounted on
                           (the kernel's own, such as /proc and /sys, are always left out)
+          --recheck       with DIR: before skipping the files an earlier run finished, ask a native
+                          destination whether it still holds each (complete, of the file's size) and send
+                          again those it lost (without it the journal is trusted: no request per file)
           --no-batch      with DIR: send each small file as its own upload (by default files of up to 1 MiB go
                           several to a request to a receiver that takes batches: no round trips of their own)
           --follow with DIR  a capture still being written: each file goes once no process holds it open for
@@ -87,7 +90,7 @@ enum UploadCommand: CLICommand {
         "state-dir", "flags", "trace", "follow-idle", "include", "exclude", "first", "priority", "files", "marker",
     ]
     static let flags: Set<String> = [
-        "parity", "json", "quiet", "follow", "follow-symlinks", "one-file-system", "no-batch",
+        "parity", "json", "quiet", "follow", "follow-symlinks", "one-file-system", "no-batch", "recheck",
     ]
 
     static func run(_ arguments: [Word]) async throws -> Int32 {

@@ -328,6 +328,36 @@ import Testing
         #expect(after.held == 19)
     }
 
+    /// `--recheck`: a rerun asks the destination about the files the journal lists as finished; one whose upload the
+    /// receiver no longer holds is sent again, the rest are not. Without it the journal is trusted.
+    @Test func aRecheckSendsAgainOnlyTheFilesTheDestinationLost() async throws {
+        let folder = try Folder()
+        for index in 0..<6 { try folder.add("f\(index).bin", UploadFixture.seeded(5000 + index, seed: UInt64(index))) }
+        let (first, _) = try await Self.run(try folder.job())
+        #expect(first.complete)
+        let lost = try #require(first.files.first { $0.path == "f2.bin" }?.location)
+        let cancelled = try await folder.fixture.client.send(
+            HTTPRequest(method: "DELETE", url: lost, headers: HTTPHeaders([("Aether-Protocol", "1")])))
+        #expect(cancelled.status == 204)
+        let (trusted, trustedEvents) = try await Self.run(try folder.job())
+        #expect(trusted.files.allSatisfy { $0.alreadyUploaded })
+        #expect(Self.sentFiles(trustedEvents).subtracting([CaptureManifest.name]).isEmpty)
+        var options = folder.options()
+        options.recheckDestination = true
+        let (rechecked, events) = try await Self.run(try folder.job(options))
+        #expect(rechecked.complete)
+        #expect(Self.sentFiles(events).subtracting([CaptureManifest.name]) == ["f2.bin"])
+        let reported = events.compactMap { event -> [String]? in
+            if case .lostAtDestination(let paths) = event { return paths }
+            return nil
+        }
+        #expect(reported == [["f2.bin"]])
+        let again = try #require(rechecked.files.first { $0.path == "f2.bin" })
+        #expect(!again.alreadyUploaded)
+        let stored = try folder.fixture.object(at: again.location)
+        #expect(stored == folder.contents["f2.bin"])
+    }
+
     /// The small files are spot-checked as one population: a sample of the spec's size over them (6 of 40), each
     /// proven; a larger file is checked as every upload is. Every file is still verified against its receipt.
     @Test func smallFilesAreSpotCheckedBySampleAndLargeOnesEach() async throws {

@@ -117,7 +117,7 @@ extension CaptureManifest {
             do {
                 status = try await native.status(at: location, uploadID: uploadID)
             } catch {
-                if [.gone, .remoteRejected].contains(error.code) {
+                if error.code == .gone {
                     return .notHeld("the destination no longer has its upload (\(error.message))")
                 }
                 throw error
@@ -157,6 +157,52 @@ extension CaptureManifest {
             let failure = CaptureJob.cancelledOr(error)
             if failure.code == .verificationFailed { return .failed(failure.message) }
             return .notChecked(CaptureJob.message(error))
+        }
+    }
+}
+
+extension CaptureJob {
+    /// With `Options.recheckDestination`: which of the journal's finished files the destination no longer holds
+    /// complete, by relative path, to be sent again. Each native upload's status is asked (eight at once): gone (404,
+    /// 410), not complete, or of another size is lost. A destination that cannot be asked (another protocol than
+    /// native, a failure on the way) is trusted as the journal says; the job's own uploads then meet the same failure.
+    func lostAtDestination(_ results: [CaptureFileResult], context: UploadContext) async throws -> Set<[UInt8]> {
+        let probes = CaptureManifest.ProbeCache()
+        var lost: Set<[UInt8]> = []
+        try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            var next = 0
+            func add() {
+                let result = results[next]
+                next += 1
+                group.addTask {
+                    await Self.isLost(result, context: context, probes: probes) ? result.relativePath : nil
+                }
+            }
+            while next < min(results.count, CaptureManifest.destinationChecksAtOnce) { add() }
+            while let answer = try await group.next() {
+                if let answer { lost.insert(answer) }
+                if next < results.count { add() }
+            }
+        }
+        return lost
+    }
+
+    private static func isLost(_ result: CaptureFileResult, context: UploadContext, probes: CaptureManifest.ProbeCache)
+        async -> Bool
+    {
+        let location = result.location
+        guard location.hasPrefix("http://") || location.hasPrefix("https://"),
+            let slash = location.split(separator: "?", maxSplits: 1).first?.lastIndex(of: "/")
+        else { return false }
+        let uploadID = String(location[location.index(after: slash)...].prefix { $0 != "?" })
+        guard let detected = try? await probes.backend(String(location[..<slash]), context: context),
+            let native = detected.backend.features.native
+        else { return false }
+        do {
+            let status = try await native.status(at: location, uploadID: uploadID)
+            return status.state != .complete || status.size != result.size
+        } catch {
+            return error.code == .gone
         }
     }
 }

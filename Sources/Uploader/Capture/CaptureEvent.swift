@@ -7,6 +7,9 @@ public enum CaptureEvent: Sendable {
     /// An event of the job's own (`UploadEvent`'s `.waiting`, `.destination`, `.connectionsWarmed`,
     /// `.pathChanged`): the destination probed once, the connections and the path watched for every file.
     case job(UploadEvent)
+    /// With `--recheck` (`Options.recheckDestination`): files the journal lists as finished that the destination no
+    /// longer holds complete (relative paths); they are sent again.
+    case lostAtDestination([String])
     /// A file or directory left out (a FIFO, a device, a link not followed, a directory that cannot be read).
     case skipped(path: String, reason: String)
     /// An event of one file's upload (`UploadEvent`), with the file's relative path.

@@ -41,6 +41,10 @@ public struct CaptureJob: Sendable {
         public var growParallelFiles = true
         /// Follow a capture still being written (`CaptureFollow`); nil: the folder is uploaded as it is.
         public var follow: CaptureFollow?
+        /// Ask the destination, before skipping the files the journal lists as finished, whether it still holds
+        /// each (a native upload's status: complete, of the file's size); those it lost are sent again
+        /// (`--recheck`). Off: the journal is trusted, and no request is made for an unchanged file.
+        public var recheckDestination = false
         /// Send small files several to a request where the destination takes batches (native, `max-batch`,
         /// `docs/PROTOCOL.md` 3.10); off: each file is its own upload (`--no-batch`, for comparison).
         public var batchSmallFiles = true
@@ -153,6 +157,14 @@ public struct CaptureJob: Sendable {
                 results.append(result)
             } else {
                 pending.append(file)
+            }
+        }
+        if options.recheckDestination, !results.isEmpty {
+            let lost = try await lostAtDestination(results, context: job.context)
+            if !lost.isEmpty {
+                results.removeAll { lost.contains($0.relativePath) }
+                pending += files.filter { lost.contains($0.relativePath) }
+                job.emit(.lostAtDestination(lost.map { String(decoding: $0, as: UTF8.self) }.sorted()))
             }
         }
         let tally = CaptureTally(files: files, done: results)
