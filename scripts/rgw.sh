@@ -10,6 +10,8 @@
 # `paxos_propose_interval = 0.05` (a single mon otherwise commits each of radosgw's pool creations about once a
 # second: 23 s to the first request instead of 6). Bluestore, never memstore (memstore keeps deleted objects in
 # memory). Ports: the mon's and radosgw's are free ports picked here, the OSD's from Ceph's range, all on loopback.
+# RGW_LISTEN=ADDRESS:PORT adds a radosgw endpoint (the bench runs the script in a link lab's server namespace, under
+# `ip netns exec`, with the lab's server address, so that clients on the lab's far side reach it).
 set -euo pipefail
 
 usage() {
@@ -157,7 +159,7 @@ bluestore fsck on mkfs = false
 bluestore fsck on mount = false
 osd memory target = 1073741824
 [client]
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port${RGW_LISTEN:+ endpoint=$RGW_LISTEN}
 rgw data = $dir/rgw
 rgw gc obj min wait = 10
 rgw gc processor period = 10

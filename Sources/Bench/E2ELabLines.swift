@@ -1,5 +1,6 @@
 import AetherLinkLab
 import AetherScheduling
+import AetherTestSupport
 import Foundation
 
 /// The link-lab lines of `aether-bench e2e` (root): the delay line of AetherLinkLab (docs/LINK-LAB.md), 80 ms RTT,
@@ -232,6 +233,7 @@ struct E2ELabLines {
                     + E2EBench.mebibytesText(smallBytes) + "  (target link_share >= 0.8)"
                     + (runs.count > 1 ? "  runs " + runs.map(\.outcome).joined(separator: ", ") : ""))
         }
+        try await captureS3(folder: folder, bench: bench)
         let whole = try await bench.repeated("aether upload DIR, whole job", runs: options.runs) {
             name, namespace, deadline in
             try await tools.aetherCaptureToReceiver(
@@ -243,6 +245,87 @@ struct E2ELabLines {
                     + Measure.formatted(median.countedSeconds / limit(allBytes), decimals: 2) + "  wire "
                     + E2EBench.mebibytesText(median.wireBytes) + " of " + E2EBench.mebibytesText(allBytes)
                     + "  cc " + median.congestion + "  (target <= 1.15 limit)")
+        }
+    }
+
+    /// The small files to Ceph RGW on the lab's far side (its daemons in the server namespace, radosgw also on the
+    /// server address, port 8083): `aether upload DIR s3://` against Debian's `aws s3 sync` and `rclone copy` (default
+    /// settings, as in `aether-bench captures`), each once into a prefix of its own: files per second and the ratio
+    /// to the faster of the two (issue 28's target: at least 3).
+    func captureS3(folder: String, bench: E2ELabSession) async throws {
+        let listen = "\(bench.lab.serverAddress):8083"
+        let rgw: RGWProcess
+        do {
+            rgw = try RGWProcess(buckets: ["aether-bench"], namespace: bench.lab.serverNamespace, listen: listen)
+        } catch {
+            E2EBench.say("e2e_lab_capture_s3: skipped: Ceph RGW does not start in the lab: \(error)")
+            return
+        }
+        defer { try? rgw.stop() }
+        let endpoint = "http://" + listen
+        let credentials = rgw.credentialsEnvironment
+        let frames = folder + "/frames"
+        let files = Double(Self.captureSmallFiles)
+        let clients: [(label: String, command: (String) -> [String])] = [
+            (
+                "aether upload DIR s3://",
+                { name in
+                    [
+                        tools.aether, "upload", frames, "s3://aether-bench/\(name)/", "--endpoint", endpoint,
+                        "--s3-flavor", "ceph", "--state-dir", tools.directory + "/\(name)-state", "--json",
+                    ]
+                }
+            ),
+            (
+                "aws s3 sync",
+                { name in
+                    [
+                        "/usr/bin/env", "-u", "AWS_CA_BUNDLE", "/usr/bin/aws", "--endpoint-url", endpoint, "s3", "sync",
+                        frames, "s3://aether-bench/\(name)/", "--only-show-errors",
+                    ]
+                }
+            ),
+            (
+                "rclone copy",
+                { name in
+                    [
+                        "/usr/bin/env", "-u", "AWS_CA_BUNDLE", "/usr/bin/rclone", "copy", frames,
+                        ":s3:aether-bench/\(name)", "--s3-provider", "Ceph", "--s3-endpoint", endpoint,
+                        "--s3-access-key-id", rgw.accessKeyID, "--s3-secret-access-key", rgw.secretAccessKey,
+                        "--s3-region", rgw.region, "--config", "/dev/null",
+                    ]
+                }
+            ),
+        ]
+        var runs: [(label: String, run: E2ELabRun)] = []
+        for (label, command) in clients {
+            guard let executable = command("x").first(where: { $0.hasPrefix("/") && !$0.hasPrefix("/usr/bin/env") }),
+                FileManager.default.isExecutableFile(atPath: executable)
+            else {
+                E2EBench.say("  \(label): skipped (not installed)")
+                continue
+            }
+            let measured = try await bench.repeated(label + " -> RGW", runs: 1) { name, namespace, deadline in
+                try await tools.client(
+                    command(name), namespace: namespace, environment: credentials, name: name, deadline: deadline)
+            }
+            if let run = measured.first { runs.append((label, run)) }
+        }
+        guard let ours = runs.first(where: { $0.label.hasPrefix("aether") })?.run else { return }
+        let baselines = runs.filter { !$0.label.hasPrefix("aether") }
+        let fastest = baselines.map(\.run.countedSeconds).min()
+        E2EBench.say(
+            Measure.pad("e2e_lab_capture_s3_small", 40) + Measure.pad(ours.countedTime, 12) + "files/s="
+                + Measure.formatted(files / ours.countedSeconds, decimals: 0)
+                + (fastest.map {
+                    "  files_per_second_vs_fastest=" + Measure.formatted($0 / ours.countedSeconds, decimals: 2)
+                }
+                    ?? "") + "  (target >= 3)")
+        for (label, run) in runs {
+            E2EBench.say(
+                Measure.pad("  " + label, 32) + Measure.pad(run.outcome, 34) + "files/s="
+                    + Measure.formatted(files / run.countedSeconds, decimals: 0) + "  wire " + run.wire + "  cc "
+                    + run.congestion)
         }
     }
 

@@ -77,7 +77,7 @@ struct E2ETools {
 
     /// A client run to its exit or the deadline. With a finite deadline (the mobile line) giving up is a result
     /// (`failedStatus`); without one, an exit other than 0 is an error.
-    private func client(
+    func client(
         _ arguments: [String], namespace: String? = nil, environment: [String: String] = [:],
         name: String, deadline: Double
     ) async throws -> ClientFinish {

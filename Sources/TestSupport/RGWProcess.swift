@@ -42,8 +42,16 @@ public final class RGWProcess: Sendable {
         let pids: [String: Int32]
     }
 
-    /// Starts a new cluster with `buckets` created.
-    public init(buckets: [String] = []) throws(RGWProcessError) {
+    /// The network namespace the daemons run in (nil: the host's), and the extra `ADDRESS:PORT` radosgw listens on
+    /// there (`RGW_LISTEN`: a link lab's server address, which clients in the lab's client namespace reach).
+    public let namespace: String?
+    public let listen: String?
+
+    /// Starts a new cluster with `buckets` created; with `namespace`, every daemon runs in that network namespace
+    /// (its own loopback), radosgw also on `listen`.
+    public init(buckets: [String] = [], namespace: String? = nil, listen: String? = nil) throws(RGWProcessError) {
+        self.namespace = namespace
+        self.listen = listen
         // Short: the daemons' admin sockets live under it and must fit in sun_path.
         directory = "/tmp/aether-rgw-" + UUID().uuidString.prefix(8).lowercased()
         // The watchdog first, so that a start that fails half way is cleaned up too.
@@ -62,7 +70,7 @@ public final class RGWProcess: Sendable {
         var output = ""
         for attempt in 1...3 {
             do {
-                output = try Self.run(["start", directory] + buckets)
+                output = try Self.run(["start", directory] + buckets, namespace: namespace, listen: listen)
                 break
             } catch  where attempt < 3 {
                 continue
@@ -87,7 +95,7 @@ public final class RGWProcess: Sendable {
 
     /// Creates `buckets` (one already there is kept).
     public func createBuckets(_ buckets: [String]) throws(RGWProcessError) {
-        _ = try Self.run(["start", directory] + buckets)
+        _ = try Self.run(["start", directory] + buckets, namespace: namespace, listen: listen)
     }
 
     /// Stops every daemon by its pid and removes the directory.
@@ -95,10 +103,21 @@ public final class RGWProcess: Sendable {
         _ = try Self.run(["stop", directory])
     }
 
-    /// Runs `scripts/rgw.sh` with `arguments`; its standard output and error.
-    private static func run(_ arguments: [String]) throws(RGWProcessError) -> String {
+    /// Runs `scripts/rgw.sh` with `arguments` (in `namespace`, with `RGW_LISTEN=listen`); its standard output and
+    /// error.
+    private static func run(_ arguments: [String], namespace: String? = nil, listen: String? = nil)
+        throws(RGWProcessError) -> String
+    {
         let outcome: DaemonCommand.Outcome
-        do { outcome = try DaemonCommand.run(script, arguments, tag: "rgw") } catch {
+        var command = (script, arguments)
+        if let namespace {
+            command = (
+                "/usr/sbin/ip",
+                ["netns", "exec", namespace, "/usr/bin/env"] + (listen.map { ["RGW_LISTEN=\($0)"] } ?? []) + [script]
+                    + arguments
+            )
+        }
+        do { outcome = try DaemonCommand.run(command.0, command.1, tag: "rgw") } catch {
             throw RGWProcessError(error.description)
         }
         guard outcome.status == 0 else {
