@@ -23,10 +23,11 @@ import Testing
         try fixture.storeSnapshot().filter { $0.value != "directory" && $0.key != "receiver.lock" }.keys.sorted()
     }
 
-    static func raw(_ fixture: ReceiverFixture, field: String?, type: String, body: [UInt8]) async throws
-        -> HTTPResponse
-    {
-        var headers = [("Aether-Protocol", "1"), ("Content-Type", type)]
+    static func raw(
+        _ fixture: ReceiverFixture, field: String?, type: String, body: [UInt8], protocolVersion: String? = "1"
+    ) async throws -> HTTPResponse {
+        var headers = [("Content-Type", type)]
+        if let protocolVersion { headers.append(("Aether-Protocol", protocolVersion)) }
         if let field { headers.append(("Aether-Batch", field)) }
         return try await fixture.send("POST", "/uploads/batch", headers: headers, body: body)
     }
@@ -137,11 +138,36 @@ import Testing
         #expect(inodes.count == 8 && Set(inodes).count == 4)
     }
 
+    /// Found by a hostile pass: a batch sent again was linked to the object held, even when that object had been
+    /// damaged at rest, so the new upload's receipt vouched for bad bytes. The held object is read back first; a
+    /// damaged one is not linked to, and the new bytes are kept.
+    @Test func aBatchSentAgainIsNotLinkedToAnObjectDamagedAtRest() async throws {
+        let fixture = try ReceiverFixture()
+        let backend = try await NativeBackend.discover(creationURL: fixture.uploadsURL, client: fixture.client)
+        let bytes = ReceiverFixture.bytes(30_000, seed: 60)
+        guard case .stored(let first, _) = try await backend.send(batch: [NativeBatchFile(bytes: bytes)])[0] else {
+            Issue.record("the first batch was not stored")
+            return
+        }
+        let store = try DirectoryBlobStore(root: fixture.directory)
+        let damaged = store.path(of: .object(try UploadID(try #require(first.uploadID)))).description
+        var stored = Array(try #require(FileManager.default.contents(atPath: damaged)))
+        stored[10] ^= 0xFF
+        try Data(stored).write(to: URL(fileURLWithPath: damaged))
+        guard case .stored(let second, _) = try await backend.send(batch: [NativeBatchFile(bytes: bytes)])[0] else {
+            Issue.record("the second batch was not stored")
+            return
+        }
+        let kept = store.path(of: .object(try UploadID(try #require(second.uploadID))))
+        #expect(try Syscall.stat(kept).inode != Syscall.stat(FilePath(damaged)).inode)
+        #expect(try fixture.object(at: second.location) == bytes)
+    }
+
     @Test(arguments: [
         "no Aether-Batch", "another media type", "more files than advertised", "a count that is not the document's",
         "a Content-Length that is not the document and its files", "a file of two chunks",
         "a content id of other bytes",
-        "a document that is not JSON",
+        "a document that is not JSON", "no Aether-Protocol", "Aether-Protocol 2",
     ])
     func aDamagedBatchIsRefusedBeforeAnyFileIsStored(damage: String) async throws {
         var limits = ReceiverLimits(minimumChunkSize: 16 * 1024)
@@ -175,13 +201,16 @@ import Testing
         case "a content id of other bytes":
             document = Self.request(files) { $0.create.contentID = ACI(digest: SHA256.hash([1, 2, 3])).description }
             status = 400
+        case "no Aether-Protocol", "Aether-Protocol 2":
+            status = 400
         default:
             document = Array("{\"files\":[".utf8)
             status = 400
         }
         if damage != "no Aether-Batch" { field = AetherBatchHeader(files: count, document: document.count).fieldValue }
         let body = document + files.flatMap(\.bytes) + extra
-        let response = try await Self.raw(fixture, field: field, type: type, body: body)
+        let version: String? = damage == "no Aether-Protocol" ? nil : damage == "Aether-Protocol 2" ? "2" : "1"
+        let response = try await Self.raw(fixture, field: field, type: type, body: body, protocolVersion: version)
         #expect(response.status == status, "\(damage): \(String(decoding: response.body, as: UTF8.self))")
         _ = try ReceiverFixture.problem(response)
         #expect(try Self.storedFiles(fixture).isEmpty, "\(damage)")

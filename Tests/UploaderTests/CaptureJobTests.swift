@@ -225,6 +225,7 @@ import Testing
         try folder.add("b/copy-of-scan.bin", bytes)
         var options = folder.options(parallelFiles: 1)
         options.batchSmallFiles = false
+        options.growParallelFiles = false  // one file at a time: the copy is created once the first is complete
         let (outcome, events) = try await Self.run(try folder.job(options))
         #expect(outcome.complete)
         let completed = events.compactMap { event -> (String, UploadOutcome)? in

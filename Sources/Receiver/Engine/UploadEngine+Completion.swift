@@ -141,6 +141,11 @@ extension UploadEngine {
             )
         }
         let complete = record.state == .complete
+        // A complete upload's object lost or cut at rest (a disk's fault, an operator's rm) holds nothing to prove:
+        // answered as an upload no longer held, not as a lack of room.
+        if complete, try blobs.size(of: .object(id)) != record.size {
+            throw ReceiverError(.notFound, "the stored object is missing or not of its recorded size (lost at rest)")
+        }
         var hashes = [Digest32?](repeating: nil, count: record.chunks)
         for receipt in try catalog.chunkReceipts(id) where receipt.index < record.chunks {
             hashes[receipt.index] = receipt.sha256

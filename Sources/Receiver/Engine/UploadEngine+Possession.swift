@@ -95,29 +95,29 @@ extension UploadEngine {
         }
     }
 
-    /// Completes the open native upload `id` from the object dedup offers it when the client sent its whole bytes
-    /// and they hash to `sha256` (a batched file, `docs/PROTOCOL.md` 3.10: holding every byte proves more than a
-    /// possession answer): the object is kept once under both uploads. Nil when no held object is offered or its
-    /// SHA-256 is another (the bytes are then stored as usual).
+    /// Completes the open native upload `id`, whose every chunk is stored and verified as `sha256`'s bytes (a batched
+    /// file, `docs/PROTOCOL.md` 3.10), from the object dedup offers it instead of keeping a second copy: only when
+    /// that object's stored bytes, read back now, still hash to `sha256` (an object damaged at rest is never linked
+    /// to: the new bytes are then kept as usual). The object is kept once under both uploads, and the upload's own
+    /// staged bytes are dropped. Nil when no held object is offered, or it is another or damaged.
     func completeFromHeld(_ id: UploadID, owner: ClientIdentity, sha256: Digest32) throws(ReceiverError)
         -> UploadReceiptRecord?
     {
         try withGate(id) { () throws(ReceiverError) -> UploadReceiptRecord? in
             let record = try load(id, owner: owner, allowing: [.open])
-            guard let entry = try possessionEntry(for: record), entry.object.fileSHA256 == sha256 else { return nil }
-            return try completeFromHeld(record, entry: entry, recordingChunks: true)
+            guard let entry = try possessionEntry(for: record), entry.object.fileSHA256 == sha256,
+                (try? digest(of: .object(entry.object.upload), size: entry.object.size)) == sha256
+            else { return nil }
+            return try completeFromHeld(record, entry: entry)
         }
     }
 
     /// The completion of a proven upload (under its gate): its chain head is folded from the object's kept chunk
     /// hashes (32 bytes a chunk from the catalogue, never the object's bytes), the object aliased as the upload's.
-    /// With `recordingChunks` the upload gets the object's chunk receipts as its own (a batched file whose bytes
-    /// came whole), so its spot checks are answered with proofs as any upload's.
-    private func completeFromHeld(_ record: UploadRecord, entry: PossessionEntry, recordingChunks: Bool = false)
-        throws(ReceiverError) -> UploadReceiptRecord
+    private func completeFromHeld(_ record: UploadRecord, entry: PossessionEntry) throws(ReceiverError)
+        -> UploadReceiptRecord
     {
-        let receipts = try catalog.chunkReceipts(entry.object.upload)
-        let hashes = receipts.map(\.sha256)
+        let hashes = try catalog.chunkReceipts(entry.object.upload).map(\.sha256)
         guard hashes.count == record.chunks else {
             throw ReceiverError(.storageFailed, "the stored object's chunk hashes are incomplete")
         }
@@ -126,20 +126,6 @@ extension UploadEngine {
             throw ReceiverError(.storageFailed, "the stored object's chunk hashes do not give its Merkle root")
         }
         try blobs.alias(.object(entry.object.upload), as: .object(record.id))
-        if recordingChunks {
-            do throws(ReceiverError) {
-                try catalog.recordChunks(
-                    receipts.map {
-                        ChunkReceipt(
-                            index: $0.index, length: $0.length, sha256: $0.sha256, crc32c: $0.crc32c, link: nil,
-                            rebuilt: false)
-                    },
-                    upload: record)
-            } catch {
-                try? blobs.delete(.object(record.id))
-                throw error
-            }
-        }
         return try recordCompletion(
             record, fileSHA256: entry.object.fileSHA256, chainHead: head, merkleRoot: root,
             chunks: hashes.count, size: entry.object.size, indexObject: false

@@ -15,6 +15,9 @@ extension NativeHandler {
             guard maximumFiles > 0 else {
                 throw ReceiverError(.malformedRequest, "this receiver takes no batches (it advertises no max-batch)")
             }
+            guard request.header(AetherWire.protocolField)?.trimmingSpacesAndTabs() == "1" else {
+                throw ReceiverError(.malformedRequest, "a batch carries Aether-Protocol: 1")
+            }
             guard RequestFields.mediaType(request) == AetherWire.batchMediaType else {
                 throw ReceiverError(.unsupportedMediaType, "a batch is \(AetherWire.batchMediaType)")
             }
@@ -69,7 +72,6 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
     // @unchecked: the server calls a sink from one connection thread, one call at a time.
     private enum Current {
         case storing(UploadID, ChunkSink)
-        case hashing(UploadID, SHA256)
         case skipping(ReceiverError)
     }
 
@@ -187,10 +189,6 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
                     metadata: create.metadata.mapValues { Array($0.utf8) }),
                 owner: owner)
             context.metrics.uploadStarted("native")
-            if create.contentID != nil, (try? engine.possessionEntry(for: record)) ?? nil != nil {
-                current = .hashing(record.id, SHA256())
-                return
-            }
             do throws(ReceiverError) {
                 let sink = try engine.openChunk(
                     record.id, index: 0,
@@ -216,9 +214,6 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
                 try? engine.cancel(id, owner: owner)
                 current = .skipping(error)
             }
-        case .hashing(let id, var hash):
-            unsafe hash.update(piece)
-            current = .hashing(id, hash)
         case .skipping, nil: break
         }
     }
@@ -233,17 +228,14 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
             case .storing(let upload, let sink):
                 id = upload
                 _ = try sink.finish()
-                receipt = try engine.complete(upload, owner: owner, claim: claim)
-            case .hashing(let upload, let hash):
-                id = upload
-                guard hash.finalize() == file.sha256 else {
-                    throw ReceiverError(.digestMismatch, "the file's bytes do not hash to its sha256")
+                // The bytes are stored and verified; a held object of the same bytes (intact) is kept once instead.
+                if file.create.contentID != nil,
+                    let held = try engine.completeFromHeld(upload, owner: owner, sha256: file.sha256)
+                {
+                    receipt = held
+                } else {
+                    receipt = try engine.complete(upload, owner: owner, claim: claim)
                 }
-                guard let held = try engine.completeFromHeld(upload, owner: owner, sha256: file.sha256) else {
-                    throw ReceiverError(
-                        .unavailable, "the object these bytes match is no longer held: send the file again")
-                }
-                receipt = held
             case .skipping(let error):
                 throw error
             case nil:
@@ -281,8 +273,6 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
         switch current {
         case .storing(let id, let sink):
             _ = sink.interrupted()
-            try? engine.cancel(id, owner: owner)
-        case .hashing(let id, _):
             try? engine.cancel(id, owner: owner)
         case .skipping, nil: break
         }

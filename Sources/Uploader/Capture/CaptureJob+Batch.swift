@@ -133,8 +133,10 @@ extension CaptureJob {
     /// Attempts at one batch before its files go on their own.
     static let batchAttempts = 4
 
-    /// Sends the batch, again after a failure worth retrying (a reset, a busy receiver; files completed before a
-    /// cut are found held and stored once), with backoff from 0.25 s; nil when it could not be sent.
+    /// Sends the batch, again after a quick failure worth retrying (a reset, a refused connection, a busy receiver;
+    /// files completed before a cut are found held and stored once), with backoff from 0.25 s; nil when it could not
+    /// be sent. A batch whose answer stalled (the request's idle limit) is not sent again: its files go each on its own
+    /// at once, so a path that swallows batch answers costs one idle limit, not four.
     private func sendBatch(
         _ files: [NativeBatchFile], batcher: Batcher, emit: @escaping @Sendable (CaptureEvent) -> Void
     ) async throws -> [NativeBatchOutcome]? {
@@ -145,7 +147,8 @@ extension CaptureJob {
                 return try await batcher.native.send(batch: files)
             } catch {
                 if error.code == .cancelled { throw UploaderError(.cancelled, "the capture was cancelled") }
-                guard RetryPolicy.isRetryable(error.code), attempt < Self.batchAttempts else { return nil }
+                guard RetryPolicy.isRetryable(error.code), error.code != .timedOut, attempt < Self.batchAttempts
+                else { return nil }
             }
             try await RetryPolicy.sleep(seconds: delay)
             delay *= 2

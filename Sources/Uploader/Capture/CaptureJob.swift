@@ -32,12 +32,14 @@ public struct CaptureJob: Sendable {
         /// Stay on the folder's file system: directories another file system is mounted on are skipped. The
         /// kernel's own file systems (proc, sysfs, ...) are never entered either way.
         public var oneFileSystem = false
-        /// Files uploaded at once; with `growParallelFiles`, at first.
+        /// Files uploaded at once; with `growParallelFiles`, at first (then at least 16 batches where small files
+        /// are batched, or 32 files when most files are small and each is its own request: see `growParallelFiles`).
         public var parallelFiles: Int
         /// Let the files in flight grow from `parallelFiles` while it pays: the number doubles (up to 64) each time
         /// a window of completions delivered at least 15% more bytes per second than the window before, and stops
         /// growing once one did not. On a long round trip, where each file costs its own requests, this is what
         /// fills the link; on loopback it stays where more files stop helping. `--files N` sets a fixed number.
+        /// Small files start higher: batches 16 at once (fixed), small files each its own request 32 (growing).
         public var growParallelFiles = true
         /// Follow a capture still being written (`CaptureFollow`); nil: the folder is uploaded as it is.
         public var follow: CaptureFollow?

@@ -66,6 +66,44 @@ import Testing
         #expect(throws: AetherProtocolError.self, "\(damage)") { try NativeBatchRequest(json: bytes) }
     }
 
+    /// The client's checks of an answer (`NativeBackend.send(batch:)`): a receipt of the file's own bytes under a
+    /// location that names another upload (found by a hostile pass: the client recorded the other upload) is
+    /// `.receiptMismatch`; a receipt naming other bytes is too; a problem is the file's refusal; the rest stand.
+    @Test func anAnswerWhoseLocationOrReceiptIsNotTheFilesIsRefusedPerFile() async throws {
+        let files = (0..<4).map { NativeBatchFile(bytes: Array(repeating: UInt8($0), count: 100 + $0)) }
+        func receipt(_ file: NativeBatchFile, id: String) -> NativeReceipt {
+            NativeReceipt(
+                id: id, size: file.size, chunks: 1, fileSHA256: file.sha256, merkleRoot: file.merkleRoot,
+                chainHead: file.chainHead, cid: CIDv1(digest: file.sha256).string, completedAt: 1_800_000_000)
+        }
+        let ids = ["aaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbb", "cccccccccccccccccccccccccc"]
+        let answer = NativeBatchAnswer(files: [
+            .stored(location: "/uploads/" + ids[0], receipt: receipt(files[0], id: ids[0])),
+            .stored(location: "/uploads/" + ids[2], receipt: receipt(files[1], id: ids[1])),
+            .stored(location: "/uploads/" + ids[2], receipt: receipt(files[3], id: ids[2])),
+            .failed(ProblemDocument(name: "digest-mismatch", title: "x", status: 422, detail: "y")),
+        ])
+        let receiver = ScriptedNativeReceiver(answers: [
+            .init(status: 200, headers: ["Content-Type": AetherWire.batchReceiptMediaType], body: answer.jsonBytes)
+        ])
+        let backend = try receiver.backend(
+            server: AetherCapabilities(minimumChunkSize: 16 << 10, maximumBatch: 8, maximumBatchBytes: 1 << 20))
+        let outcomes = try await backend.send(batch: files)
+        guard outcomes.count == 4, case .stored(let upload, _) = outcomes[0], case .refused(let moved) = outcomes[1],
+            case .refused(let other) = outcomes[2], case .refused(let problem) = outcomes[3]
+        else {
+            Issue.record("\(outcomes)")
+            return
+        }
+        #expect(upload.location == "http://127.0.0.1:9/uploads/" + ids[0])
+        #expect(moved.code == .receiptMismatch)
+        #expect(other.code == .receiptMismatch)
+        #expect(problem.code == .checksumMismatch)
+        let request = try #require(receiver.requests.first)
+        #expect(request.url == "http://127.0.0.1:9/uploads/batch")
+        #expect(request.headers["Aether-Batch"]?.hasPrefix("files=4, document=") == true)
+    }
+
     @Test func theHeaderTheAnswerAndTheCapabilityRoundTrip() throws {
         let header = AetherBatchHeader(files: 12, document: 4096)
         #expect(header.fieldValue == "files=12, document=4096")

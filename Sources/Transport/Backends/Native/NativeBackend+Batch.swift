@@ -104,7 +104,7 @@ extension NativeBackend {
             "POST", batchURL,
             HTTPHeaders([
                 ("Content-Type", AetherWire.batchMediaType), (AetherWire.batchField, header.fieldValue),
-            ]), body: .bytes(body), rereadsStoredBytes: true)
+            ]), body: .bytes(body))
         guard response.status == 200 else { throw error(for: response, "batch") }
         let answer: NativeBatchAnswer
         do { answer = try NativeBatchAnswer(json: response.body) } catch {
@@ -122,8 +122,17 @@ extension NativeBackend {
                 outcomes.append(.refused(batchRefusal(problem)))
             case .stored(let location, let receipt):
                 do throws(TransportError) {
+                    // The location must name the receipt's upload: a receiver that points a file at another
+                    // upload's location would have the client record (and later check) the wrong object.
+                    let resolved = try resolve(location)
+                    let path = resolved.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                    guard path.split(separator: "/").last.map(String.init) == receipt.id else {
+                        throw TransportError(
+                            .receiptMismatch, "the batch answer's location of a file does not name its receipt's upload"
+                        )
+                    }
                     let upload = RemoteUpload(
-                        location: try resolve(location), uploadID: receipt.id, size: file.size,
+                        location: resolved, uploadID: receipt.id, size: file.size,
                         partSize: batchChunkSize(file.size), expires: receipt.completedAt)
                     let summary = CompletionSummary(
                         parts: [], fileSHA256: file.sha256, merkleRoot: file.merkleRoot, chainHead: file.chainHead)
