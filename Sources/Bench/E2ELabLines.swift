@@ -324,7 +324,8 @@ struct E2ELabLines {
         for (label, run) in runs {
             E2EBench.say(
                 Measure.pad("  " + label, 32) + Measure.pad(run.outcome, 34) + "files/s="
-                    + Measure.formatted(files / run.countedSeconds, decimals: 0) + "  wire " + run.wire + "  cc "
+                    + Measure.formatted(files / run.countedSeconds, decimals: 0) + "  wire "
+                    + E2EBench.mebibytesText(run.wireBytes) + "  cc "
                     + run.congestion)
         }
     }
