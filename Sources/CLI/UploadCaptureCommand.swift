@@ -198,6 +198,7 @@ final class CaptureView: Sendable {
                     event: "completed", id: id, files: outcome.files.count, total: bytes,
                     alreadyUploadedFiles: outcome.files.count - sent.count, spotCheckedFiles: outcome.spotCheckedFiles,
                     failed: outcome.failed.count, root: outcome.root?.hex, manifest: outcome.manifestLocation,
+                    receiverVerified: outcome.receiverVerified,
                     exit: outcome.complete ? UploadSetup.Exit.done : UploadSetup.Exit.failed))
         case .terminal, .lines:
             if outcome.complete {
@@ -210,7 +211,10 @@ final class CaptureView: Sendable {
                             ? ", \(outcome.spotCheckedFiles) spot-checked (the small files by a sample over them)" : "")
                         + (earlier > 0
                             ? "; \(earlier) unchanged since an earlier run verified them (not asked again)" : "")
-                        + "\nroot \(outcome.root?.hex ?? "-"); manifest at \(outcome.manifestLocation ?? "-")\n")
+                        + "\nroot \(outcome.root?.hex ?? "-"); manifest at \(outcome.manifestLocation ?? "-")"
+                        + (outcome.receiverVerified
+                            ? "\nthe receiver checked the capture against what it holds and serves it at "
+                                + "\(outcome.manifestLocation ?? "-")/capture" : "") + "\n")
             }
         case .quiet: break
         }
@@ -308,6 +312,7 @@ struct CaptureJSON: Encodable {
     var alreadyUploaded: Bool? = nil
     var root: String? = nil
     var manifest: String? = nil
+    var receiverVerified: Bool? = nil
     var exit: Int32? = nil
 
     enum CodingKeys: String, CodingKey {
@@ -316,5 +321,6 @@ struct CaptureJSON: Encodable {
         case alreadyUploaded = "already_uploaded"
         case alreadyUploadedFiles = "already_uploaded_files"
         case spotCheckedFiles = "spot_checked_files"
+        case receiverVerified = "receiver_verified"
     }
 }

@@ -36,6 +36,9 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible {
         public static let partialMismatch = Code("partial-mismatch", 409)
         /// Completion was asked while chunks are missing.
         public static let incomplete = Code("incomplete", 409)
+        /// The upload is not a capture manifest whose every file this receiver holds as listed (`GET
+        /// /uploads/{id}/capture`).
+        public static let captureMismatch = Code("capture-mismatch", 409)
         /// The upload is already complete: it takes no more bytes (its receipt is read with the completion, which
         /// is idempotent, or with `HEAD`).
         public static let alreadyComplete = Code("already-complete", 409)

@@ -259,6 +259,8 @@ import Testing
         try folder.add("mesh.ply", UploadFixture.seeded(1_500_000, seed: 99))
         let (outcome, events) = try await Self.run(try folder.job())
         #expect(outcome.complete)
+        // The receiver checked the stored manifest against what it holds (GET .../capture).
+        #expect(outcome.receiverVerified)
         #expect(outcome.files.count == 152)
         for result in outcome.files where result.path != "mesh.ply" {
             #expect(try folder.fixture.object(at: result.location) == contents[result.path], "\(result.path)")

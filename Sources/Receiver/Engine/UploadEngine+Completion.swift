@@ -69,6 +69,19 @@ extension UploadEngine {
         }
     }
 
+    /// The stored object of the complete upload `id`, `size` bytes, read whole (a capture manifest, bounded by the
+    /// caller).
+    func objectBytes(_ id: UploadID, size: Int64) throws(ReceiverError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        let read = try unsafe ByteBuffers.withMutableRaw(&bytes) { raw throws(ReceiverError) in
+            try unsafe blobs.read(.object(id), at: 0, into: raw)
+        }
+        guard read == bytes.count else {
+            throw ReceiverError(.storageFailed, "the stored object is shorter than recorded")
+        }
+        return bytes
+    }
+
     static func rootAndHead(_ hashes: [Digest32], session: String) throws(ReceiverError) -> (Digest32, Digest32) {
         var tree = StreamingMerkleTree()
         var link = ChunkCommitmentChain.genesis(sessionID: session)

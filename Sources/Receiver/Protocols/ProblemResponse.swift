@@ -31,6 +31,7 @@ enum ProblemResponse {
         case "duplicate-chunk": "Chunk stored with other bytes"
         case "partial-mismatch": "Continuation from another offset than the received prefix"
         case "incomplete": "Upload incomplete"
+        case "capture-mismatch": "Not a capture this receiver holds"
         case "expired": "Upload expired or cancelled"
         case "too-large": "Too large"
         case "unsupported-media-type": "Unsupported media type"

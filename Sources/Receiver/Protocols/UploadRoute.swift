@@ -18,6 +18,8 @@ enum UploadRoute: Equatable {
     case possession(UploadID)
     /// `/uploads/{id}/complete`.
     case complete(UploadID)
+    /// `/uploads/{id}/capture`: the upload read as a capture manifest, checked against what the receiver holds.
+    case capture(UploadID)
     /// `/healthz`.
     case health
     /// `/metrics`.
@@ -56,6 +58,7 @@ enum UploadRoute: Equatable {
             case "challenges": self = .challenges(id)
             case "possession": self = .possession(id)
             case "complete": self = .complete(id)
+            case "capture": self = .capture(id)
             default: throw ReceiverError(.notFound, "no resource at this path")
             }
         case 4 where segments[0] == "uploads" && segments[2] == "chunks":
@@ -73,7 +76,7 @@ enum UploadRoute: Equatable {
     var uploadID: UploadID? {
         switch self {
         case .upload(let id), .chunk(let id, _), .parity(let id, _, _), .challenges(let id), .possession(let id),
-            .complete(let id):
+            .complete(let id), .capture(let id):
             id
         case .uploads, .batch, .health, .metrics: nil
         }

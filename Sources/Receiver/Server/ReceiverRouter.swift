@@ -88,6 +88,8 @@ public final class ReceiverRouter: HTTPRequestRouter {
             return NativeHandler.challenge(request, id: id, owner: owner, context: context)
         case (.possession(let id), "POST"):
             return NativeHandler.possession(request, id: id, owner: owner, context: context)
+        case (.capture(let id), "GET"):
+            return .respond(NativeHandler.capture(request, id: id, owner: owner, context: context))
         case (.complete(let id), "POST"):
             return NativeHandler.complete(request, id: id, owner: owner, context: context)
         default:
@@ -131,6 +133,7 @@ public final class ReceiverRouter: HTTPRequestRouter {
         case .upload: "HEAD, GET, PATCH, DELETE, OPTIONS"
         case .chunk, .parity: "PUT"
         case .batch, .challenges, .possession, .complete: "POST"
+        case .capture: "GET"
         case .health: "GET, HEAD"
         case .metrics: "GET"
         }

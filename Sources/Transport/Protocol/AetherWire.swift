@@ -47,6 +47,10 @@ package enum AetherWire {
     package static let batchMediaType = "application/aether-batch"
     /// The answer to a batch: a receipt or a problem per file (section 3.10).
     package static let batchReceiptMediaType = "application/aether-batch-receipt+json"
+    /// A capture manifest served by a receiver that checked it (section 3.11).
+    package static let captureMediaType = "application/aether-capture+json"
+    /// `Aether-Capture-Root` (section 3.11): the root of the capture manifest served, 64 lowercase hex digits.
+    package static let captureRootField = "Aether-Capture-Root"
     /// RFC 9457 problem details (section 7).
     package static let problemMediaType = "application/problem+json"
 

@@ -1,5 +1,5 @@
 public import AetherIO
-import AetherIntegrity
+public import AetherIntegrity
 import AetherTransport
 
 /// A folder's files checked at the destination its capture manifest names (`aether verify DIR MANIFEST

@@ -86,6 +86,11 @@ public struct CaptureOutcome: Sendable, Hashable {
     /// The capture's root (`CaptureManifest`) and where the manifest was stored; nil while a file failed.
     public let root: Digest32?
     public let manifestLocation: String?
+    /// Whether the destination itself checked the stored manifest against what it holds (a native receiver's `GET
+    /// .../capture`, `docs/PROTOCOL.md` 3.11: every file's upload complete with the listed size and digests, the root
+    /// recomputed) and served it back byte for byte; false where no such check exists (S3, tus, IETF, an older
+    /// receiver).
+    public var receiverVerified = false
 
     /// Whether every file is at the destination and the manifest with them.
     public var complete: Bool { failed.isEmpty && manifestLocation != nil }

@@ -1,5 +1,6 @@
 public import AetherCoding
 public import AetherIO
+import AetherIntegrity
 import AetherTransport
 import Synchronization
 
@@ -211,13 +212,46 @@ public struct CaptureJob: Sendable {
         let sorted = results.sorted { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
         var root: Digest32?
         var manifestLocation: String?
+        var failed = failed
+        var receiverVerified = false
         if failed.isEmpty {
             let manifest = try CaptureManifest(sorted)
             root = manifest.root
-            manifestLocation = try await storeManifest(manifest, job)
+            let location = try await storeManifest(manifest, job)
+            manifestLocation = location
+            do {
+                receiverVerified = try await receiverChecks(manifest, at: location, job)
+            } catch {
+                let failure = Self.cancelledOr(error)
+                if failure.code == .cancelled { throw failure }
+                failed.append(
+                    CaptureFailure(
+                        path: CaptureManifest.name, message: Self.message(error),
+                        verificationFailed: failure.code == .verificationFailed))
+                job.emit(.fileFailed(failed[failed.count - 1]))
+                manifestLocation = nil
+            }
         }
-        return CaptureOutcome(
+        var outcome = CaptureOutcome(
             files: sorted, failed: failed, skipped: skips, root: root, manifestLocation: manifestLocation)
+        outcome.receiverVerified = receiverVerified
+        return outcome
+    }
+
+    /// Asks a native destination to check the stored manifest against what it holds (`GET .../capture`): true when it
+    /// served the manifest's own bytes and root back; false where it cannot (S3, tus, IETF, an older receiver);
+    /// `.verificationFailed` when it answered that the capture is not what it holds, or served other bytes.
+    private func receiverChecks(_ manifest: CaptureManifest, at location: String, _ job: Run) async throws -> Bool {
+        guard location.hasPrefix("http://") || location.hasPrefix("https://") else { return false }
+        let detected = try await job.context.probe(destination(of: CaptureManifest.name)) { _ in }
+        guard let native = detected.backend.features.native,
+            let served = try await native.capture(at: location)
+        else { return false }
+        guard served.bytes == manifest.jsonBytes, served.root == manifest.root.hex else {
+            throw UploaderError(
+                .verificationFailed, "the receiver serves another capture manifest than the one stored (\(location))")
+        }
+        return true
     }
 
     /// The walk's rules; the state directory is never walked into.

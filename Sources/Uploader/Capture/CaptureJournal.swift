@@ -1,4 +1,5 @@
 import AetherIO
+import AetherIntegrity
 import AetherSecurity
 import AetherTransport
 import Foundation

@@ -1,4 +1,5 @@
 public import AetherIO
+public import AetherIntegrity
 
 /// A folder checked against its capture manifest (`CaptureManifest.verify(directory:)`, `aether verify DIR
 /// MANIFEST`): every file the manifest lists read once and its size and SHA-256 compared; the files of the folder the

@@ -47,6 +47,9 @@ package enum NativeBatchOutcome: Sendable {
 }
 
 extension NativeFeaturesBackend {
+    /// A wrapper without it serves none.
+    package func capture(at location: String) async throws(TransportError) -> (bytes: [UInt8], root: String)? { nil }
+
     /// A wrapper without it refuses.
     package func status(at location: String, uploadID: String) async throws(TransportError) -> NativeStatusDocument {
         throw TransportError(.protocolUnsupported, "this backend reads no status of a finished upload")
@@ -159,6 +162,34 @@ extension NativeBackend {
             throw TransportError(.protocolViolation, "the status document describes another upload")
         }
         return status
+    }
+
+    /// `GET {location}/capture` (section 3.11): the manifest's bytes and `Aether-Capture-Root` when the receiver
+    /// checked the capture against what it holds; nil when it serves no captures (404 `not-found` for the path, an
+    /// older receiver); `.verificationFailed` when it answered that the capture is not what it holds (409
+    /// `capture-mismatch`, the problem's name in the message).
+    package func capture(at location: String) async throws(TransportError) -> (bytes: [UInt8], root: String)? {
+        let resolved = try resolve(location)
+        let target: String
+        if let query = resolved.firstIndex(of: "?") {
+            target = String(resolved[..<query]) + "/capture" + String(resolved[query...])
+        } else {
+            target = resolved + "/capture"
+        }
+        let response = try await exchange("GET", target)
+        switch response.status {
+        case 200:
+            guard let root = response.headers[AetherWire.captureRootField] else {
+                throw TransportError(.protocolViolation, "the capture answer has no \(AetherWire.captureRootField)")
+            }
+            return (response.body, root)
+        case 409 where Self.problem(in: response)?.name == "capture-mismatch":
+            throw TransportError(
+                .verificationFailed,
+                "the receiver says the stored capture is not what it holds (409\(Self.problemNote(response)))")
+        case 404 where Self.problem(in: response)?.name == "not-found": return nil
+        default: throw error(for: response, "capture check")
+        }
     }
 
     /// The chunk size of a batched file's one chunk: its size rounded up to 16 KiB, at least `min-chunk`.

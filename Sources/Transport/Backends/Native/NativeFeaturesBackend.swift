@@ -35,6 +35,9 @@ package protocol NativeFeaturesBackend: UploadBackend {
     /// The status document of the upload at `location` whatever its layout (checked only to name `uploadID`): what
     /// a check of a finished upload asks first (`NativeBackend.status(at:uploadID:)`).
     func status(at location: String, uploadID: String) async throws(TransportError) -> NativeStatusDocument
+    /// The capture manifest stored as the upload at `location`, as the receiver checked and serves it (section 3.11):
+    /// its bytes and root; nil when the receiver serves no captures (an older one).
+    func capture(at location: String) async throws(TransportError) -> (bytes: [UInt8], root: String)?
     /// Sends whole small files in one batch (section 3.10), one outcome per file (`NativeBackend.send(batch:)`).
     func send(batch files: [NativeBatchFile]) async throws(TransportError) -> [NativeBatchOutcome]
 }

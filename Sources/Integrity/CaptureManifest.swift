@@ -1,5 +1,4 @@
 public import AetherIO
-public import AetherIntegrity
 import Foundation
 
 /// What a capture stored, in one document: every file's relative path, size, SHA-256, Merkle root and location, and
@@ -8,7 +7,8 @@ import Foundation
 /// length (8 bytes, big-endian), the path, the size (8 bytes, big-endian), the file's SHA-256 and its Merkle root.
 /// The leaf binds the name to the bytes: the same content under two names gives two leaves, and a renamed file
 /// changes the root. The manifest is uploaded beside the files as `.aether-capture.json` and kept in the state
-/// directory (`docs/CAPTURES.md`).
+/// directory (`docs/CAPTURES.md`). A native receiver checks it against what it holds and serves it
+/// (`GET /uploads/{id}/capture`, `docs/PROTOCOL.md` 3.11).
 public struct CaptureManifest: Sendable, Hashable {
     /// The file the manifest is stored as at the destination.
     public static let name = ".aether-capture.json"
@@ -21,6 +21,15 @@ public struct CaptureManifest: Sendable, Hashable {
         public let merkleRoot: String
         public let location: String
 
+        /// A file's line.
+        public init(path: String, size: Int64, sha256: String, merkleRoot: String, location: String) {
+            self.path = path
+            self.size = size
+            self.sha256 = sha256
+            self.merkleRoot = merkleRoot
+            self.location = location
+        }
+
         enum CodingKeys: String, CodingKey {
             case path, size, sha256, location
             case merkleRoot = "merkle_root"
@@ -30,23 +39,8 @@ public struct CaptureManifest: Sendable, Hashable {
     public let files: [Entry]
     public let root: Digest32
 
-    /// The manifest of `files` (sorted here by their paths' bytes).
-    public init(_ files: [CaptureFileResult]) throws(IntegrityError) {
-        let sorted = files.sorted { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
-        var tree = StreamingMerkleTree()
-        for file in sorted {
-            try tree.append(
-                Self.leaf(file.relativePath, size: file.size, sha256: file.sha256, merkleRoot: file.merkleRoot))
-        }
-        self.files = sorted.map {
-            Entry(
-                path: $0.path, size: $0.size, sha256: $0.sha256.hex, merkleRoot: $0.merkleRoot.hex,
-                location: $0.location)
-        }
-        root = tree.root
-    }
-
-    private init(files: [Entry], root: Digest32) {
+    /// The manifest of `files`, already sorted by their paths' bytes, with `root` their root.
+    public init(sortedFiles files: [Entry], root: Digest32) {
         self.files = files
         self.root = root
     }
@@ -104,7 +98,7 @@ public struct CaptureManifest: Sendable, Hashable {
         guard tree.root == root else {
             throw IntegrityError(.digestMismatch, "the capture manifest's root is not the root of its files")
         }
-        let manifest = CaptureManifest(files: entries, root: root)
+        let manifest = CaptureManifest(sortedFiles: entries, root: root)
         // Exactly the bytes a capture writes (UTF-8, keys sorted, integers, no key twice, one line): a document that
         // decodes to the same values in another spelling (a byte-order mark, UTF-16, `1.0`, a repeated key, an
         // unknown key) is not a manifest this tool wrote.
