@@ -210,7 +210,7 @@ final class CaptureView: Sendable {
                         + (outcome.spotCheckedFiles > 0
                             ? ", \(outcome.spotCheckedFiles) spot-checked (the small files by a sample over them)" : "")
                         + (earlier > 0
-                            ? "; \(earlier) unchanged since an earlier run verified them (not asked again)" : "")
+                            ? "; \(earlier) unchanged since an earlier run verified them (not sent again)" : "")
                         + "\nroot \(outcome.root?.hex ?? "-"); manifest at \(outcome.manifestLocation ?? "-")"
                         + (outcome.receiverVerified
                             ? "\nthe receiver checked the capture against what it holds and serves it at "
