@@ -135,10 +135,11 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
         if let failure {
             // Only the document can fail the whole batch (the body's length was checked against it before any file
             // was created), so no file of this batch is stored when this is answered.
-            return problem(failure)
+            return NativeHandler.problem(failure)
         }
         context.metrics.batchAnswered(files: files.count)
-        return json(200, NativeBatchAnswer(files: results).jsonBytes, type: AetherWire.batchReceiptMediaType)
+        return NativeHandler.json(
+            200, NativeBatchAnswer(files: results).jsonBytes, type: AetherWire.batchReceiptMediaType)
     }
 
     /// The body was cut: the files completed stay; the one under way is cancelled (a batch is sent again whole).
@@ -277,11 +278,5 @@ final class BatchBodySink: HTTPRequestSink, @unchecked Sendable {
         case .skipping, nil: break
         }
         current = nil
-    }
-
-    private func problem(_ error: ReceiverError) -> HTTPServerResponse { NativeHandler.problem(error) }
-
-    private func json(_ status: Int, _ body: [UInt8], type: String) -> HTTPServerResponse {
-        NativeHandler.json(status, body, type: type)
     }
 }

@@ -85,6 +85,15 @@ extension CaptureManifest {
             files: zip(files, standings).map { ($0.path, $1 ?? .notChecked("not checked")) })
     }
 
+    /// The creation URL and upload id of an upload's HTTP location (`http(s)://.../uploads/{id}[?query]`), nil for
+    /// another kind of location (`s3://`).
+    static func nativeUpload(at location: String) -> (creation: String, uploadID: String)? {
+        guard location.hasPrefix("http://") || location.hasPrefix("https://"),
+            let slash = location.split(separator: "?", maxSplits: 1).first?.lastIndex(of: "/")
+        else { return nil }
+        return (String(location[..<slash]), String(location[location.index(after: slash)...].prefix { $0 != "?" }))
+    }
+
     /// One probe per creation URL, shared by the files' checks.
     actor ProbeCache {
         private var probed: [String: DetectedBackend] = [:]
@@ -101,13 +110,9 @@ extension CaptureManifest {
         of entry: Entry, in directory: FilePath, context: UploadContext, probes: ProbeCache, options: UploadJob.Options
     ) async -> CaptureDestinationCheck.Standing {
         let location = entry.location
-        guard location.hasPrefix("http://") || location.hasPrefix("https://"),
-            let slash = location.split(separator: "?", maxSplits: 1).first?.lastIndex(of: "/")
-        else {
+        guard let (creation, uploadID) = nativeUpload(at: location) else {
             return .notChecked("its destination (\(location.prefix(64))) is not a native receiver")
         }
-        let creation = String(location[..<slash])
-        let uploadID = String(location[location.index(after: slash)...].prefix { $0 != "?" })
         do {
             let detected = try await probes.backend(creation, context: context)
             guard let native = detected.backend.features.native else {
@@ -191,11 +196,8 @@ extension CaptureJob {
         async -> Bool
     {
         let location = result.location
-        guard location.hasPrefix("http://") || location.hasPrefix("https://"),
-            let slash = location.split(separator: "?", maxSplits: 1).first?.lastIndex(of: "/")
-        else { return false }
-        let uploadID = String(location[location.index(after: slash)...].prefix { $0 != "?" })
-        guard let detected = try? await probes.backend(String(location[..<slash]), context: context),
+        guard let (creation, uploadID) = CaptureManifest.nativeUpload(at: location),
+            let detected = try? await probes.backend(creation, context: context),
             let native = detected.backend.features.native
         else { return false }
         do {

@@ -153,11 +153,7 @@ extension NativeBackend {
     package func status(at location: String, uploadID: String) async throws(TransportError) -> NativeStatusDocument {
         let response = try await exchange("GET", try resolve(location))
         guard response.status == 200 else { throw error(for: response, "status request") }
-        let status: NativeStatusDocument
-        do { status = try NativeStatusDocument(json: response.body) } catch {
-            throw TransportError(
-                .protocolViolation, "the status document is malformed (\(error.code)\(Self.memberNote(error)))")
-        }
+        let status = try statusDocument(response.body, "status answer")
         guard status.id == uploadID else {
             throw TransportError(.protocolViolation, "the status document describes another upload")
         }
@@ -169,14 +165,7 @@ extension NativeBackend {
     /// older receiver); `.verificationFailed` when it answered that the capture is not what it holds (409
     /// `capture-mismatch`, the problem's name in the message).
     package func capture(at location: String) async throws(TransportError) -> (bytes: [UInt8], root: String)? {
-        let resolved = try resolve(location)
-        let target: String
-        if let query = resolved.firstIndex(of: "?") {
-            target = String(resolved[..<query]) + "/capture" + String(resolved[query...])
-        } else {
-            target = resolved + "/capture"
-        }
-        let response = try await exchange("GET", target)
+        let response = try await exchange("GET", Self.appending("/capture", to: try resolve(location)))
         switch response.status {
         case 200:
             guard let root = response.headers[AetherWire.captureRootField] else {
@@ -200,10 +189,7 @@ extension NativeBackend {
     }
 
     /// `{creationURL}/batch` (before a query).
-    var batchURL: String {
-        guard let query = creationURL.firstIndex(of: "?") else { return creationURL + "/batch" }
-        return String(creationURL[..<query]) + "/batch" + String(creationURL[query...])
-    }
+    var batchURL: String { Self.appending("/batch", to: creationURL) }
 
     /// The error of one refused file: a digest the receiver found different is damage on the way (sent again), the
     /// rest is the receiver's refusal; the problem's name, never its detail, goes into the message.

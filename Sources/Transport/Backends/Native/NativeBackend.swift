@@ -558,8 +558,10 @@ public struct NativeBackend: NativeFeaturesBackend {
     static let storedBytesIdle = Duration.seconds(300)
 
     /// `upload`'s URL with `suffix` appended to its path (before a query).
-    func url(_ upload: RemoteUpload, _ suffix: String) -> String {
-        let location = upload.location
+    func url(_ upload: RemoteUpload, _ suffix: String) -> String { Self.appending(suffix, to: upload.location) }
+
+    /// `location` with `suffix` appended to its path (before a query).
+    static func appending(_ suffix: String, to location: String) -> String {
         guard let query = location.firstIndex(of: "?") else { return location + suffix }
         return String(location[..<query]) + suffix + String(location[query...])
     }
@@ -569,7 +571,7 @@ public struct NativeBackend: NativeFeaturesBackend {
         try resource.resolve(reference)
     }
 
-    private func statusDocument(_ body: [UInt8], _ what: String) throws(TransportError) -> NativeStatusDocument {
+    func statusDocument(_ body: [UInt8], _ what: String) throws(TransportError) -> NativeStatusDocument {
         do { return try NativeStatusDocument(json: body) } catch {
             throw TransportError(
                 .protocolViolation,
